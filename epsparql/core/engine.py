@@ -1,0 +1,192 @@
+"""CoreEngine: the Prolog event-processing core seen from Python.
+
+One CoreEngine is one engine module inside the process's SWI-Prolog, with
+its own rules, goals and detections.  Events cross into Prolog in batches
+(one call per batch); the detections of a batch come back in the same call.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from pathlib import Path
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
+
+from .runtime import PrologError, check, runtime
+from .terms import Compound, batch_text, from_json, to_prolog
+
+
+class Detection(NamedTuple):
+    """A detected complex event and its occurrence interval (seconds)."""
+
+    event: Compound | str
+    start: float
+    end: float
+
+
+class RuleError(NamedTuple):
+    """An exception raised inside a rule, and the event that triggered it."""
+
+    message: str
+    context: Any
+
+
+_ids = itertools.count(1)
+_ids_lock = threading.Lock()
+
+POLICIES = ("unrestricted", "recent", "chronological")
+
+
+class CoreEngine:
+    """An engine of the Prolog core: add rules, push events, collect detections.
+
+    Options (see ``prolog/epsparql_core.pl``): ``policy`` (consumption policy
+    for rules added afterwards), ``gc_every`` (garbage collection every N
+    events, 0 = never), ``gc_period`` (also every so many seconds of
+    application time), ``max_depth`` (nesting of derived events).
+
+    ``on_detected`` is called with each :class:`Detection` after the batch
+    that produced it.  Detections are also kept until :meth:`drain`.
+    """
+
+    def __init__(self, *, policy: str = "unrestricted", gc_every: int = 1000,
+                 gc_period: float | None = None, max_depth: int = 200,
+                 batch_size: int = 5000,
+                 on_detected: Callable[[Detection], None] | None = None) -> None:
+        self._rt = runtime()
+        with _ids_lock:
+            self.module = f"epsparql_engine_{next(_ids)}"
+        self._call("py_create", self.module)
+        self.batch_size = batch_size
+        self.on_detected = on_detected
+        self._pending: list[Detection] = []
+        self.errors: list[RuleError] = []
+        self.set_option("policy", policy)
+        self.set_option("gc_every", gc_every)
+        if gc_period is not None:
+            self.set_option("gc_period", gc_period)
+        self.set_option("max_depth", max_depth)
+
+    # -- plumbing --------------------------------------------------------
+    def _call(self, name: str, *args: Any) -> Any:
+        return check(from_json(self._rt.call(name, *args)))
+
+    def set_option(self, key: str, value: Any) -> None:
+        """Set an engine option (a Prolog term given as a Python value)."""
+        if key == "policy" and value not in POLICIES:
+            raise ValueError(f"policy must be one of {POLICIES}, got {value!r}")
+        if key == "gc_period" and value is not None and value != "inf":
+            value = float(value)
+        self._call("py_set_option", self.module, key, ("s", to_prolog(value)))
+
+    # -- rules -------------------------------------------------------------
+    def add_rules(self, text: str) -> None:
+        """Add rules written in the rule language (clauses ending in '.')."""
+        self._call("py_add_rules", self.module, ("s", text))
+
+    def load_rules(self, path: str | Path) -> None:
+        """Load a rule file."""
+        p = Path(path)
+        if not p.is_file():
+            raise FileNotFoundError(f"rule file not found: {p}")
+        self._call("py_load_rules", self.module, str(p.resolve()))
+
+    # -- events ------------------------------------------------------------
+    def push(self, event: Compound | str, start: float, end: float | None = None) -> list[Detection]:
+        """Push one event; returns what it made detectable (also buffered)."""
+        return self.push_many([(event, start, end)])
+
+    def push_many(self, events: Iterable[Sequence[Any]]) -> list[Detection]:
+        """Push ``(event, start[, end])`` items in order, ``batch_size`` per crossing.
+
+        Returns the detections these events produced (they are also kept
+        for :meth:`drain` and passed to ``on_detected``).
+        """
+        out: list[Detection] = []
+        batch: list[Sequence[Any]] = []
+        for item in events:
+            batch.append(item)
+            if len(batch) >= self.batch_size:
+                out.extend(self._push_batch(batch))
+                batch = []
+        if batch:
+            out.extend(self._push_batch(batch))
+        return out
+
+    def _push_batch(self, batch: list[Sequence[Any]]) -> list[Detection]:
+        text, _ = batch_text(batch)
+        reply = self._call("py_push", self.module, ("s", text))
+        return self._collect(reply)
+
+    def push_text(self, text: str) -> list[Detection]:
+        """Push a batch already written as the text of a Prolog list of e/3."""
+        return self._collect(self._call("py_push", self.module, ("s", text)))
+
+    def _collect(self, reply: dict) -> list[Detection]:
+        ds = [Detection(e, t1, t2) for e, t1, t2 in reply["d"]]
+        for err in reply["e"]:
+            self.errors.append(RuleError(err["message"].strip(), err["context"]))
+        self._pending.extend(ds)
+        if self.on_detected is not None:
+            for d in ds:
+                self.on_detected(d)
+        return ds
+
+    def drain(self) -> list[Detection]:
+        """All detections not yet drained, in detection order."""
+        reply = self._call("py_drain", self.module)
+        self._collect_quiet(reply)
+        out, self._pending = self._pending, []
+        return out
+
+    def _collect_quiet(self, reply: dict) -> None:
+        self._pending.extend(Detection(e, t1, t2) for e, t1, t2 in reply["d"])
+        for err in reply["e"]:
+            self.errors.append(RuleError(err["message"].strip(), err["context"]))
+
+    # -- state ---------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        """events, late, now, goals, stores, nodes, rules, pending."""
+        return self._call("py_stats", self.module)
+
+    def gc(self) -> None:
+        """Run the garbage collection of expired goals now."""
+        self._call("py_gc", self.module)
+
+    def clear_state(self) -> None:
+        """Forget goals, detections and time; keep the rules."""
+        self._call("py_clear", self.module)
+        self._pending.clear()
+        self.errors.clear()
+
+    def reset(self) -> None:
+        """Forget everything, rules included."""
+        self._call("py_reset", self.module)
+        self._pending.clear()
+        self.errors.clear()
+
+    def close(self) -> None:
+        """Destroy the engine's Prolog module."""
+        if self.module:
+            self._call("py_destroy", self.module)
+            self.module = ""
+
+    def __enter__(self) -> "CoreEngine":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # best effort; never raise from a finaliser
+        try:
+            if self.module and _rt_alive():
+                self.close()
+        except Exception:
+            pass
+
+
+def _rt_alive() -> bool:
+    from . import runtime as r
+    return r._runtime is not None
+
+
+__all__ = ["CoreEngine", "Detection", "RuleError", "PrologError"]

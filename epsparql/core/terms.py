@@ -1,0 +1,170 @@
+"""Prolog terms as Python values, and their exact text and JSON encodings.
+
+The bridge never pastes data into Prolog source: events are written as the
+text of a Prolog list in which every atom is quoted and escaped, read on the
+Prolog side with ``read_term`` (data, never called).  Detections come back
+as JSON (see ``prolog/epsparql_bridge.pl``) and are decoded here.
+
+Mapping: ``str`` <-> atom, :class:`PlString` <-> string, ``int``/``float``
+<-> numbers, ``list`` <-> list, :class:`Compound` <-> compound term,
+``None`` <-> unbound variable (output only).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Iterable, NamedTuple, Sequence
+
+
+class PlString(str):
+    """A Prolog string (as opposed to an atom, which is a plain ``str``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"PlString({str.__repr__(self)})"
+
+
+class Compound(NamedTuple):
+    """A compound term ``name(args...)``."""
+
+    name: str
+    args: tuple
+
+    def __repr__(self) -> str:
+        return f"{self.name}({', '.join(map(repr, self.args))})"
+
+
+def term(name: str, *args: Any) -> Compound | str:
+    """Build ``name(args...)``; with no arguments, the atom ``name``."""
+    return Compound(name, tuple(args)) if args else name
+
+
+_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\a": "\\a",
+            "\b": "\\b", "\f": "\\f", "\v": "\\v", "\0": "\\x0\\"}
+_NEEDS_ESCAPE = re.compile(r"[\\'\"\x00-\x1f\x7f]")
+
+
+def _escape(text: str, quote: str) -> str:
+    if not _NEEDS_ESCAPE.search(text):
+        return text
+
+    def one(m: re.Match) -> str:
+        c = m.group(0)
+        if c == quote:
+            return "\\" + c
+        if c in _ESCAPES:
+            return _ESCAPES[c]
+        if c in "'\"":
+            return c
+        return "\\x%x\\" % ord(c)
+
+    return _NEEDS_ESCAPE.sub(one, text)
+
+
+def quote_atom(text: str) -> str:
+    """The atom ``text`` as quoted Prolog source."""
+    return "'" + _escape(text, "'") + "'"
+
+
+def write_term(value: Any, out: list[str]) -> None:
+    """Append the Prolog text of ``value`` to ``out``."""
+    if isinstance(value, PlString):
+        out.append('"' + _escape(value, '"') + '"')
+    elif isinstance(value, str):
+        out.append(quote_atom(value))
+    elif isinstance(value, bool):
+        raise TypeError("booleans have no Prolog term; use the atoms 'true'/'false'")
+    elif isinstance(value, int):
+        out.append(str(value))
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"non-finite number {value!r} cannot be an event argument")
+        out.append(repr(value))
+    elif isinstance(value, Compound):
+        if not value.args:
+            out.append(quote_atom(value.name) + "()")
+            return
+        out.append(quote_atom(value.name))
+        out.append("(")
+        for i, a in enumerate(value.args):
+            if i:
+                out.append(",")
+            write_term(a, out)
+        out.append(")")
+    elif isinstance(value, (list, tuple)):
+        out.append("[")
+        for i, a in enumerate(value):
+            if i:
+                out.append(",")
+            write_term(a, out)
+        out.append("]")
+    else:
+        raise TypeError(f"cannot pass {type(value).__name__} {value!r} to Prolog")
+
+
+def to_prolog(value: Any) -> str:
+    """The Prolog text of a single term."""
+    out: list[str] = []
+    write_term(value, out)
+    return "".join(out)
+
+
+def _check_time(t: Any, what: str) -> float | int:
+    if isinstance(t, bool) or not isinstance(t, (int, float)):
+        raise TypeError(f"{what} must be a number of seconds, got {t!r}")
+    if isinstance(t, float) and not math.isfinite(t):
+        raise ValueError(f"{what} must be finite, got {t!r}")
+    return t
+
+
+def batch_text(events: Iterable[Sequence[Any]]) -> tuple[str, int]:
+    """The text of a batch ``[e(Event,T1,T2), ...]`` and its length.
+
+    Each item is ``(event, start)`` or ``(event, start, end)``.  Validates
+    every item before anything is sent, so a bad item rejects the whole
+    batch with a message naming its position.
+    """
+    out: list[str] = ["["]
+    n = 0
+    for i, item in enumerate(events):
+        try:
+            if len(item) == 2:
+                ev, t1 = item
+                t2 = t1
+            elif len(item) == 3:
+                ev, t1, t2 = item
+                if t2 is None:
+                    t2 = t1
+            else:
+                raise ValueError("expected (event, start) or (event, start, end)")
+            _check_time(t1, "start")
+            _check_time(t2, "end")
+            if t2 < t1:
+                raise ValueError(f"end {t2!r} is before start {t1!r}")
+            if not isinstance(ev, (str, Compound)) or isinstance(ev, PlString):
+                raise TypeError(f"an event is an atom (str) or a Compound, got {ev!r}")
+            out.append("e(" if i == 0 else ",e(")
+            write_term(ev, out)
+            out.append(f",{t1!r},{t2!r})")
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"batch item {i}: {e}") from None
+        n += 1
+    out.append("]")
+    return "".join(out), n
+
+
+def _object_hook(d: dict) -> Any:
+    if "f" in d:
+        return Compound(d["f"], tuple(d["a"]))
+    if "s" in d and len(d) == 1:
+        return PlString(d["s"])
+    if "n" in d and len(d) == 1:
+        return float(d["n"])
+    return d
+
+
+def from_json(text: str) -> Any:
+    """Decode the bridge's JSON encoding of terms."""
+    return json.loads(text, object_hook=_object_hook)

@@ -1,0 +1,369 @@
+/*  Binarisation and EDBC compilation of event rules.
+
+    A rule `Head <- Body` is split into binary steps, one node per
+    sub-pattern of Body (left-associative, as the operators are yfx).
+    Every node N owns an occurrence predicate
+
+        ep_n<N>(V1, ..., Vk, T1, T2)
+
+    whose arguments are the variables of the node's pattern (in
+    term_variables/2 order) and the occurrence interval.  Calling it means
+    "N has just occurred"; its clauses are the continuations of N's parents
+    (goal-insertion and checking rules of the specification, section 5).
+    Atomic event patterns are entered from ep_on(Event, T1, T2), indexed
+    on the event's functor.
+
+    Binary steps keep their partial matches ("goals") in store predicates
+
+        ep_g<N>l(J1..Jj, L1..Ll, T1, T2)     left-hand occurrences
+        ep_g<N>r(J1..Jj, R1..Rr, T3, T4)     right-hand ones (not for seq)
+
+    whose first arguments are the join variables, so that a checking rule
+    finds its partners through SWI-Prolog's JIT argument indexing instead
+    of scanning.  A time window (`within`) is pushed into every step below
+    it: a combination longer than the window is never built, and the
+    periodic garbage collection removes goals that can no longer complete.
+
+    Identical sub-patterns (variants, same window, same policy) are
+    compiled once and shared between rules.
+
+    All clauses go into the engine's own module, so engines never see each
+    other's rules or state.
+*/
+:- module(ep_compile,
+          [ compile_rule/3,             % +Module, +Rule, +Options
+            node_count/2,               % +Module, -Count
+            forget_nodes/1              % +Module
+          ]).
+:- use_module(library(lists)).
+:- op(1200, xfx, <-).
+:- use_module(library(apply)).
+:- use_module(library(ordsets)).
+
+:- dynamic
+    ep_node/3,          % ep_node(Module, Key, Id)
+    ep_node_counter/2.  % ep_node_counter(Module, Next)
+
+%!  compile_rule(+Module, +Rule, +Options) is det.
+%
+%   Compile one rule `Head <- Body` into EDBC clauses in Module.
+%   Options: policy(unrestricted|recent|chronological).
+%   Raises a domain_error naming the offending sub-term for patterns the
+%   language does not have.
+compile_rule(M, Rule, Options) :-
+    (   Rule = (Head <- Body)
+    ->  true
+    ;   domain_error(event_rule, Rule)
+    ),
+    must_be(callable, Head),
+    option_policy(Options, Policy),
+    Ctx = ctx(M, inf, Policy),
+    copy_term(Head-Body, H1-B1),
+    node(Ctx, B1, Id),
+    term_variables(B1, Vs),
+    occ_head(Id, Vs, T1, T2, OccHead),
+    assert_clause(M, (OccHead :- epsparql_core:emit(M, H1, T1, T2))).
+
+option_policy(Options, Policy) :-
+    (   memberchk(policy(P), Options) -> Policy = P ; Policy = unrestricted ),
+    must_be(oneof([unrestricted, recent, chronological]), Policy).
+
+%!  node_count(+Module, -Count) is det.
+node_count(M, N) :-
+    aggregate_all(count, ep_node(M, _, _), N).
+
+%!  forget_nodes(+Module) is det.
+%
+%   Drop the compiler's node table of Module (on engine reset).
+forget_nodes(M) :-
+    retractall(ep_node(M, _, _)),
+    retractall(ep_node_counter(M, _)).
+
+%   node(+Ctx, +Pattern, -Id): the node for Pattern, created on first use.
+node(Ctx, P, Id) :-
+    Ctx = ctx(M, W, Pol),
+    node_key(P, W, Pol, Key),
+    (   ep_node(M, Key, Id0)
+    ->  Id = Id0
+    ;   new_id(M, Id),
+        assertz(ep_node(M, Key, Id)),
+        build(Ctx, P, Id)
+    ).
+
+node_key(P, W, Pol, Key) :-
+    copy_term(P-W-Pol, Key),
+    numbervars(Key, 0, _).
+
+new_id(M, Id) :-
+    (   retract(ep_node_counter(M, Id)) -> true ; Id = 1 ),
+    Id1 is Id + 1,
+    assertz(ep_node_counter(M, Id1)).
+
+occ_name(Id, Name) :- atom_concat(ep_n, Id, Name).
+
+occ_head(Id, Vs, T1, T2, Head) :-
+    occ_name(Id, Name),
+    append(Vs, [T1, T2], Args),
+    Head =.. [Name|Args].
+
+%   Ensure the occurrence predicate exists even before it has parents.
+declare_occ(M, Id, Vs) :-
+    occ_name(Id, Name),
+    length(Vs, K), A is K + 2,
+    dynamic(M:Name/A).
+
+%!  build(+Ctx, +Pattern, +Id) is det.
+%
+%   Compile the node Id for Pattern: compile its children with
+%   continuations that feed Id's occurrence predicate.
+build(Ctx, P, _) :-
+    var(P), !,
+    Ctx = ctx(_, _, _),
+    instantiation_error(P).
+build(Ctx, within(P, W), Id) :- !,
+    must_be(nonneg, W),
+    Ctx = ctx(M, W0, Pol),
+    W1 is min(W0, W),
+    node(ctx(M, W1, Pol), P, C),
+    term_variables(within(P, W), Vs),
+    declare_occ(M, Id, Vs),
+    occ_head(C, Vs, T1, T2, CH),
+    occ_head(Id, Vs, T1, T2, H),
+    assert_clause(M, (CH :- T2 - T1 =< W, H)).
+build(Ctx, where(P, Cond), Id) :- !,
+    Ctx = ctx(M, _, _),
+    node(Ctx, P, C),
+    term_variables(P, PVs),
+    term_variables(where(P, Cond), Vs),
+    declare_occ(M, Id, Vs),
+    occ_head(C, PVs, T1, T2, CH),
+    occ_head(Id, Vs, T1, T2, H),
+    condition_goal(Cond, Goal),
+    assert_clause(M, (CH :- Goal, H)).
+build(Ctx, or(L, R), Id) :- !,
+    Ctx = ctx(M, _, _),
+    node(Ctx, L, CL),
+    node(Ctx, R, CR),
+    term_variables(or(L, R), Vs),
+    declare_occ(M, Id, Vs),
+    term_variables(L, LVs),
+    term_variables(R, RVs),
+    occ_head(CL, LVs, T1, T2, HL),
+    occ_head(CR, RVs, T1, T2, HR),
+    occ_head(Id, Vs, T1, T2, H),
+    copy_term(HL-H, HL1-H1),            % the other side's variables stay free
+    assert_clause(M, (HL1 :- H1)),
+    assert_clause(M, (HR :- H)).
+build(Ctx, cnot(P, E), Id) :- !,
+    Ctx = ctx(M, W, _),
+    node(Ctx, P, CP),
+    node(Ctx, E, CE),
+    term_variables(P, PVs),
+    term_variables(E, EVs),
+    declare_occ(M, Id, PVs),
+    store_name(Id, n, NegName),
+    length(EVs, NE), NA is NE + 2,
+    declare_store(M, NegName/NA, W, Id),
+    append(EVs, [S1, S2], NArgs),
+    Neg =.. [NegName|NArgs],
+    occ_head(CE, EVs, S1, S2, HE),
+    assert_clause(M, (HE :- assertz(Neg))),
+    occ_head(CP, PVs, T1, T2, HP),
+    occ_head(Id, PVs, T1, T2, H),
+    assert_clause(M, (HP :- \+ (Neg, T1 < S1, S2 < T2), H)).
+build(Ctx, aggregate(Op, P, Window, Result), Id) :- !,
+    compile_aggregate(Ctx, Op, P, Window, Result, Id).
+build(Ctx, P, Id) :-
+    compound(P),
+    functor(P, Op, 2),
+    binary_op(Op), !,
+    arg(1, P, L),
+    arg(2, P, R),
+    compile_binary(Ctx, Op, L, R, Id).
+build(Ctx, P, Id) :-
+    callable(P),
+    \+ reserved_pattern(P), !,
+    Ctx = ctx(M, _, _),
+    term_variables(P, Vs),
+    declare_occ(M, Id, Vs),
+    occ_head(Id, Vs, T1, T2, H),
+    assert_clause(M, (ep_on(P, T1, T2) :- H)).
+build(_, P, _) :-
+    domain_error(event_pattern, P).
+
+reserved_pattern(P) :-
+    compound(P),
+    compound_name_arity(P, Name, Arity),
+    reserved(Name, Arity).
+
+reserved(within, 2).
+reserved(where, 2).
+reserved(or, 2).
+reserved(cnot, 2).
+reserved(aggregate, 4).
+reserved(<-, 2).
+reserved(',', 2).
+reserved(;, 2).
+reserved(->, 2).
+
+binary_op(seq).
+binary_op(and).
+binary_op(par).
+binary_op(equals).
+binary_op(meets).
+binary_op(during).
+binary_op(starts).
+binary_op(finishes).
+
+%!  temporal(+Op, +T1, +T2, +T3, +T4, -Goal) is det.
+%
+%   The condition on a left interval [T1,T2] and a right one [T3,T4].
+temporal(seq,      _,  T2, T3, _,  (T2 < T3)).
+temporal(and,      _,  _,  _,  _,  true).
+temporal(par,      T1, T2, T3, T4, (T1 =< T4, T3 =< T2)).
+temporal(equals,   T1, T2, T3, T4, (T1 =:= T3, T2 =:= T4)).
+temporal(meets,    _,  T2, T3, _,  (T2 =:= T3)).
+temporal(during,   T1, T2, T3, T4, (T3 < T1, T2 < T4)).
+temporal(starts,   T1, T2, T3, T4, (T1 =:= T3, T2 < T4)).
+temporal(finishes, T1, T2, T3, T4, (T2 =:= T4, T3 < T1)).
+
+store_name(Id, Side, Name) :-
+    format(atom(Name), 'ep_g~w~w', [Id, Side]).
+
+declare_store(M, Name/Arity, W, Id) :-
+    dynamic(M:Name/Arity),
+    assertz(epsparql_core:engine_store(M, Name/Arity, W, Id)).
+
+%!  compile_binary(+Ctx, +Op, +L, +R, +Id) is det.
+%
+%   One binary step.  For seq only the left side is stored: with input
+%   ordered by end time the left part always arrives first.  Every other
+%   operator stores both sides; each arrival first stores itself, then
+%   looks at the other side's store, so each pair is found exactly once
+%   (an occurrence matching both sides pairs with itself once).
+compile_binary(Ctx, Op, L, R, Id) :-
+    Ctx = ctx(M, W, Pol),
+    node(Ctx, L, CL),
+    node(Ctx, R, CR),
+    term_variables(L, LVs),
+    term_variables(R, RVs),
+    term_variables(L-R, Vs),
+    declare_occ(M, Id, Vs),
+    shared_vars(LVs, RVs, JVs),
+    exclude_vars(LVs, JVs, LOnly),
+    exclude_vars(RVs, JVs, ROnly),
+    store_name(Id, l, LName),
+    store_name(Id, r, RName),
+    append([JVs, LOnly, [T1, T2]], LArgs),
+    append([JVs, ROnly, [T3, T4]], RArgs),
+    GL =.. [LName|LArgs],
+    GR =.. [RName|RArgs],
+    length(LArgs, LA),
+    length(RArgs, RA),
+    declare_store(M, LName/LA, W, Id),
+    temporal(Op, T1, T2, T3, T4, Check),
+    Ts = t(T1, T2, T3, T4, TS, TE),
+    span_goal(Ts, W, Span),
+    occ_head(CL, LVs, T1, T2, HL),
+    occ_head(CR, RVs, T3, T4, HR),
+    occ_head(Id, Vs, TS, TE, H),
+    (   Op == seq
+    ->  insert_goal(Pol, GL, InsL),
+        assert_clause(M, (HL :- InsL)),
+        check_goal(Pol, GL, (Check, Span), Find),
+        assert_clause(M, (HR :- Find, H))
+    ;   declare_store(M, RName/RA, W, Id),
+        insert_goal(Pol, GL, InsL),
+        insert_goal(Pol, GR, InsR),
+        check_goal(Pol, GR, (Check, Span), FindR),
+        check_goal(Pol, GL, (Check, Span), FindL),
+        (   Pol == unrestricted
+        ->  assert_clause(M, (HL :- InsL, FindR, H)),
+            assert_clause(M, (HR :- InsR, FindL, H))
+        ;   assert_clause(M, (HL :- (FindR -> H ; InsL, fail))),
+            assert_clause(M, (HR :- (FindL -> H ; InsR, fail)))
+        )
+    ).
+
+%   The combined interval, checked against the window.
+span_goal(t(T1, T2, T3, T4, TS, TE), W, Goal) :-
+    (   W == inf
+    ->  Goal = (TS is min(T1, T3), TE is max(T2, T4))
+    ;   Goal = (TS is min(T1, T3), TE is max(T2, T4), TE - TS =< W)
+    ).
+
+%   Goal insertion: unrestricted and chronological keep arrival order;
+%   recent puts the newest first so the first match is the most recent.
+insert_goal(recent, G, asserta(G)) :- !.
+insert_goal(_, G, assertz(G)).
+
+%   Goal checking: unrestricted enumerates every partner and keeps it;
+%   recent/chronological take the first (newest/oldest) and consume it.
+check_goal(unrestricted, G, Cond, (G, Cond)) :- !.
+check_goal(_, G, Cond, (once((clause(G, true, Ref), Cond)), erase(Ref))).
+
+shared_vars(As, Bs, Shared) :-
+    include([V]>>memberchk_var(V, Bs), As, Shared).
+
+exclude_vars(As, Ex, Rest) :-
+    exclude([V]>>memberchk_var(V, Ex), As, Rest).
+
+memberchk_var(V, [H|T]) :-
+    (   V == H -> true ; memberchk_var(V, T) ).
+
+%!  compile_aggregate(+Ctx, +Op, +P, +Window, -Result, +Id) is det.
+%
+%   aggregate(Op, Pattern, Window, Result): each occurrence of Pattern
+%   updates the aggregate of its group (the variables of Pattern not in
+%   Op, minus those marked V^Pattern) over a sliding window,
+%   `time(Seconds)` or `count(N)`, and occurs itself with the new value,
+%   over [start of the oldest item in the window, end of the new one].
+compile_aggregate(Ctx, Op, P0, Window, Result, Id) :-
+    Ctx = ctx(M, W, Pol),
+    must_be(oneof([count, sum(_), avg(_), min(_), max(_)]), Op),
+    (   Window = time(S) -> must_be(nonneg, S)
+    ;   Window = count(N) -> must_be(positive_integer, N)
+    ;   domain_error(aggregate_window, Window)
+    ),
+    strip_hidden(P0, Hidden, P),
+    node(ctx(M, W, Pol), P, C),
+    term_variables(P, PVs),
+    term_variables(Op-Hidden, OpVs),
+    exclude_vars(PVs, OpVs, GVs),
+    (   Op = count -> X = 1 ; arg(1, Op, X) ),
+    functor(Op, OpName, _),
+    (   GVs = [G] -> true
+    ;   GVs == [] -> G = g
+    ;   G =.. [g|GVs]
+    ),
+    append(GVs, [Result], OutVs),
+    declare_occ(M, Id, OutVs),
+    store_name(Id, a, AName),
+    declare_store(M, AName/4, inf, Id),
+    occ_head(C, PVs, T1, T2, HC),
+    occ_head(Id, OutVs, TS, T2, H),
+    assert_clause(M, (HC :- epsparql_core:aggregate_step(M, AName, G, Window, OpName,
+                                                        X, T1, T2, TS, Result), H)).
+
+strip_hidden(V^P, [V|Vs], Q) :- !, strip_hidden(P, Vs, Q).
+strip_hidden(P, [], P).
+
+%   A where-condition is inlined in the checking clause (no meta-call on
+%   the hot path); one with a cut is called so its cut stays local.
+%   Exceptions are caught per event by the executor.
+condition_goal(Cond, Goal) :-
+    (   sub_term(S, Cond), S == !
+    ->  Goal = call(Cond)
+    ;   Goal = Cond
+    ).
+
+assert_clause(M, Clause) :-
+    assertz(M:Clause),
+    clause_pi(Clause, PI),
+    (   epsparql_core:engine_rule_pred(M, PI)
+    ->  true
+    ;   assertz(epsparql_core:engine_rule_pred(M, PI))
+    ).
+
+clause_pi((H :- _), Name/Arity) :- !, functor(H, Name, Arity).
+clause_pi(H, Name/Arity) :- functor(H, Name, Arity).

@@ -1,0 +1,159 @@
+/*  The Python side's entry points into the core.
+
+    Every predicate here takes text and answers with one JSON text, so a
+    call from Python is a single crossing with no per-term conversion:
+    batches of events go in as the text of a Prolog list (read as data by
+    read_term/3, never called), detections come back as JSON.  Errors are
+    caught here and returned as {"error": Message}, so no Prolog exception
+    crosses the foreign interface.
+
+    JSON encoding of a term: numbers as numbers, atoms as strings, strings
+    as {"s": Text}, compound terms as {"f": Name, "a": [Args]}, proper lists
+    as arrays, variables as null, non-finite floats as {"n": "inf"|"-inf"|"nan"}.
+*/
+:- module(epsparql_bridge,
+          [ py_create/2,         % +Engine, -Reply
+            py_destroy/2,        % +Engine, -Reply
+            py_reset/2,          % +Engine, -Reply
+            py_clear/2,          % +Engine, -Reply
+            py_add_rules/3,      % +Engine, +RulesText, -Reply
+            py_load_rules/3,     % +Engine, +File, -Reply
+            py_push/3,           % +Engine, +BatchText, -Reply
+            py_drain/2,          % +Engine, -Reply
+            py_set_option/4,     % +Engine, +Key, +ValueText, -Reply
+            py_stats/2,          % +Engine, -Reply
+            py_gc/2,             % +Engine, -Reply
+            py_consult/2,        % +File, -Reply
+            json_term//1
+          ]).
+:- use_module(library(http/json)).
+:- use_module(library(apply)).
+:- use_module(epsparql_core).
+
+%!  reply(:Goal, -Reply:string) is det.
+%
+%   Run Goal (which binds Out to a JSON-writing goal) and return its
+%   output, or {"error": Message} if it raised or failed.
+:- meta_predicate reply(0, -, -).
+reply(Goal, Out0, Reply) :-
+    catch(( call(Goal) -> Out = Out0 ; Out = fail_json ), E, Out = error_json(E)),
+    with_output_to(string(Reply), write_out(Out)).
+
+write_out(fail_json) :- !, write('{"error":"goal failed"}').
+write_out(error_json(E)) :- !,
+    message_text(E, Text),
+    write('{"error":'), json:json_write_string(current_output, Text),
+    write(',"term":'), format(string(T), '~q', [E]), json:json_write_string(current_output, T),
+    write('}').
+write_out(ok) :- !, write('{"ok":true}').
+write_out(json(Term)) :- !, json_value(Term).
+write_out(detections(M, Ds)) :- !,
+    engine_errors(M, Errs),
+    write('{"d":['), write_detections(Ds), write('],"e":['),
+    write_errors(Errs), write(']}').
+
+message_text(E, Text) :-
+    catch(( phrase('$messages':translate_message(E), Lines),
+            with_output_to(string(Text), print_message_lines(current_output, '', Lines)) ),
+          _, format(string(Text), '~q', [E])).
+
+py_create(M, R)  :- reply(engine_create(M), ok, R).
+py_destroy(M, R) :- reply(engine_destroy(M), ok, R).
+py_reset(M, R)   :- reply(engine_reset(M), ok, R).
+py_clear(M, R)   :- reply(engine_clear_state(M), ok, R).
+py_gc(M, R)      :- reply(engine_gc(M), ok, R).
+py_consult(F, R) :- reply(load_files(user:F, [if(not_loaded)]), ok, R).
+
+%!  py_add_rules(+Engine, +Text, -Reply) is det.
+%
+%   Text holds clauses in the rule language, each ending in a full stop.
+py_add_rules(M, Text, R) :-
+    reply(add_rules_text(M, Text), ok, R).
+
+add_rules_text(M, Text) :-
+    setup_call_cleanup(
+        open_string(Text, S),
+        read_event_rules(S, Terms, [syntax_errors(error)]),
+        close(S)),
+    engine_add_rules(M, Terms).
+
+py_load_rules(M, File, R) :- reply(engine_load_rules(M, File), ok, R).
+
+%!  py_push(+Engine, +BatchText, -Reply) is det.
+%
+%   BatchText is the text of a list of e(Event, T1, T2).  Reply carries
+%   the detections and rule errors of the batch, drained.
+py_push(M, Text, R) :-
+    reply(push_text(M, Text, Ds), detections(M, Ds), R).
+
+push_text(M, Text, Ds) :-
+    term_string(Batch, Text, [syntax_errors(error)]),
+    engine_events(M, Batch),
+    engine_drain(M, Ds).
+
+py_drain(M, R) :-
+    reply(engine_drain(M, Ds), detections(M, Ds), R).
+
+%!  py_set_option(+Engine, +Key, +ValueText, -Reply) is det.
+py_set_option(M, K, VText, R) :-
+    reply(( term_string(V, VText), engine_set_option(M, K, V) ), ok, R).
+
+py_stats(M, R) :-
+    reply(( engine_stats(M, S), dict_pairs(S, _, Pairs) ), json(stats(Pairs)), R).
+
+		 /*******************************
+		 *            JSON              *
+		 *******************************/
+
+json_value(stats(Pairs)) :- !,
+    write('{'),
+    foldl(write_pair, Pairs, "", _),
+    write('}').
+
+write_pair(K-V, Sep, ",") :-
+    write(Sep), json:json_write_string(current_output, K), write(':'), write_json(V).
+
+write_detections([]).
+write_detections([D|Ds]) :-
+    write_detection(D),
+    (   Ds == [] -> true ; write(','), write_detections(Ds) ).
+
+write_detection(detected(E, [T1, T2])) :-
+    write('['), write_json(E), write(','), write_json(T1), write(','), write_json(T2), write(']').
+
+write_errors([]).
+write_errors([error(Text, Ctx)|Es]) :-
+    write('{"message":'), json:json_write_string(current_output, Text),
+    write(',"context":'), write_json(Ctx), write('}'),
+    (   Es == [] -> true ; write(','), write_errors(Es) ).
+
+%!  write_json(+Term) is det.
+%
+%   Write Term in the bridge's JSON encoding to current output.
+write_json(X) :- var(X), !, write(null).
+write_json(X) :- integer(X), !, write(X).
+write_json(X) :- float(X), !,
+    (   float_class(X, nan) -> write('{"n":"nan"}')
+    ;   float_class(X, infinite) -> ( X > 0 -> write('{"n":"inf"}') ; write('{"n":"-inf"}') )
+    ;   write(X)
+    ).
+write_json(X) :- atom(X), !, json:json_write_string(current_output, X).
+write_json(X) :- string(X), !, write('{"s":'), json:json_write_string(current_output, X), write('}').
+write_json(X) :- is_list(X), !, write('['), write_list(X), write(']').
+write_json(X) :- compound(X), !,
+    compound_name_arguments(X, Name, Args),
+    write('{"f":'), json:json_write_string(current_output, Name),
+    write(',"a":['), write_list(Args), write(']}').
+write_json(X) :- format(string(S), '~q', [X]), json:json_write_string(current_output, S).
+
+write_list([]).
+write_list([X|Xs]) :-
+    write_json(X),
+    (   Xs == [] -> true ; write(','), write_list(Xs) ).
+
+%!  json_term(+Term)// is det.
+%
+%   The JSON encoding of Term as a DCG (for tests and tools).
+json_term(T) -->
+    { with_output_to(codes(Cs), write_json(T)) },
+    Cs.
