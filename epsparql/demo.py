@@ -23,6 +23,12 @@ def _day(t: float) -> str:
     return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d")
 
 
+def _describe(d) -> str:
+    ev = d.event
+    args_txt = ", ".join(f"{a:.2f}" if isinstance(a, float) else str(a) for a in ev.args)
+    return f"{_day(d.start)} .. {_day(d.end)}  {ev.name}({args_txt})"
+
+
 def read_prices(path: Path):
     with path.open(newline="") as f:
         for lineno, row in enumerate(csv.DictReader(f), start=2):
@@ -36,20 +42,30 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m epsparql.demo", description=__doc__)
     ap.add_argument("--rules", type=Path, default=EXAMPLE / "stock.rules")
     ap.add_argument("--stream", type=Path, default=EXAMPLE / "prices.csv")
+    ap.add_argument("--all", action="store_true",
+                    help="print every match, not the first per pattern and company")
+    ap.add_argument("--policy", default="unrestricted",
+                    choices=["unrestricted", "recent", "chronological"])
     args = ap.parse_args(argv)
 
-    engine = CoreEngine()
+    engine = CoreEngine(policy=args.policy)
     engine.load_rules(args.rules)
     t0 = time.perf_counter()
     detections = engine.push_many(read_prices(args.stream))
     elapsed = time.perf_counter() - t0
     n = engine.stats()["events"]
+    counts: dict[tuple[str, str], int] = {}
     for d in detections:
-        ev = d.event
-        args_txt = ", ".join(f"{a:.2f}" if isinstance(a, float) else str(a) for a in ev.args)
-        print(f"{_day(d.start)} .. {_day(d.end)}  {ev.name}({args_txt})")
+        key = (d.event.name, str(d.event.args[0]))
+        counts[key] = counts.get(key, 0) + 1
+        if args.all or counts[key] == 1:
+            print(_describe(d))
+    if not args.all and counts:
+        print("\nmatches per pattern and company (first one shown above; --all prints all):")
+        for (name, company), c in sorted(counts.items()):
+            print(f"  {name:15} {company:10} {c:6}")
     print(f"-- {n} events, {len(detections)} complex events, "
-          f"{n / elapsed:,.0f} events/s", file=sys.stderr)
+          f"{n / elapsed:,.0f} events/s")
     for err in engine.errors:
         print(f"rule error: {err.message} ({err.context})", file=sys.stderr)
     return 0

@@ -62,7 +62,7 @@ compile_rule(M, Rule, Options) :-
     node(Ctx, B1, Id),
     term_variables(B1, Vs),
     occ_head(Id, Vs, T1, T2, OccHead),
-    assert_clause(M, (OccHead :- epsparql_core:emit(M, H1, T1, T2))).
+    assert_clause(M, (OccHead :- ep_emit(H1, T1, T2))).
 
 option_policy(Options, Policy) :-
     (   memberchk(policy(P), Options) -> Policy = P ; Policy = unrestricted ),
@@ -130,6 +130,13 @@ build(Ctx, within(P, W), Id) :- !,
     occ_head(C, Vs, T1, T2, CH),
     occ_head(Id, Vs, T1, T2, H),
     assert_clause(M, (CH :- T2 - T1 =< W, H)).
+build(Ctx, where(P, Cond), Id) :-
+    compound(P),
+    functor(P, Op, 2),
+    binary_op(Op), !,
+    arg(1, P, L),
+    arg(2, P, R),
+    compile_binary(Ctx, Op, L, R, Cond, Id).
 build(Ctx, where(P, Cond), Id) :- !,
     Ctx = ctx(M, _, _),
     node(Ctx, P, C),
@@ -179,7 +186,7 @@ build(Ctx, P, Id) :-
     binary_op(Op), !,
     arg(1, P, L),
     arg(2, P, R),
-    compile_binary(Ctx, Op, L, R, Id).
+    compile_binary(Ctx, Op, L, R, true, Id).
 build(Ctx, P, Id) :-
     callable(P),
     \+ reserved_pattern(P), !,
@@ -227,6 +234,19 @@ temporal(during,   T1, T2, T3, T4, (T3 < T1, T2 < T4)).
 temporal(starts,   T1, T2, T3, T4, (T1 =:= T3, T2 < T4)).
 temporal(finishes, T1, T2, T3, T4, (T2 =:= T4, T3 < T1)).
 
+%!  span(+Op, +T1, +T2, +T3, +T4, -TS, -TE, -Goal) is det.
+%
+%   The combined interval [TS,TE] = [min(T1,T3), max(T2,T4)], computed
+%   only where the operator's condition does not already fix it.
+span(seq,      T1, _,  _,  T4, T1, T4, true).
+span(meets,    T1, _,  _,  T4, T1, T4, true).
+span(equals,   T1, T2, _,  _,  T1, T2, true).
+span(during,   _,  _,  T3, T4, T3, T4, true).
+span(starts,   T1, _,  _,  T4, T1, T4, true).
+span(finishes, _,  T2, T3, _,  T3, T2, true).
+span(and,      T1, T2, T3, T4, TS, TE, (TS is min(T1, T3), TE is max(T2, T4))).
+span(par,      T1, T2, T3, T4, TS, TE, (TS is min(T1, T3), TE is max(T2, T4))).
+
 store_name(Id, Side, Name) :-
     format(atom(Name), 'ep_g~w~w', [Id, Side]).
 
@@ -234,20 +254,25 @@ declare_store(M, Name/Arity, W, Id) :-
     dynamic(M:Name/Arity),
     assertz(epsparql_core:engine_store(M, Name/Arity, W, Id)).
 
-%!  compile_binary(+Ctx, +Op, +L, +R, +Id) is det.
+%!  compile_binary(+Ctx, +Op, +L, +R, +Cond, +Id) is det.
+%
+%   One binary step; Cond is a where-condition fused into the step
+%   (`(L op R) where Cond`), evaluated on each candidate pair right after
+%   the temporal check, before the pair is built or a goal consumed.
 %
 %   One binary step.  For seq only the left side is stored: with input
 %   ordered by end time the left part always arrives first.  Every other
 %   operator stores both sides; each arrival first stores itself, then
 %   looks at the other side's store, so each pair is found exactly once
 %   (an occurrence matching both sides pairs with itself once).
-compile_binary(Ctx, Op, L, R, Id) :-
+compile_binary(Ctx, Op, L, R, Cond0, Id) :-
     Ctx = ctx(M, W, Pol),
     node(Ctx, L, CL),
     node(Ctx, R, CR),
     term_variables(L, LVs),
     term_variables(R, RVs),
-    term_variables(L-R, Vs),
+    term_variables(L-R-Cond0, Vs),
+    condition_goal(Cond0, Filter),
     declare_occ(M, Id, Vs),
     shared_vars(LVs, RVs, JVs),
     exclude_vars(LVs, JVs, LOnly),
@@ -262,21 +287,29 @@ compile_binary(Ctx, Op, L, R, Id) :-
     length(RArgs, RA),
     declare_store(M, LName/LA, W, Id),
     temporal(Op, T1, T2, T3, T4, Check),
-    Ts = t(T1, T2, T3, T4, TS, TE),
-    span_goal(Ts, W, Span),
+    span(Op, T1, T2, T3, T4, TS, TE, Span),
     occ_head(CL, LVs, T1, T2, HL),
     occ_head(CR, RVs, T3, T4, HR),
     occ_head(Id, Vs, TS, TE, H),
     (   Op == seq
-    ->  insert_goal(Pol, GL, InsL),
+    ->  % The window bound is computed once per arriving right occurrence;
+        % each candidate goal then costs two comparisons.
+        (   W == inf
+        ->  Pre = true, Cond1 = (T2 < T3)
+        ;   Pre = (Lim is T4 - W), Cond1 = (T1 >= Lim, T2 < T3)
+        ),
+        conj(Cond1, Filter, Cond),
+        insert_goal(Pol, GL, InsL),
         assert_clause(M, (HL :- InsL)),
-        check_goal(Pol, GL, (Check, Span), Find),
-        assert_clause(M, (HR :- Find, H))
-    ;   declare_store(M, RName/RA, W, Id),
+        check_goal(Pol, GL, Cond, Find),
+        assert_clause(M, (HR :- Pre, Find, H))
+    ;   window_goal(W, TS, TE, WCheck),
+        declare_store(M, RName/RA, W, Id),
         insert_goal(Pol, GL, InsL),
         insert_goal(Pol, GR, InsR),
-        check_goal(Pol, GR, (Check, Span), FindR),
-        check_goal(Pol, GL, (Check, Span), FindL),
+        conj((Check, Span, WCheck), Filter, Cond),
+        check_goal(Pol, GR, Cond, FindR),
+        check_goal(Pol, GL, Cond, FindL),
         (   Pol == unrestricted
         ->  assert_clause(M, (HL :- InsL, FindR, H)),
             assert_clause(M, (HR :- InsR, FindL, H))
@@ -285,12 +318,11 @@ compile_binary(Ctx, Op, L, R, Id) :-
         )
     ).
 
-%   The combined interval, checked against the window.
-span_goal(t(T1, T2, T3, T4, TS, TE), W, Goal) :-
-    (   W == inf
-    ->  Goal = (TS is min(T1, T3), TE is max(T2, T4))
-    ;   Goal = (TS is min(T1, T3), TE is max(T2, T4), TE - TS =< W)
-    ).
+conj(A, true, A) :- !.
+conj(A, B, (A, B)).
+
+window_goal(inf, _, _, true) :- !.
+window_goal(W, TS, TE, (TE - TS =< W)).
 
 %   Goal insertion: unrestricted and chronological keep arrival order;
 %   recent puts the newest first so the first match is the most recent.

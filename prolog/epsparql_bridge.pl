@@ -81,15 +81,43 @@ py_load_rules(M, File, R) :- reply(engine_load_rules(M, File), ok, R).
 
 %!  py_push(+Engine, +BatchText, -Reply) is det.
 %
-%   BatchText is the text of a list of e(Event, T1, T2).  Reply carries
-%   the detections and rule errors of the batch, drained.
+%   BatchText is the text of a list of e(Event, T1, T2).  The batch's
+%   detections are written as JSON into a memory file while the batch
+%   runs (no buffer round trip); Reply carries them, the detections left
+%   in the buffer, and the rule errors.
 py_push(M, Text, R) :-
-    reply(push_text(M, Text, Ds), detections(M, Ds), R).
+    catch(push_text(M, Text, R), E, reply(throw(E), ok, R)).
 
-push_text(M, Text, Ds) :-
+push_text(M, Text, Reply) :-
     term_string(Batch, Text, [syntax_errors(error)]),
-    engine_events(M, Batch),
-    engine_drain(M, Ds).
+    setup_call_cleanup(
+        new_memory_file(MF),
+        push_to_memory_file(M, Batch, MF, Reply),
+        free_memory_file(MF)).
+
+push_to_memory_file(M, Batch, MF, Reply) :-
+    setup_call_cleanup(
+        open_memory_file(MF, write, Out, [encoding(utf8)]),
+        ( write(Out, '{"d":['),
+          nb_setval(epsparql_first, true),
+          with_detection_sink(sink_json(Out), engine_events(M, Batch)),
+          engine_drain(M, Ds),
+          forall(member(detected(E, [T1, T2]), Ds), sink_json(Out, E, T1, T2)),
+          engine_errors(M, Errs),
+          write(Out, '],"e":['),
+          with_output_to(Out, write_errors(Errs)),
+          write(Out, ']}')
+        ),
+        close(Out)),
+    memory_file_to_string(MF, Reply, utf8).
+
+%   The detection sink: one JSON array [Event, T1, T2] per detection.
+sink_json(Out, E, T1, T2) :-
+    (   nb_getval(epsparql_first, true)
+    ->  nb_setval(epsparql_first, false)
+    ;   put_char(Out, ',')
+    ),
+    write_detection(Out, detected(E, [T1, T2])).
 
 py_drain(M, R) :-
     reply(engine_drain(M, Ds), detections(M, Ds), R).
@@ -111,49 +139,53 @@ json_value(stats(Pairs)) :- !,
     write('}').
 
 write_pair(K-V, Sep, ",") :-
-    write(Sep), json:json_write_string(current_output, K), write(':'), write_json(V).
+    write(Sep), json:json_write_string(current_output, K), write(':'),
+    write_json(current_output, V).
 
 write_detections([]).
 write_detections([D|Ds]) :-
-    write_detection(D),
+    write_detection(current_output, D),
     (   Ds == [] -> true ; write(','), write_detections(Ds) ).
 
-write_detection(detected(E, [T1, T2])) :-
-    write('['), write_json(E), write(','), write_json(T1), write(','), write_json(T2), write(']').
+write_detection(S, detected(E, [T1, T2])) :-
+    put_char(S, '['), write_json(S, E), put_char(S, ','),
+    write_json(S, T1), put_char(S, ','), write_json(S, T2), put_char(S, ']').
 
 write_errors([]).
 write_errors([error(Text, Ctx)|Es]) :-
     write('{"message":'), json:json_write_string(current_output, Text),
-    write(',"context":'), write_json(Ctx), write('}'),
+    write(',"context":'), write_json(current_output, Ctx), write('}'),
     (   Es == [] -> true ; write(','), write_errors(Es) ).
 
-%!  write_json(+Term) is det.
+%!  write_json(+Stream, +Term) is det.
 %
-%   Write Term in the bridge's JSON encoding to current output.
-write_json(X) :- var(X), !, write(null).
-write_json(X) :- integer(X), !, write(X).
-write_json(X) :- float(X), !,
-    (   float_class(X, nan) -> write('{"n":"nan"}')
-    ;   float_class(X, infinite) -> ( X > 0 -> write('{"n":"inf"}') ; write('{"n":"-inf"}') )
-    ;   write(X)
+%   Write Term in the bridge's JSON encoding.
+write_json(S, X) :- var(X), !, write(S, null).
+write_json(S, X) :- integer(X), !, write(S, X).
+write_json(S, X) :- float(X), !,
+    (   float_class(X, nan) -> write(S, '{"n":"nan"}')
+    ;   float_class(X, infinite) -> ( X > 0 -> write(S, '{"n":"inf"}') ; write(S, '{"n":"-inf"}') )
+    ;   write(S, X)
     ).
-write_json(X) :- atom(X), !, json:json_write_string(current_output, X).
-write_json(X) :- string(X), !, write('{"s":'), json:json_write_string(current_output, X), write('}').
-write_json(X) :- is_list(X), !, write('['), write_list(X), write(']').
-write_json(X) :- compound(X), !,
+write_json(S, X) :- atom(X), !, json:json_write_string(S, X).
+write_json(S, X) :- string(X), !,
+    write(S, '{"s":'), json:json_write_string(S, X), put_char(S, '}').
+write_json(S, X) :- is_list(X), !,
+    put_char(S, '['), write_list(S, X), put_char(S, ']').
+write_json(S, X) :- compound(X), !,
     compound_name_arguments(X, Name, Args),
-    write('{"f":'), json:json_write_string(current_output, Name),
-    write(',"a":['), write_list(Args), write(']}').
-write_json(X) :- format(string(S), '~q', [X]), json:json_write_string(current_output, S).
+    write(S, '{"f":'), json:json_write_string(S, Name),
+    write(S, ',"a":['), write_list(S, Args), write(S, ']}').
+write_json(S, X) :- format(string(T), '~q', [X]), json:json_write_string(S, T).
 
-write_list([]).
-write_list([X|Xs]) :-
-    write_json(X),
-    (   Xs == [] -> true ; write(','), write_list(Xs) ).
+write_list(_, []).
+write_list(S, [X|Xs]) :-
+    write_json(S, X),
+    (   Xs == [] -> true ; put_char(S, ','), write_list(S, Xs) ).
 
 %!  json_term(+Term)// is det.
 %
 %   The JSON encoding of Term as a DCG (for tests and tools).
 json_term(T) -->
-    { with_output_to(codes(Cs), write_json(T)) },
+    { with_output_to(codes(Cs), write_json(current_output, T)) },
     Cs.

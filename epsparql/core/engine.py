@@ -122,7 +122,8 @@ class CoreEngine:
         return self._collect(self._call("py_push", self.module, ("s", text)))
 
     def _collect(self, reply: dict) -> list[Detection]:
-        ds = [Detection(e, t1, t2) for e, t1, t2 in reply["d"]]
+        new = tuple.__new__
+        ds = [new(Detection, d) for d in reply["d"]]
         for err in reply["e"]:
             self.errors.append(RuleError(err["message"].strip(), err["context"]))
         self._pending.extend(ds)
@@ -139,7 +140,8 @@ class CoreEngine:
         return out
 
     def _collect_quiet(self, reply: dict) -> None:
-        self._pending.extend(Detection(e, t1, t2) for e, t1, t2 in reply["d"])
+        new = tuple.__new__
+        self._pending.extend(new(Detection, d) for d in reply["d"])
         for err in reply["e"]:
             self.errors.append(RuleError(err["message"].strip(), err["context"]))
 

@@ -14,7 +14,11 @@ from __future__ import annotations
 import json
 import math
 import re
+from functools import lru_cache
 from typing import Any, Iterable, NamedTuple, Sequence
+
+
+_tuple_new = tuple.__new__
 
 
 class PlString(str):
@@ -63,36 +67,48 @@ def _escape(text: str, quote: str) -> str:
     return _NEEDS_ESCAPE.sub(one, text)
 
 
+@lru_cache(maxsize=1 << 16)
 def quote_atom(text: str) -> str:
-    """The atom ``text`` as quoted Prolog source."""
+    """The atom ``text`` as quoted Prolog source (cached: atoms repeat)."""
     return "'" + _escape(text, "'") + "'"
 
 
 def write_term(value: Any, out: list[str]) -> None:
     """Append the Prolog text of ``value`` to ``out``."""
-    if isinstance(value, PlString):
-        out.append('"' + _escape(value, '"') + '"')
-    elif isinstance(value, str):
+    t = type(value)
+    if t is str:
         out.append(quote_atom(value))
-    elif isinstance(value, bool):
-        raise TypeError("booleans have no Prolog term; use the atoms 'true'/'false'")
-    elif isinstance(value, int):
+    elif t is int:
         out.append(str(value))
-    elif isinstance(value, float):
-        if not math.isfinite(value):
+    elif t is float:
+        if value - value != 0.0:  # inf or nan
             raise ValueError(f"non-finite number {value!r} cannot be an event argument")
         out.append(repr(value))
-    elif isinstance(value, Compound):
-        if not value.args:
+    elif t is Compound:
+        args = value.args
+        if not args:
             out.append(quote_atom(value.name) + "()")
             return
-        out.append(quote_atom(value.name))
-        out.append("(")
-        for i, a in enumerate(value.args):
-            if i:
+        out.append(quote_atom(value.name) + "(")
+        first = True
+        for a in args:
+            if not first:
                 out.append(",")
+            first = False
             write_term(a, out)
         out.append(")")
+    elif isinstance(value, PlString):
+        out.append('"' + _escape(value, '"') + '"')
+    elif isinstance(value, bool):
+        raise TypeError("booleans have no Prolog term; use the atoms 'true'/'false'")
+    elif isinstance(value, str):
+        out.append(quote_atom(str(value)))
+    elif isinstance(value, int):
+        out.append(str(int(value)))
+    elif isinstance(value, float):
+        write_term(float(value), out)
+    elif isinstance(value, Compound):
+        write_term(_tuple_new(Compound, (str(value.name), tuple(value.args))), out)
     elif isinstance(value, (list, tuple)):
         out.append("[")
         for i, a in enumerate(value):
@@ -128,7 +144,7 @@ def batch_text(events: Iterable[Sequence[Any]]) -> tuple[str, int]:
     """
     out: list[str] = ["["]
     n = 0
-    for i, item in enumerate(events):
+    for item in events:
         try:
             if len(item) == 2:
                 ev, t1 = item
@@ -139,25 +155,32 @@ def batch_text(events: Iterable[Sequence[Any]]) -> tuple[str, int]:
                     t2 = t1
             else:
                 raise ValueError("expected (event, start) or (event, start, end)")
-            _check_time(t1, "start")
-            _check_time(t2, "end")
+            tt1, tt2 = type(t1), type(t2)
+            if not ((tt1 is int or tt1 is float) and (tt2 is int or tt2 is float)):
+                _check_time(t1, "start")
+                _check_time(t2, "end")
+            elif t1 - t1 != 0 or t2 - t2 != 0:
+                raise ValueError(f"times must be finite, got {t1!r}, {t2!r}")
             if t2 < t1:
                 raise ValueError(f"end {t2!r} is before start {t1!r}")
-            if not isinstance(ev, (str, Compound)) or isinstance(ev, PlString):
-                raise TypeError(f"an event is an atom (str) or a Compound, got {ev!r}")
-            out.append("e(" if i == 0 else ",e(")
+            te = type(ev)
+            if not (te is Compound or te is str):
+                if not isinstance(ev, (str, Compound)) or isinstance(ev, PlString):
+                    raise TypeError(f"an event is an atom (str) or a Compound, got {ev!r}")
+            out.append(",e(" if n else "e(")
             write_term(ev, out)
             out.append(f",{t1!r},{t2!r})")
         except (TypeError, ValueError) as e:
-            raise type(e)(f"batch item {i}: {e}") from None
+            raise type(e)(f"batch item {n}: {e}") from None
         n += 1
     out.append("]")
     return "".join(out), n
 
 
 def _object_hook(d: dict) -> Any:
-    if "f" in d:
-        return Compound(d["f"], tuple(d["a"]))
+    f = d.get("f")
+    if f is not None:
+        return _tuple_new(Compound, (f, tuple(d["a"])))
     if "s" in d and len(d) == 1:
         return PlString(d["s"])
     if "n" in d and len(d) == 1:

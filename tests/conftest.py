@@ -1,0 +1,49 @@
+"""Shared fixtures for the tests of the Prolog event-processing core."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+if str(TESTS) not in sys.path:          # tests import core_reference
+    sys.path.insert(0, str(TESTS))
+
+from epsparql.core import CoreEngine, Compound  # noqa: E402
+
+
+@pytest.fixture
+def engine():
+    """A fresh engine (default options), destroyed after the test."""
+    eng = CoreEngine()
+    yield eng
+    eng.close()
+
+
+@pytest.fixture
+def make_engine():
+    """Factory for engines with options; every engine made is closed after."""
+    made: list[CoreEngine] = []
+
+    def make(**options) -> CoreEngine:
+        eng = CoreEngine(**options)
+        made.append(eng)
+        return eng
+
+    yield make
+    for eng in made:
+        eng.close()
+
+
+def as_tuple(event):
+    """A detected head as (name, args tuple); an atom head has no args."""
+    if isinstance(event, Compound):
+        return (event.name, tuple(event.args))
+    return (event, ())
+
+
+def dets(detections):
+    """Detections as a sorted list of (head, start, end) for comparisons."""
+    return sorted(((as_tuple(d.event), d.start, d.end) for d in detections), key=repr)
