@@ -26,6 +26,7 @@
             py_consult/2,        % +File, -Reply
             json_term//1
           ]).
+:- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(http/json)).
 :- use_module(library(apply)).
 :- use_module(epsparql_core).

@@ -63,6 +63,7 @@
             op(1040, yfx, starts),
             op(1040, yfx, finishes)
           ]).
+:- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(error)).
