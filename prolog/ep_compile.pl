@@ -179,6 +179,27 @@ build(Ctx, cnot(P, E), Id) :- !,
     occ_head(CP, PVs, T1, T2, HP),
     occ_head(Id, PVs, T1, T2, H),
     assert_clause(M, (HP :- \+ (Neg, T1 < S1, S2 < T2), H)).
+build(Ctx, span(P, S, E), Id) :- !,
+    Ctx = ctx(M, _, _),
+    node(Ctx, P, C),
+    term_variables(P, PVs),
+    term_variables(span(P, S, E), Vs),
+    declare_occ(M, Id, Vs),
+    occ_head(C, PVs, T1, T2, CH),
+    occ_head(Id, Vs, T1, T2, H),
+    assert_clause(M, (CH :- S = T1, E = T2, H)).
+build(Ctx, optseq(L, R, Cond), Id) :- !,
+    build(Ctx, optseq(L, R, Cond, _-_), Id).
+build(Ctx, eqopt(L, R, Cond), Id) :- !,
+    build(Ctx, eqopt(L, R, Cond, _-_), Id).
+build(Ctx, leftjoin(L, R, Cond), Id) :- !,
+    build(Ctx, leftjoin(L, R, Cond, _-_), Id).
+build(Ctx, optseq(L, R, Cond, S-E), Id) :- !,
+    compile_optional(Ctx, optseq, L, R, Cond, S-E, Id).
+build(Ctx, eqopt(L, R, Cond, S-E), Id) :- !,
+    compile_optional(Ctx, eqopt, L, R, Cond, S-E, Id).
+build(Ctx, leftjoin(L, R, Cond, S-E), Id) :- !,
+    compile_optional(Ctx, leftjoin, L, R, Cond, S-E, Id).
 build(Ctx, aggregate(Op, P, Window, Result), Id) :- !,
     compile_aggregate(Ctx, Op, P, Window, Result, Id).
 build(Ctx, P, Id) :-
@@ -209,6 +230,13 @@ reserved(where, 2).
 reserved(or, 2).
 reserved(cnot, 2).
 reserved(aggregate, 4).
+reserved(span, 3).
+reserved(optseq, 3).
+reserved(optseq, 4).
+reserved(eqopt, 3).
+reserved(eqopt, 4).
+reserved(leftjoin, 3).
+reserved(leftjoin, 4).
 reserved(<-, 2).
 reserved(',', 2).
 reserved(;, 2).
@@ -343,6 +371,110 @@ exclude_vars(As, Ex, Rest) :-
 
 memberchk_var(V, [H|T]) :-
     (   V == H -> true ; memberchk_var(V, T) ).
+
+%!  compile_optional(+Ctx, +Kind, +L, +R, +Cond, +S-E, +Id) is det.
+%
+%   The optional joins of EP-SPARQL (section 4.2 of the specification).
+%   Cond is a condition over the variables of both sides in which S and E
+%   stand for the interval the definition evaluates it on; the node's
+%   variables are those of L, R and Cond (S and E excluded).
+%
+%   - optseq(L, R): SeqRightJoin, R mandatory.  When R arrives every
+%     earlier L (L.end < R.start) is known: the combinations passing Cond
+%     (on the combined interval) are emitted; R alone is emitted when no
+%     compatible earlier L passes Cond on R's interval.  Nothing waits.
+%   - eqopt(L, R): EqLeftJoin, L mandatory, R optional over the same
+%     interval.  Combinations are emitted when the second one arrives; L
+%     alone waits until its end instant is closed (a later event, advance
+%     or flush) and is emitted if no compatible R passed Cond.
+%   - leftjoin(L, R): LeftJoin with the time condition R.end =< L.end;
+%     Cond on L's interval; combinations over [min start, L.end]; L alone
+%     waits for the instant to close like eqopt.
+%
+%   The store of the optional side of optseq and leftjoin is not pruned by
+%   a window: an optional occurrence older than the window cannot be part
+%   of an answer, but it still rules out the mandatory side alone.
+compile_optional(Ctx, Kind, L, R, Cond0, S-E, Id) :-
+    Ctx = ctx(M, W, _),
+    node(Ctx, L, CL),
+    node(Ctx, R, CR),
+    term_variables(L, LVs),
+    term_variables(R, RVs),
+    term_variables(L-R-Cond0, Vs0),
+    exclude_vars(Vs0, [S, E], Vs),
+    declare_occ(M, Id, Vs),
+    condition_goal(Cond0, Cond),
+    shared_vars(LVs, RVs, JVs),
+    exclude_vars(LVs, JVs, LOnly),
+    exclude_vars(RVs, JVs, ROnly),
+    store_name(Id, l, LName),
+    store_name(Id, r, RName),
+    append([JVs, LOnly, [T1, T2]], LArgs),
+    append([JVs, ROnly, [T3, T4]], RArgs),
+    GL =.. [LName|LArgs],
+    GR =.. [RName|RArgs],
+    length(LArgs, LA),
+    length(RArgs, RA),
+    occ_head(CL, LVs, T1, T2, HL),
+    occ_head(CR, RVs, T3, T4, HR),
+    optional_clauses(Kind, M, W, Id, Vs, LVs, RVs, S-E, Cond,
+                     GL, GR, HL, HR, t(T1, T2, T3, T4), Stores),
+    forall(member(Name-SW, Stores),
+           (   Name == LName
+           ->  declare_store(M, LName/LA, SW, Id)
+           ;   declare_store(M, RName/RA, SW, Id)
+           )).
+
+optional_clauses(optseq, M, W, Id, Vs, _LVs, RVs, S-E, Cond, GL, _GR, HL, HR,
+                 t(T1, T2, T3, T4), [LName-inf]) :-
+    functor(GL, LName, _),
+    assert_clause(M, (HL :- assertz(GL))),
+    window_goal(W, T1, T4, WCheck),
+    occ_head(Id, Vs, T1, T4, HBoth),
+    copy_term(RVs-Vs, RVs1-Vs1),            % R alone: L-only variables stay free
+    RVs1 = RVs,
+    occ_head(Id, Vs1, T3, T4, HAlone),
+    assert_clause(M, (HR :- (   \+ \+ (GL, T2 < T3, S = T3, E = T4, Cond)
+                            ->  GL, T2 < T3, WCheck, S = T1, E = T4, Cond, HBoth
+                            ;   HAlone
+                            ))).
+optional_clauses(eqopt, M, W, Id, Vs, LVs, _RVs, S-E, Cond, GL, GR, HL, HR,
+                 t(T1, T2, T3, T4), [LName-W, RName-W]) :-
+    functor(GL, LName, _),
+    functor(GR, RName, _),
+    occ_head(Id, Vs, T1, T2, HBoth),
+    close_name(Id, CName),
+    append(LVs, [T1, T2], CArgs),
+    Close =.. [CName|CArgs],
+    assert_clause(M, (HL :- assertz(GL), assertz(ep_pend(T2, Close)),
+                            GR, T3 =:= T1, T4 =:= T2, S = T1, E = T2, Cond, HBoth)),
+    assert_clause(M, (HR :- assertz(GR), GL, T1 =:= T3, T2 =:= T4,
+                            S = T1, E = T2, Cond, HBoth)),
+    copy_term(LVs-Vs, LVs1-Vs1),
+    LVs1 = LVs,
+    occ_head(Id, Vs1, T1, T2, HAlone),
+    assert_clause(M, (Close :- \+ (GR, T3 =:= T1, T4 =:= T2, S = T1, E = T2, Cond),
+                               HAlone)).
+optional_clauses(leftjoin, M, W, Id, Vs, LVs, _RVs, S-E, Cond, GL, GR, HL, HR,
+                 t(T1, T2, T3, T4), [LName-W, RName-inf]) :-
+    functor(GL, LName, _),
+    functor(GR, RName, _),
+    occ_head(Id, Vs, TS, T2, HBoth),
+    close_name(Id, CName),
+    append(LVs, [T1, T2], CArgs),
+    Close =.. [CName|CArgs],
+    window_goal(W, TS, T2, WCheck),
+    assert_clause(M, (HL :- assertz(GL), assertz(ep_pend(T2, Close)),
+                            GR, T4 =< T2, S = T1, E = T2, Cond,
+                            TS is min(T1, T3), WCheck, HBoth)),
+    assert_clause(M, (HR :- assertz(GR), GL, T2 =:= T4,
+                            S = T1, E = T2, Cond, TS is min(T1, T3), WCheck, HBoth)),
+    copy_term(LVs-Vs, LVs1-Vs1),
+    LVs1 = LVs,
+    occ_head(Id, Vs1, T1, T2, HAlone),
+    assert_clause(M, (Close :- \+ (GR, T4 =< T2, S = T1, E = T2, Cond), HAlone)).
+
+close_name(Id, Name) :- atom_concat(ep_c, Id, Name).
 
 %!  compile_aggregate(+Ctx, +Op, +P, +Window, -Result, +Id) is det.
 %
