@@ -23,6 +23,8 @@
             py_set_option/4,     % +Engine, +Key, +ValueText, -Reply
             py_stats/2,          % +Engine, -Reply
             py_gc/2,             % +Engine, -Reply
+            py_advance/3,        % +Engine, +TimeText, -Reply
+            py_flush/2,          % +Engine, -Reply
             py_consult/2,        % +File, -Reply
             json_term//1
           ]).
@@ -122,6 +124,17 @@ sink_json(Out, E, T1, T2) :-
 
 py_drain(M, R) :-
     reply(engine_drain(M, Ds), detections(M, Ds), R).
+
+%!  py_advance(+Engine, +TimeText, -Reply) is det.
+%!  py_flush(+Engine, -Reply) is det.
+%
+%   Close instants (see engine_advance/2, engine_flush/1); Reply carries
+%   the detections this released.
+py_advance(M, Text, R) :-
+    reply(( atom_number(Text, T), engine_advance(M, T), engine_drain(M, Ds) ),
+          detections(M, Ds), R).
+py_flush(M, R) :-
+    reply(( engine_flush(M), engine_drain(M, Ds) ), detections(M, Ds), R).
 
 %!  py_set_option(+Engine, +Key, +ValueText, -Reply) is det.
 py_set_option(M, K, VText, R) :-

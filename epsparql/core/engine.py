@@ -132,6 +132,17 @@ class CoreEngine:
                 self.on_detected(d)
         return ds
 
+    def advance(self, t: float) -> list[Detection]:
+        """Declare that no more events end at or before ``t``: answers that
+        waited for an optional part at those instants are decided now."""
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or t != t or t in (float("inf"), float("-inf")):
+            raise ValueError(f"advance() needs a finite number of seconds, got {t!r}")
+        return self._collect(self._call("py_advance", self.module, repr(t)))
+
+    def flush(self) -> list[Detection]:
+        """Close every instant (end of stream): emit all waiting answers."""
+        return self._collect(self._call("py_flush", self.module))
+
     def drain(self) -> list[Detection]:
         """All detections not yet drained, in detection order."""
         reply = self._call("py_drain", self.module)
