@@ -122,7 +122,7 @@ build(Ctx, P, _) :-
     Ctx = ctx(_, _, _),
     instantiation_error(P).
 build(Ctx, within(P, W), Id) :- !,
-    must_be(nonneg, W),
+    check_window(W),
     Ctx = ctx(M, W0, Pol),
     W1 is min(W0, W),
     node(ctx(M, W1, Pol), P, C),
@@ -168,7 +168,8 @@ build(Ctx, cnot(P, E), Id) :- !,
     node(Ctx, E, CE),
     term_variables(P, PVs),
     term_variables(E, EVs),
-    declare_occ(M, Id, PVs),
+    term_variables(cnot(P, E), Vs),         % E's own variables stay unbound
+    declare_occ(M, Id, Vs),
     store_name(Id, n, NegName),
     length(EVs, NE), NA is NE + 2,
     declare_store(M, NegName/NA, W, Id),
@@ -177,7 +178,9 @@ build(Ctx, cnot(P, E), Id) :- !,
     occ_head(CE, EVs, S1, S2, HE),
     assert_clause(M, (HE :- assertz(Neg))),
     occ_head(CP, PVs, T1, T2, HP),
-    occ_head(Id, PVs, T1, T2, H),
+    copy_term(PVs-Vs, PVs1-Vs1),
+    PVs1 = PVs,
+    occ_head(Id, Vs1, T1, T2, H),
     assert_clause(M, (HP :- \+ (Neg, T1 < S1, S2 < T2), H)).
 build(Ctx, span(P, S, E), Id) :- !,
     Ctx = ctx(M, _, _),
@@ -188,18 +191,10 @@ build(Ctx, span(P, S, E), Id) :- !,
     occ_head(C, PVs, T1, T2, CH),
     occ_head(Id, Vs, T1, T2, H),
     assert_clause(M, (CH :- S = T1, E = T2, H)).
-build(Ctx, optseq(L, R, Cond), Id) :- !,
-    build(Ctx, optseq(L, R, Cond, _-_), Id).
-build(Ctx, eqopt(L, R, Cond), Id) :- !,
-    build(Ctx, eqopt(L, R, Cond, _-_), Id).
-build(Ctx, leftjoin(L, R, Cond), Id) :- !,
-    build(Ctx, leftjoin(L, R, Cond, _-_), Id).
-build(Ctx, optseq(L, R, Cond, S-E), Id) :- !,
-    compile_optional(Ctx, optseq, L, R, Cond, S-E, Id).
-build(Ctx, eqopt(L, R, Cond, S-E), Id) :- !,
-    compile_optional(Ctx, eqopt, L, R, Cond, S-E, Id).
-build(Ctx, leftjoin(L, R, Cond, S-E), Id) :- !,
-    compile_optional(Ctx, leftjoin, L, R, Cond, S-E, Id).
+build(Ctx, P, Id) :-
+    optional_pattern(P, Kind, L, R, Cond, SE), !,
+    term_variables(P, Sig),                 % what the parent passes
+    compile_optional(Ctx, Kind, L, R, Cond, SE, Sig, Id).
 build(Ctx, aggregate(Op, P, Window, Result), Id) :- !,
     compile_aggregate(Ctx, Op, P, Window, Result, Id).
 build(Ctx, P, Id) :-
@@ -363,16 +358,31 @@ insert_goal(_, G, assertz(G)).
 check_goal(unrestricted, G, Cond, (G, Cond)) :- !.
 check_goal(_, G, Cond, (once((clause(G, true, Ref), Cond)), erase(Ref))).
 
-shared_vars(As, Bs, Shared) :-
-    include([V]>>memberchk_var(V, Bs), As, Shared).
+shared_vars([], _, []).
+shared_vars([V|Vs], Bs, Shared) :-
+    (   memberchk_var(V, Bs)
+    ->  Shared = [V|Rest]
+    ;   Shared = Rest
+    ),
+    shared_vars(Vs, Bs, Rest).
 
-exclude_vars(As, Ex, Rest) :-
-    exclude([V]>>memberchk_var(V, Ex), As, Rest).
+exclude_vars([], _, []).
+exclude_vars([V|Vs], Ex, Rest) :-
+    (   memberchk_var(V, Ex)
+    ->  Rest = Rest1
+    ;   Rest = [V|Rest1]
+    ),
+    exclude_vars(Vs, Ex, Rest1).
 
 memberchk_var(V, [H|T]) :-
     (   V == H -> true ; memberchk_var(V, T) ).
 
-%!  compile_optional(+Ctx, +Kind, +L, +R, +Cond, +S-E, +Id) is det.
+%   A window is a number of seconds, possibly fractional.
+check_window(W) :-
+    must_be(number, W),
+    (   W >= 0 -> true ; domain_error(non_negative_window, W) ).
+
+%!  compile_optional(+Ctx, +Kind, +L, +R, +Cond, +S-E, +Sig, +Id) is det.
 %
 %   The optional joins of EP-SPARQL (section 4.2 of the specification).
 %   Cond is a condition over the variables of both sides in which S and E
@@ -394,14 +404,15 @@ memberchk_var(V, [H|T]) :-
 %   The store of the optional side of optseq and leftjoin is not pruned by
 %   a window: an optional occurrence older than the window cannot be part
 %   of an answer, but it still rules out the mandatory side alone.
-compile_optional(Ctx, Kind, L, R, Cond0, S-E, Id) :-
-    Ctx = ctx(M, W, _),
-    node(Ctx, L, CL),
-    node(Ctx, R, CR),
+compile_optional(Ctx, Kind, L, R, Cond0, S-E, Vs, Id) :-
+    Ctx = ctx(M, W, Pol),
+    % the optional side is compiled without the window: an optional
+    % occurrence longer than the window still rules out the mandatory
+    % side alone (eqopt excepted: there it has the mandatory interval)
+    (   Kind == optseq -> node(ctx(M, inf, Pol), L, CL) ; node(Ctx, L, CL) ),
+    (   Kind == leftjoin -> node(ctx(M, inf, Pol), R, CR) ; node(Ctx, R, CR) ),
     term_variables(L, LVs),
     term_variables(R, RVs),
-    term_variables(L-R-Cond0, Vs0),
-    exclude_vars(Vs0, [S, E], Vs),
     declare_occ(M, Id, Vs),
     condition_goal(Cond0, Cond),
     shared_vars(LVs, RVs, JVs),
@@ -476,6 +487,14 @@ optional_clauses(leftjoin, M, W, Id, Vs, LVs, _RVs, S-E, Cond, GL, GR, HL, HR,
 
 close_name(Id, Name) :- atom_concat(ep_c, Id, Name).
 
+optional_pattern(P, Kind, L, R, Cond, SE) :-
+    compound(P),
+    compound_name_arguments(P, Kind, Args),
+    memberchk(Kind, [optseq, eqopt, leftjoin]),
+    (   Args = [L, R, Cond] -> SE = _-_
+    ;   Args = [L, R, Cond, SE], SE = _-_
+    ).
+
 %!  compile_aggregate(+Ctx, +Op, +P, +Window, -Result, +Id) is det.
 %
 %   aggregate(Op, Pattern, Window, Result): each occurrence of Pattern
@@ -485,8 +504,8 @@ close_name(Id, Name) :- atom_concat(ep_c, Id, Name).
 %   over [start of the oldest item in the window, end of the new one].
 compile_aggregate(Ctx, Op, P0, Window, Result, Id) :-
     Ctx = ctx(M, W, Pol),
-    must_be(oneof([count, sum(_), avg(_), min(_), max(_)]), Op),
-    (   Window = time(S) -> must_be(nonneg, S)
+    (   aggregate_op(Op) -> true ; domain_error(aggregate_op, Op) ),
+    (   Window = time(S) -> check_window(S)
     ;   Window = count(N) -> must_be(positive_integer, N)
     ;   domain_error(aggregate_window, Window)
     ),
@@ -501,7 +520,9 @@ compile_aggregate(Ctx, Op, P0, Window, Result, Id) :-
     ;   GVs == [] -> G = g
     ;   G =.. [g|GVs]
     ),
-    append(GVs, [Result], OutVs),
+    % the node's signature is the variables of the whole aggregate term
+    % (what a parent passes); the value and hidden variables stay unbound
+    term_variables(aggregate(Op, P0, Window, Result), OutVs),
     declare_occ(M, Id, OutVs),
     store_name(Id, a, AName),
     declare_store(M, AName/4, inf, Id),
@@ -509,6 +530,9 @@ compile_aggregate(Ctx, Op, P0, Window, Result, Id) :-
     occ_head(Id, OutVs, TS, T2, H),
     assert_clause(M, (HC :- epsparql_core:aggregate_step(M, AName, G, Window, OpName,
                                                         X, T1, T2, TS, Result), H)).
+
+aggregate_op(Op) :- Op == count, !.
+aggregate_op(Op) :- compound(Op), compound_name_arity(Op, N, 1), memberchk(N, [sum, avg, min, max]).
 
 strip_hidden(V^P, [V|Vs], Q) :- !, strip_hidden(P, Vs, Q).
 strip_hidden(P, [], P).

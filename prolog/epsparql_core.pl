@@ -199,7 +199,9 @@ engine_reset(M) :-
     must_be_engine(M),
     engine_clear_state(M),
     forall(retract(engine_rule_pred(M, N/A)),
-           (functor(H, N, A), retractall(M:H))),
+           (   engine_local(N/A) -> functor(H, N, A), retractall(M:H)
+           ;   abolish(M:N/A)
+           )),
     forall(retract(engine_store(M, N/A, _, _)),
            (functor(H, N, A), retractall(M:H))),
     retractall(engine_rule(M, _)),
@@ -267,7 +269,18 @@ engine_add_rules(M, Rules) :-
     must_be(list, Rules),
     maplist(check_rule_item, Rules),
     engine_option(M, policy, Policy),
+    dry_run(Rules, Policy),
     forall(member(R, Rules), add_item(M, R, Policy)).
+
+%   Compile the rules into a scratch engine first, so that a bad rule
+%   raises before anything is added to the real one.
+dry_run(Rules, Policy) :-
+    flag(epsparql_scratch, N, N + 1),
+    atom_concat(epsparql_scratch_, N, T),
+    engine_create(T),
+    call_cleanup(
+        forall(( member(R, Rules), R \= (:- _) ), add_item(T, R, Policy)),
+        engine_destroy(T)).
 
 check_rule_item(R) :-
     (   var(R) -> instantiation_error(R)
@@ -383,7 +396,7 @@ run_items([e(E, T1, T2)|Es], M, Dedup, Every, Period, s(Now0, N0, Since0, Last0,
     N is N0 + 1,
     Since1 is Since0 + 1,
     (   (   Every > 0, Since1 >= Every
-        ;   Period \== inf, Now - Last0 >= Period
+        ;   Period \== inf, ( Last0 =:= -inf -> true ; Now - Last0 >= Period )
         )
     ->  collect_garbage(M, Now), Since = 0, Last = Now
     ;   Since = Since1, Last = Last0
@@ -457,9 +470,21 @@ forget_seen(M, Now) :-
 %   (a where-condition, a hook) is recorded with the event and the
 %   engine goes on with the next event.
 dispatch(M, E, T1, T2) :-
+    flag(epsparql_depth, _, 0),
     catch(forall(M:ep_on(E, T1, T2), true),
-          Error,
-          record_error(M, Error, event(E, [T1, T2]))).
+          _,
+          dispatch_isolated(M, E, T1, T2)).
+
+%   Some rule raised on this event: run the event's entry clauses one by
+%   one, each in its own catch, so the other rules still see the event
+%   (the raising rule's partial work is undone by backtracking, except
+%   goals it stored before raising).
+dispatch_isolated(M, E, T1, T2) :-
+    forall(clause(M:ep_on(E, T1, T2), Body),
+           ( flag(epsparql_depth, _, 0),
+             catch(forall(M:Body, true), Error,
+                   record_error(M, Error, event(E, [T1, T2])))
+           )).
 
 record_error(M, Error, Context) :-
     (   Error = error(resource_error(_), _) -> throw(Error) ; true ),

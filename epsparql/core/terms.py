@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import re
 from functools import lru_cache
 from typing import Any, Iterable, NamedTuple, Sequence
@@ -128,8 +129,10 @@ def to_prolog(value: Any) -> str:
 
 
 def _check_time(t: Any, what: str) -> float | int:
-    if isinstance(t, bool) or not isinstance(t, (int, float)):
+    """A time as a plain int or float (numpy and other Real types converted)."""
+    if isinstance(t, bool) or not isinstance(t, numbers.Real):
         raise TypeError(f"{what} must be a number of seconds, got {t!r}")
+    t = int(t) if isinstance(t, numbers.Integral) else float(t)
     if isinstance(t, float) and not math.isfinite(t):
         raise ValueError(f"{what} must be finite, got {t!r}")
     return t
@@ -157,8 +160,8 @@ def batch_text(events: Iterable[Sequence[Any]]) -> tuple[str, int]:
                 raise ValueError("expected (event, start) or (event, start, end)")
             tt1, tt2 = type(t1), type(t2)
             if not ((tt1 is int or tt1 is float) and (tt2 is int or tt2 is float)):
-                _check_time(t1, "start")
-                _check_time(t2, "end")
+                t1 = _check_time(t1, "start")
+                t2 = _check_time(t2, "end")
             elif t1 - t1 != 0 or t2 - t2 != 0:
                 raise ValueError(f"times must be finite, got {t1!r}, {t2!r}")
             if t2 < t1:
