@@ -428,6 +428,10 @@ compile_optional(Ctx, Kind, L, R, Cond0, S-E, Vs, Id) :-
     length(RArgs, RA),
     occ_head(CL, LVs, T1, T2, HL),
     occ_head(CR, RVs, T3, T4, HR),
+    (   Kind \== optseq, \+ epsparql_core:engine_has_pending(M)
+    ->  assertz(epsparql_core:engine_has_pending(M))
+    ;   true
+    ),
     optional_clauses(Kind, M, W, Id, Vs, LVs, RVs, S-E, Cond,
                      GL, GR, HL, HR, t(T1, T2, T3, T4), Stores),
     forall(member(Name-SW, Stores),

@@ -81,7 +81,8 @@
     engine_store/4,             % engine_store(Module, Name/Arity, Window, NodeId)
     engine_rule_pred/2,         % engine_rule_pred(Module, Name/Arity)
     engine_rule/2,              % engine_rule(Module, Rule)
-    engine_swept/3.             % engine_swept(Module, StoreName, Now)
+    engine_swept/3,             % engine_swept(Module, StoreName, Now)
+    engine_has_pending/1.       % engine_has_pending(Module): has eqopt/leftjoin steps
 
 %   Per-engine dynamic predicates, created in each engine module.
 engine_local(ep_on/3).          % ep_on(Event, T1, T2): entry of atomic patterns
@@ -205,6 +206,7 @@ engine_reset(M) :-
     forall(retract(engine_store(M, N/A, _, _)),
            (functor(H, N, A), retractall(M:H))),
     retractall(engine_rule(M, _)),
+    retractall(engine_has_pending(M)),
     retractall(M:ep_on(_, _, _)),
     forget_nodes(M).
 
@@ -386,7 +388,14 @@ check_time(T) :-
 run_items([], _, _, _, _, S, S).
 run_items([e(E, T1, T2)|Es], M, Dedup, Every, Period, s(Now0, N0, Since0, Last0, Late0), S) :-
     (   T2 < Now0 -> Late is Late0 + 1, Now = Now0
-    ;   T2 > Now0 -> Late = Late0, Now = T2, close_instants(M, T2), forget_seen(M, T2)
+    ;   T2 > Now0
+    ->  Late = Late0, Now = T2,
+        (   Dedup == true
+        ->  close_instants(M, T2), forget_seen(M, T2)
+        ;   engine_has_pending(M)
+        ->  close_instants(M, T2)
+        ;   true
+        )
     ;   Late = Late0, Now = T2
     ),
     (   Dedup == true, seen_before(M, E, T1, T2)
@@ -470,7 +479,6 @@ forget_seen(M, Now) :-
 %   (a where-condition, a hook) is recorded with the event and the
 %   engine goes on with the next event.
 dispatch(M, E, T1, T2) :-
-    flag(epsparql_depth, _, 0),
     catch(forall(M:ep_on(E, T1, T2), true),
           _,
           dispatch_isolated(M, E, T1, T2)).
