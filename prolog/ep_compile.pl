@@ -58,7 +58,11 @@ compile_rule(M, Rule, Options) :-
     ),
     must_be(callable, Head),
     option_policy(Options, Policy),
+    % Nodes are shared only between rules added with no event in between,
+    % so that every rule sees exactly the events pushed after it was added.
+    (   M:ep_state(_, Epoch, _, _, _, _) -> true ; Epoch = 0 ),
     Ctx = ctx(M, inf, Policy),
+    b_setval(ep_compile_epoch, Epoch),
     copy_term(Head-Body, H1-B1),
     node(Ctx, B1, Id),
     term_variables(B1, Vs),
@@ -92,7 +96,8 @@ node(Ctx, P, Id) :-
     ).
 
 node_key(P, W, Pol, Key) :-
-    copy_term(P-W-Pol, Key),
+    b_getval(ep_compile_epoch, Epoch),
+    copy_term(P-W-Pol-Epoch, Key),
     numbervars(Key, 0, _).
 
 new_id(M, Id) :-

@@ -26,6 +26,9 @@
             py_advance/3,        % +Engine, +TimeText, -Reply
             py_flush/2,          % +Engine, -Reply
             py_consult/2,        % +File, -Reply
+            py_register_function/3,   % +IRI, +IdText|+PredText, -Reply
+            py_register_prolog_function/3, % +IRI, +PredText, -Reply
+            py_function_registered/2, % +IRI, -Reply
             json_term//1
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
@@ -66,6 +69,24 @@ py_reset(M, R)   :- reply(engine_reset(M), ok, R).
 py_clear(M, R)   :- reply(engine_clear_state(M), ok, R).
 py_gc(M, R)      :- reply(engine_gc(M), ok, R).
 py_consult(F, R) :- reply(load_files(user:F, [if(not_loaded)]), ok, R).
+
+%!  py_register_function(+IRI, +IdText, -Reply) is det.
+%!  py_register_prolog_function(+IRI, +PredText, -Reply) is det.
+%!  py_function_registered(+IRI, -Reply) is det.
+%
+%   Extension functions for SPARQL expressions (see ep_sparql.pl): a
+%   Python function by number, or a Prolog predicate given as text
+%   (`name` or `module:name`), called as call(Pred, Args..., Result).
+py_register_function(IRI, IdText, R) :-
+    reply(( atom_number(IdText, Id), ep_pyfun:pyfun_register(IRI, Id) ), ok, R).
+py_register_prolog_function(IRI, PredText, R) :-
+    reply(( term_string(Pred, PredText), callable(Pred),
+            ep_sparql:sparql_register_function(IRI, Pred) ), ok, R).
+py_function_registered(IRI, R) :-
+    (   catch(ep_sparql:sparql_function_registered(IRI), _, fail)
+    ->  R = "{\"ok\":true}"
+    ;   R = "{\"ok\":false}"
+    ).
 
 %!  py_add_rules(+Engine, +Text, -Reply) is det.
 %

@@ -74,6 +74,8 @@ class CoreEngine:
         """Set an engine option (a Prolog term given as a Python value)."""
         if key == "policy" and value not in POLICIES:
             raise ValueError(f"policy must be one of {POLICIES}, got {value!r}")
+        if isinstance(value, bool):
+            value = "true" if value else "false"
         if key == "gc_period" and value is not None and value != "inf":
             value = float(value)
         self._call("py_set_option", self.module, key, ("s", to_prolog(value)))
@@ -198,8 +200,9 @@ class CoreEngine:
 
 
 def _rt_alive() -> bool:
+    import sys
     from . import runtime as r
-    return r._runtime is not None
+    return r._runtime is not None and not r._shutting_down and not sys.is_finalizing()
 
 
 __all__ = ["CoreEngine", "Detection", "RuleError", "PrologError"]

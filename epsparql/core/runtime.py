@@ -8,6 +8,7 @@ makes batching pay (pyswip's own query path converts every binding).
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import threading
 from pathlib import Path
@@ -142,6 +143,17 @@ def check(reply: Any) -> Any:
 
 _runtime: _Runtime | None = None
 _runtime_lock = threading.Lock()
+_shutting_down = False
+
+
+def _at_exit() -> None:
+    # Prolog may be halted before our objects are collected: from now on
+    # finalisers must not call into it.
+    global _shutting_down
+    _shutting_down = True
+
+
+atexit.register(_at_exit)
 
 
 def runtime() -> _Runtime:

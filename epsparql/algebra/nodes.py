@@ -1,0 +1,129 @@
+"""The EP-SPARQL algebra of section 4.2 of the specification.
+
+Each node denotes a set of solutions ⟨µ, tα, tω⟩ (bindings and an
+interval).  Expressions stay in the parser's AST form.  Nodes are frozen
+dataclasses so passes can rebuild trees without aliasing surprises.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from rdflib.term import Node
+
+
+@dataclass(frozen=True)
+class Triple:
+    """A triple pattern; positions are rdflib terms or language ``Var``s."""
+
+    s: Any
+    p: Any
+    o: Any
+
+
+@dataclass(frozen=True)
+class BGP:
+    """Basic graph pattern: all triples matched, interval [min start, max end]."""
+
+    triples: tuple[Triple, ...]
+
+
+@dataclass(frozen=True)
+class Join:
+    left: "Pattern"
+    right: "Pattern"
+
+
+@dataclass(frozen=True)
+class Union_:
+    left: "Pattern"
+    right: "Pattern"
+
+
+@dataclass(frozen=True)
+class LeftJoin:
+    """OPTIONAL: right is optional, ending no later than left."""
+
+    left: "Pattern"
+    right: "Pattern"
+    expr: Any = None
+
+
+@dataclass(frozen=True)
+class SeqJoin:
+    """SEQ: left ends strictly before right starts."""
+
+    left: "Pattern"
+    right: "Pattern"
+
+
+@dataclass(frozen=True)
+class EqJoin:
+    """EQUALS: same start and same end."""
+
+    left: "Pattern"
+    right: "Pattern"
+
+
+@dataclass(frozen=True)
+class SeqRightJoin:
+    """OPTIONALSEQ: ``right`` mandatory, an earlier ``left`` added if present."""
+
+    left: "Pattern"
+    right: "Pattern"
+    expr: Any = None
+
+
+@dataclass(frozen=True)
+class EqLeftJoin:
+    """EQUALSOPTIONAL: ``left`` mandatory, ``right`` optional, same interval."""
+
+    left: "Pattern"
+    right: "Pattern"
+    expr: Any = None
+
+
+@dataclass(frozen=True)
+class Filter:
+    expr: Any
+    pattern: "Pattern"
+
+
+@dataclass(frozen=True)
+class Extend:
+    """BIND(expr AS var)."""
+
+    pattern: "Pattern"
+    var: Any
+    expr: Any
+
+
+@dataclass(frozen=True)
+class Window:
+    """A duration bound taken from a filter: solutions last at most
+    ``seconds`` (``strict``: less than).  Pushed into every binary step."""
+
+    pattern: "Pattern"
+    seconds: float
+    strict: bool = False
+
+
+@dataclass(frozen=True)
+class Empty:
+    """The empty group ``{}``: one solution with no bindings."""
+
+
+Pattern = Union[BGP, Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin,
+                EqLeftJoin, Filter, Extend, Window, Empty]
+
+
+@dataclass(frozen=True)
+class Query:
+    """A translated query: its form, projection and algebra pattern."""
+
+    form: str                      # "SELECT" | "CONSTRUCT" | "ASK"
+    pattern: Pattern
+    projection: tuple[Any, ...] = ()       # Vars or (expr, Var) pairs; () = all
+    distinct: bool = False
+    template: tuple[Triple, ...] = ()      # CONSTRUCT
+    source: Any = field(default=None, compare=False)

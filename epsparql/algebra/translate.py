@@ -1,0 +1,134 @@
+"""Translate the parser's AST into the algebra of section 4.2.
+
+SPARQL's own translation (SPARQL 1.1, 18.2.2) with the EP-SPARQL
+operators added: SEQ -> SeqJoin, EQUALS -> EqJoin, OPTIONALSEQ ->
+SeqRightJoin (left side optional), EQUALSOPTIONAL -> EqLeftJoin (right
+side optional).  FILTERs scope over their whole group; the filters at the
+top of an optional group become the condition of its left join, as for
+OPTIONAL.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..language import ast
+from ..language.errors import QueryError
+from .nodes import (BGP, Empty, EqJoin, EqLeftJoin, Extend, Filter, Join,
+                    LeftJoin, Pattern, Query, SeqJoin, SeqRightJoin, Triple,
+                    Union_)
+from .passes import conjoin
+
+
+def _err(what: str, node: Any) -> QueryError:
+    pos = getattr(node, "pos", None)
+    err = QueryError(f"{what} is not supported yet" + (f" (at {pos})" if pos else ""))
+    if pos is not None:
+        err.line, err.column = pos.line, pos.column
+    return err
+
+
+def _join(a: Pattern, b: Pattern) -> Pattern:
+    if isinstance(a, Empty):
+        return b
+    if isinstance(b, Empty):
+        return a
+    if isinstance(a, BGP) and isinstance(b, BGP):
+        return BGP(a.triples + b.triples)
+    return Join(a, b)
+
+
+def _split_filter(p: Pattern) -> tuple[Pattern, Any]:
+    """(pattern, condition) of an optional operand: its top-level FILTER
+    becomes the left join's condition."""
+    if isinstance(p, Filter):
+        return p.pattern, p.expr
+    return p, None
+
+
+def pattern(node: Any) -> Pattern:
+    """The algebra of a group, union or temporal join."""
+    if isinstance(node, ast.Group):
+        return group(node)
+    if isinstance(node, ast.Union):
+        return Union_(pattern(node.left), pattern(node.right))
+    if isinstance(node, ast.TemporalJoin):
+        left, right = pattern(node.left), pattern(node.right)
+        if node.op == "SEQ":
+            return SeqJoin(left, right)
+        if node.op == "EQUALS":
+            return EqJoin(left, right)
+        if node.op == "OPTIONALSEQ":
+            opt, cond = _split_filter(left)
+            return SeqRightJoin(opt, right, cond)
+        if node.op == "EQUALSOPTIONAL":
+            opt, cond = _split_filter(right)
+            return EqLeftJoin(left, opt, cond)
+    if isinstance(node, ast.BGP):
+        return BGP(tuple(Triple(t.s, t.p, t.o) for t in node.triples))
+    raise _err(type(node).__name__, node)
+
+
+def group(g: ast.Group) -> Pattern:
+    acc: Pattern = Empty()
+    filters: list[Any] = []
+    for e in g.elements:
+        if isinstance(e, ast.Filter):
+            filters.append(e.expr)
+        elif isinstance(e, ast.Optional):
+            opt, cond = _split_filter(group(e.pattern))
+            acc = LeftJoin(acc, opt, cond)
+        elif isinstance(e, ast.Bind):
+            acc = Extend(acc, e.var, e.expr)
+        elif isinstance(e, (ast.BGP, ast.Group, ast.Union, ast.TemporalJoin)):
+            acc = _join(acc, pattern(e))
+        elif isinstance(e, ast.Minus):
+            raise _err("MINUS", e)
+        elif isinstance(e, ast.Graph):
+            raise _err("GRAPH (background graphs)", e)
+        elif isinstance(e, ast.SubSelect):
+            raise _err("a sub-query", e)
+        else:
+            raise _err(type(e).__name__, e)
+    for f in filters:
+        _check_expr(f)
+    if filters:
+        acc = Filter(conjoin(filters), acc)
+    return acc
+
+
+def _check_expr(e: Any) -> None:
+    if isinstance(e, ast.Exists):
+        raise _err("EXISTS", e)
+    for c in _children(e):
+        _check_expr(c)
+
+
+def _children(e: Any) -> list[Any]:
+    if isinstance(e, ast.BinaryOp):
+        return [e.left, e.right]
+    if isinstance(e, ast.UnaryOp):
+        return [e.operand]
+    if isinstance(e, ast.FunctionCall):
+        return list(e.args)
+    if isinstance(e, (ast.In, ast.NotIn)):
+        return [e.expr, *e.values]
+    return []
+
+
+def translate(q: ast.Query) -> Query:
+    """The algebra query of a parsed query."""
+    where = group(q.where)
+    if isinstance(where, Empty):
+        raise QueryError("the WHERE clause is empty: nothing to detect on a stream")
+    if isinstance(q, ast.SelectQuery):
+        proj = () if q.projection == "*" else tuple(q.projection)
+        for item in proj:
+            if isinstance(item, tuple):
+                _check_expr(item[0])
+        return Query("SELECT", where, proj, q.distinct, source=q)
+    if isinstance(q, ast.ConstructQuery):
+        template = tuple(Triple(t.s, t.p, t.o) for t in q.template)
+        return Query("CONSTRUCT", where, template=template, source=q)
+    if isinstance(q, ast.AskQuery):
+        return Query("ASK", where, source=q)
+    raise QueryError(f"unsupported query form {type(q).__name__}")

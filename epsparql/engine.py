@@ -1,0 +1,273 @@
+"""The EP-SPARQL engine: register continuous queries, push triples, get answers.
+
+    from epsparql import Engine
+    engine = Engine()
+    q = engine.register(query_text, on_result=print)
+    engine.push(s, p, o, start, end=None)      # rdflib terms; seconds or datetime
+    engine.push_many(rows)                     # one Prolog crossing per batch
+    engine.advance(t); engine.flush()          # close instants up to t / all
+    answers = q.results()                      # drains: list of Answer
+
+Each engine owns one module of the process's SWI-Prolog: its queries,
+pending goals and answers are its own.  The stream is a set of triple
+occurrences: pushing the same triple over the same interval twice counts
+once, and a CONSTRUCT rule re-deriving a triple that is already there adds
+nothing (this is what makes the Q-closure finite for rules that derive
+what they consume).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Sequence
+
+from rdflib.term import BNode, Node
+
+from .algebra import translate
+from .algebra.passes import optimise
+from .core import CoreEngine, Compound
+from .core.engine import Detection
+from .core.runtime import PROLOG_DIR, check, runtime
+from .core.terms import from_json
+from .language import QueryError, parse_query
+from .rdf.codec import decode, encode
+from .rules import CompiledQuery, compile_query
+
+
+def seconds(t: float | int | datetime) -> float | int:
+    """Application time in seconds: numbers as given, datetimes since the epoch
+    (a naive datetime is taken as UTC)."""
+    if isinstance(t, datetime):
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=timezone.utc)
+        return t.timestamp()
+    if isinstance(t, bool) or not isinstance(t, (int, float)):
+        raise TypeError(f"a time is a number of seconds or a datetime, got {t!r}")
+    if isinstance(t, float) and not math.isfinite(t):
+        raise ValueError(f"a time must be finite, got {t!r}")
+    return t
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answer of a continuous query, with the interval it occupies."""
+
+    bindings: dict[str, Node]
+    start: float
+    end: float
+    triples: tuple[tuple[Node, Node, Node], ...] = ()
+    query: str = ""
+
+    def __getitem__(self, var: str) -> Node:
+        return self.bindings[var.lstrip("?$")]
+
+
+class Query:
+    """A registered continuous query (SELECT, CONSTRUCT or ASK)."""
+
+    def __init__(self, engine: "Engine", name: str, text: str, form: str,
+                 compiled: CompiledQuery, projection: list[str] | None,
+                 distinct: bool, template: Sequence[Any],
+                 on_result: Callable[[Answer], None] | None):
+        self.engine = engine
+        self.name = name
+        self.text = text
+        self.form = form
+        self.compiled = compiled
+        self.projection = projection
+        self.distinct = distinct
+        self.template = tuple(template)
+        self.on_result = on_result
+        self._answers: list[Answer] = []
+        self._seen: set[Any] = set()
+        self._asked = False
+
+    @property
+    def variables(self) -> list[str]:
+        """The variables an answer binds (projected for SELECT)."""
+        if self.projection is not None:
+            return list(self.projection)
+        return [v for v in self.compiled.variables if not v.startswith("_:")]
+
+    @property
+    def rules(self) -> str:
+        """The rule-language text this query compiled to."""
+        return self.compiled.rules
+
+    def results(self) -> list[Answer]:
+        """Answers found since the last call (drains)."""
+        out, self._answers = self._answers, []
+        return out
+
+    def _deliver(self, d: Detection) -> None:
+        values = d.event.args if isinstance(d.event, Compound) else ()
+        row: dict[str, Node] = {}
+        for name, v in zip(self.compiled.variables, values):
+            if v is not None:
+                row[name] = decode(v)
+        if self.form == "ASK":
+            if self._asked:
+                return
+            self._asked = True
+            ans = Answer({}, d.start, d.end, query=self.name)
+        elif self.form == "CONSTRUCT":
+            triples = []
+            for t in self.template:
+                pos = []
+                for x in (t.s, t.p, t.o):
+                    if type(x).__name__ == "Var":
+                        pos.append(row.get(x.name))
+                    elif isinstance(x, BNode):
+                        pos.append(row.get("_:tpl:" + str(x)))
+                    else:
+                        pos.append(x)
+                if all(p is not None for p in pos):
+                    triples.append(tuple(pos))
+            if not triples:
+                return
+            ans = Answer({k: v for k, v in row.items() if not k.startswith("_:")},
+                         d.start, d.end, tuple(triples), self.name)
+        else:
+            keep = self.projection if self.projection is not None else \
+                [k for k in row if not k.startswith("_:")]
+            bindings = {k: row[k] for k in keep if k in row}
+            if self.distinct:
+                key = tuple(sorted(bindings.items()))
+                if key in self._seen:
+                    return
+                self._seen.add(key)
+            ans = Answer(bindings, d.start, d.end, query=self.name)
+        self._answers.append(ans)
+        if self.on_result is not None:
+            self.on_result(ans)
+
+    def __repr__(self) -> str:
+        return f"<Query {self.name} {self.form} {self.variables}>"
+
+
+class Engine:
+    """An EP-SPARQL engine over one Prolog core engine."""
+
+    def __init__(self, *, base: str | None = None, gc_every: int = 1000,
+                 batch_size: int = 5000, max_depth: int = 200) -> None:
+        self.base = base
+        rt = runtime()
+        for module in ("ep_sparql.pl", "ep_construct.pl"):
+            rt.consult(PROLOG_DIR / module)
+        self.core = CoreEngine(gc_every=gc_every, batch_size=batch_size, max_depth=max_depth)
+        self.core.set_option("dedup", True)
+        self._queries: dict[str, Query] = {}
+        self._by_head: dict[str, Query] = {}
+        self._ids = itertools.count(1)
+
+    # -- queries ---------------------------------------------------------------
+    def register(self, text: str, on_result: Callable[[Answer], None] | None = None,
+                 name: str | None = None) -> Query:
+        """Parse, compile and start a continuous query.
+
+        Raises QuerySyntaxError (with line and column) or QueryError."""
+        ast = parse_query(text, base=self.base)
+        alg = translate(ast)
+        pattern = optimise(alg.pattern)
+        alg = type(alg)(**{**alg.__dict__, "pattern": pattern})
+        qid = next(self._ids)
+        compiled = compile_query(alg, qid, encode=encode, is_function=self.has_function)
+        projection = None
+        if alg.form == "SELECT" and alg.projection:
+            projection = [p[1].name if isinstance(p, tuple) else p.name for p in alg.projection]
+        q = Query(self, name or f"q{qid}", text, alg.form, compiled, projection,
+                  alg.distinct, alg.template, on_result)
+        self.core.add_rules(compiled.rules)
+        self._queries[q.name] = q
+        self._by_head[compiled.head] = q
+        return q
+
+    def has_function(self, iri: str) -> bool:
+        """Is ``iri`` a registered extension function (Python or Prolog)?"""
+        reply = check(from_json(runtime().call("py_function_registered", str(iri))))
+        return bool(reply.get("ok"))
+
+    def register_function(self, iri: str, fn: Callable[..., Any] | str) -> None:
+        """Make ``<iri>(args…)`` callable in FILTER and SELECT expressions.
+
+        ``fn`` is a Python callable taking and returning rdflib terms (a
+        plain Python value is turned into a Literal), or the name of a
+        Prolog predicate (``"name"`` or ``"module:name"``, loaded with
+        :meth:`load_prolog`) called as ``call(Pred, Arg…, Result)`` on the
+        encoded terms (see docs/LANGUAGE.md).  Functions are process-wide:
+        every engine sees them.  A function that raises or fails makes the
+        expression a SPARQL error (the filter drops the solution)."""
+        if callable(fn):
+            from .functions import register
+            register(str(iri), fn)
+        else:
+            check(from_json(runtime().call("py_register_prolog_function", str(iri),
+                                            ("s", str(fn)))))
+
+    def load_prolog(self, path: str) -> None:
+        """Load a Prolog file (helper predicates, extension functions)."""
+        from pathlib import Path
+        p = Path(path)
+        if not p.is_file():
+            raise FileNotFoundError(f"Prolog file not found: {p}")
+        runtime().consult(p.resolve())
+
+    @property
+    def queries(self) -> list[Query]:
+        return list(self._queries.values())
+
+    # -- stream ----------------------------------------------------------------
+    def push(self, s: Node, p: Node, o: Node, start: float | datetime,
+             end: float | datetime | None = None) -> None:
+        """Push one triple occurring over [start, end] (end defaults to start)."""
+        self.push_many([(s, p, o, start, end)])
+
+    def push_many(self, rows: Iterable[Sequence[Any]]) -> None:
+        """Push (s, p, o, start[, end]) rows in order of end time, batched."""
+        self._route(self.core.push_many(self._events(rows)))
+
+    def _events(self, rows: Iterable[Sequence[Any]]):
+        for i, row in enumerate(rows):
+            if len(row) == 4:
+                s, p, o, start = row
+                end = None
+            elif len(row) == 5:
+                s, p, o, start, end = row
+            else:
+                raise ValueError(f"row {i}: expected (s, p, o, start[, end]), got {row!r}")
+            t1 = seconds(start)
+            t2 = t1 if end is None else seconds(end)
+            yield Compound("triple", (encode(s), encode(p), encode(o))), t1, t2
+
+    def advance(self, t: float | datetime) -> None:
+        """No more triples will end at or before ``t``: decide the answers that
+        waited for an optional part at those instants."""
+        self._route(self.core.advance(seconds(t)))
+
+    def flush(self) -> None:
+        """End of stream: decide every waiting answer."""
+        self._route(self.core.flush())
+
+    def _route(self, detections: list[Detection]) -> None:
+        self.core._pending.clear()   # answers are kept per query, not in the core buffer
+        for d in detections:
+            name = d.event.name if isinstance(d.event, Compound) else d.event
+            q = self._by_head.get(name)
+            if q is not None:
+                q._deliver(d)
+
+    @property
+    def errors(self):
+        """Errors raised inside rules (filters, functions), with their event."""
+        return self.core.errors
+
+    def close(self) -> None:
+        self.core.close()
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

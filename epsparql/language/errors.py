@@ -1,0 +1,94 @@
+"""Errors raised by :func:`epsparql.language.parse_query`.
+
+Only these two exception types ever leave ``parse_query``: callers (a REST
+endpoint, a REPL, the rule compiler) can catch :class:`QueryError` and show
+``str(error)`` to the user, which points at the offending spot in the text.
+"""
+from __future__ import annotations
+
+__all__ = ["QueryError", "QuerySyntaxError"]
+
+
+class QueryError(ValueError):
+    """A query that is invalid or uses a construct EP-SPARQL does not support.
+
+    Attributes:
+        message: what is wrong, naming the construct ("LIMIT is not supported
+            on a stream: ...", "unknown prefix 'ex:'").
+        line, column: 1-based position of the construct, or None if unknown.
+        source_line: the text of that line (for the caret display), or None.
+    """
+
+    def __init__(self, message: str, line: int | None = None,
+                 column: int | None = None, *, source: str | None = None) -> None:
+        self.message = message
+        self.line = line
+        self.column = column
+        self.source_line = _line_of(source, line)
+        super().__init__(self._render())
+
+    def with_source(self, source: str) -> "QueryError":
+        """Attach the query text (for the caret display) if not yet attached."""
+        if self.source_line is None:
+            self.source_line = _line_of(source, self.line)
+            self.args = (self._render(),)
+        return self
+
+    def _render(self) -> str:
+        """``line L, column C: message``, then the source line and a caret."""
+        if self.line is None:
+            return self.message
+        column = self.column if self.column is not None else 1
+        head = f"line {self.line}, column {column}: {self.message}"
+        if self.source_line is None:
+            return head
+        return f"{head}\n{self.source_line}\n{_caret(self.source_line, column)}"
+
+    def __str__(self) -> str:
+        return self._render()
+
+    def __reduce__(self):
+        """Keep position and source when pickled (e.g. across processes)."""
+        return (_rebuild, (type(self), self.message, self.line, self.column,
+                           self.source_line))
+
+
+class QuerySyntaxError(QueryError):
+    """The text is not a well-formed EP-SPARQL query.
+
+    ``line`` and ``column`` are always set; ``message`` says what was found
+    and what was expected, e.g. "expected '}' or a triple pattern, found 'SEQ'".
+    """
+
+    line: int
+    column: int
+
+    def __init__(self, message: str, line: int, column: int, *,
+                 source: str | None = None) -> None:
+        super().__init__(message, max(1, line), max(1, column), source=source)
+
+
+def _line_of(source: str | None, line: int | None) -> str | None:
+    """The 1-based ``line`` of ``source`` without its line break, if any."""
+    if source is None or line is None:
+        return None
+    lines = source.split("\n")
+    if not 1 <= line <= len(lines):
+        return None
+    return lines[line - 1].rstrip("\r")
+
+
+def _caret(source_line: str, column: int) -> str:
+    """Spaces (tabs kept, so it lines up) then '^' under ``column``."""
+    prefix = source_line[:column - 1]
+    pad = "".join(ch if ch == "\t" else " " for ch in prefix)
+    return pad + " " * (column - 1 - len(prefix)) + "^"
+
+
+def _rebuild(cls, message, line, column, source_line):
+    """Unpickling helper: restore an error without re-running __init__ logic."""
+    err = cls.__new__(cls)
+    err.message, err.line, err.column, err.source_line = (
+        message, line, column, source_line)
+    err.args = (err._render(),)
+    return err

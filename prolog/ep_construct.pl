@@ -1,0 +1,29 @@
+/*  Helpers of compiled CONSTRUCT rules (Q-closure).
+
+    A CONSTRUCT template's blank nodes are fresh for every answer; a
+    template triple is only added to the stream when all its positions are
+    bound and form a valid RDF triple (an IRI or blank node as subject, an
+    IRI as predicate), as section 4.2 of the specification requires.
+    Terms use the encoding of ep_sparql.pl: IRIs are atoms, blank nodes
+    b(Id).
+*/
+:- module(ep_construct,
+          [ construct_fresh_bnode/1,    % -BNode
+            construct_valid_triple/3    % +S, +P, +O
+          ]).
+
+
+%!  construct_fresh_bnode(-BNode) is det.
+%
+%   A blank node never handed out before in this process: b('c<N>').
+construct_fresh_bnode(b(Id)) :-
+    flag(ep_construct_bnode, N, N + 1),
+    atom_concat(c, N, Id).
+
+%!  construct_valid_triple(+S, +P, +O) is semidet.
+%
+%   True if S, P, O are bound and make an RDF triple.
+construct_valid_triple(S, P, O) :-
+    nonvar(S), nonvar(P), nonvar(O),
+    ( atom(S) -> true ; S = b(_) ),
+    atom(P).

@@ -1,0 +1,1469 @@
+/*  ep_sparql: SPARQL 1.1 expressions (FILTER, BIND, SELECT) evaluated on
+    encoded RDF terms.
+
+    RDF terms are Prolog terms (epsparql/rdf/codec.py builds them from
+    rdflib terms; this module builds the same ones from lexical forms):
+
+        IRI                         an atom, the full IRI
+        blank node                  b(Id)
+        simple literal, xsd:string  s(Lex)
+        language-tagged literal     l(Lex, Lang)       Lang a lower-case atom
+        numeric literal             n(Value, Datatype, Lex)
+        xsd:dateTime, date,         d(Seconds, Datatype, Lex)
+          dateTimeStamp
+        xsd:duration and subtypes   dur(Seconds, Datatype, Lex)
+        xsd:boolean                 bool(true|false, Lex)
+        any other typed literal     t(Lex, Datatype)
+
+    Lex is a string, Datatype the datatype IRI (an atom).  Value is an
+    integer for xsd:integer and its derived types, a float for decimal,
+    float, double.  Seconds: since the epoch, UTC (no timezone = UTC), a
+    float; for durations a month is 30 days and a year 365 days, and the
+    number is an integer when whole.  An ill-typed lexical form, and a
+    double/float whose value is not finite ("INF", "NaN", "1e400"), is
+    t(Lex, Datatype); the doubles are still numbers here (IEEE specials).
+
+    Expressions (built by the compiler):
+
+        var(X)          X bound to an encoded term, or unbound (an error)
+        const(T)        an encoded term
+        or(A,B)  and(A,B)  not(A)
+        eq ne lt gt le ge (A,B)
+        add sub mul div (A,B)   neg(A)  pos(A)
+        in(A, List)  notin(A, List)     List: a list of expressions
+        call(Name, Args)    a builtin (upper-case atom, see builtin/3) or
+                            an extension function IRI (see
+                            sparql_register_function/2)
+
+    A bare encoded term is also accepted as a constant, and a bare Prolog
+    number as xsd:integer (integer) or xsd:double (float).
+
+    Errors are values: evaluation yields the atom '$error', which the
+    three-valued logic of ||, && and ! and the functions IF, COALESCE, IN
+    handle as SPARQL 1.1 section 17 says.  Arithmetic keeps xsd:decimal
+    exact (rationals, division rounded to 18 fractional digits); float
+    and double follow IEEE (division by zero gives INF or NaN; for
+    integer and decimal it is an error).
+
+    Results of arithmetic get canonical lexical forms: integers "42",
+    decimals "3.3" / "2.0", doubles and floats "1.5E2" (XSD 1.1 canonical
+    form), durations (GETDURATION) "[-]P[nD][T[nH][nM][n[.f]S]]", "PT0S"
+    for zero, date-times "YYYY-MM-DDThh:mm:ss[.f]Z".
+*/
+:- module(ep_sparql,
+          [ sparql_eval/2,                  % +Expr, -Value
+            sparql_true/1,                  % +Expr
+            sparql_ebv/2,                   % +Value, -Bool
+            sparql_number/2,                % +Encoded, -Number
+            sparql_typed_literal/3,         % +Lex, +Datatype, -Term
+            sparql_seconds_datetime/2,      % +Seconds, -Term
+            sparql_seconds_duration/2,      % +Seconds, -Term
+            sparql_builtin/3,               % ?Name, ?MinArgs, ?MaxArgs
+            sparql_register_function/2,     % +IRI, :Pred
+            sparql_unregister_function/1,   % +IRI
+            sparql_function_registered/1    % +IRI
+          ]).
+:- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
+:- use_module(library(lists)).
+:- use_module(library(apply)).
+:- use_module(library(error)).
+
+%   REGEX needs library(pcre) (PCRE2); without it REGEX yields '$error'.
+:- if(catch(use_module(library(pcre), [re_match/3]), _, fail)).
+have_pcre.
+:- else.
+have_pcre :- fail.
+:- endif.
+
+%   Declared global state: the registry of extension functions.
+:- dynamic registered_function/3.       % registered_function(IRI, Closure, Arity|any)
+
+:- meta_predicate sparql_register_function(+, :).
+
+
+		 /*******************************
+		 *            API               *
+		 *******************************/
+
+%!  sparql_eval(+Expr, -Value) is det.
+%
+%   Value is the encoded RDF term Expr evaluates to, or the atom
+%   '$error' for a SPARQL evaluation error (errors are values: this
+%   never throws for bad data, unbound variables or type errors).
+
+sparql_eval(Expr, Value) :-
+    ev(Expr, V0),
+    value(V0, Value).
+
+%!  sparql_true(+Expr) is semidet.
+%
+%   True iff the effective boolean value of Expr is true: what FILTER
+%   keeps.  False and errors both fail.  Comparisons of numerics are
+%   done without building intermediate terms.
+
+sparql_true(E) :-
+    var(E), !, fail.
+sparql_true(and(A, B)) :- !,
+    sparql_true(A),
+    sparql_true(B).
+sparql_true(or(A, B)) :- !,
+    (   sparql_true(A)
+    ->  true
+    ;   sparql_true(B)
+    ).
+sparql_true(lt(A, B)) :- !,
+    ev(A, X), ev(B, Y),
+    (   num_val(X, P), num_val(Y, Q) -> P < Q ; ord(X, Y, O), O == (<) ).
+sparql_true(gt(A, B)) :- !,
+    ev(A, X), ev(B, Y),
+    (   num_val(X, P), num_val(Y, Q) -> P > Q ; ord(X, Y, O), O == (>) ).
+sparql_true(le(A, B)) :- !,
+    ev(A, X), ev(B, Y),
+    (   num_val(X, P), num_val(Y, Q) -> P =< Q ; ord(X, Y, O), ( O == (<) ; O == (=) ) ).
+sparql_true(ge(A, B)) :- !,
+    ev(A, X), ev(B, Y),
+    (   num_val(X, P), num_val(Y, Q) -> P >= Q ; ord(X, Y, O), ( O == (>) ; O == (=) ) ).
+sparql_true(eq(A, B)) :- !,
+    ev(A, X), ev(B, Y),
+    (   num_val(X, P), num_val(Y, Q) -> P =:= Q ; eq_tv(X, Y, true) ).
+sparql_true(ne(A, B)) :- !,
+    ev(A, X), ev(B, Y),
+    (   num_val(X, P), num_val(Y, Q) -> \+ P =:= Q ; eq_tv(X, Y, false) ).
+sparql_true(E) :-
+    truth(E, true).
+
+%!  sparql_ebv(+Value, -Bool) is det.
+%
+%   Bool is the effective boolean value (SPARQL 1.1 section 17.2.2) of
+%   the encoded term Value: `true`, `false`, or `error` (IRIs, blank
+%   nodes, date-times, other typed literals, '$error', unbound).
+
+sparql_ebv(V, T) :-
+    (   var(V) -> T = error ; ebv(V, T) ).
+
+%!  sparql_number(+Encoded, -Number) is semidet.
+%
+%   Number is the value of a numeric literal n(Number, _, _).  Fails
+%   for anything else (including the non-finite doubles, which are t/2).
+
+sparql_number(n(V, _, _), V).
+
+%!  sparql_typed_literal(+Lex, +Datatype, -Term) is det.
+%
+%   Term is the encoding of the literal Lex^^Datatype (Lex text, Datatype
+%   an IRI atom): the same term epsparql.rdf.codec.encode gives for it.
+%   An ill-typed Lex gives t(Lex, Datatype).
+
+sparql_typed_literal(Lex0, DT, T) :-
+    text_to_string(Lex0, Lex),
+    (   lexical_term(DT, Lex, T0) -> T = T0 ; T = t(Lex, DT) ).
+
+%!  sparql_seconds_datetime(+Seconds, -Term) is det.
+%
+%   Term is d(S, xsd:dateTime, Lex) for the instant Seconds (a finite
+%   number) after the epoch, in UTC: Lex is "YYYY-MM-DDThh:mm:ss[.f]Z"
+%   with the exact fraction of the shortest numeral of the float.  What
+%   GETSTARTTIME/GETENDTIME return.
+
+sparql_seconds_datetime(S0, d(S, 'http://www.w3.org/2001/XMLSchema#dateTime', Lex)) :-
+    must_be(number, S0),
+    S is float(S0) + 0.0,
+    float_decimal(S, Neg, N0, Scale),
+    (   Neg == true -> N is -N0 ; N = N0 ),
+    P is 10^Scale,
+    W is N div P,
+    FracN is N - W*P,
+    frac_codes(FracN, Scale, Frac),
+    Days is W div 86400,
+    Sod is W mod 86400,
+    civil_from_days(Days, Y, Mo, D),
+    H is Sod // 3600, Mi is (Sod mod 3600) // 60, Sec is Sod mod 60,
+    (   Y < 0 -> YSign = "-", YA is -Y ; YSign = "", YA = Y ),
+    (   Frac == [] -> FracS = "" ; format(string(FracS), ".~s", [Frac]) ),
+    format(string(Lex), "~w~|~`0t~d~4+-~|~`0t~d~2+-~|~`0t~d~2+T~|~`0t~d~2+:~|~`0t~d~2+:~|~`0t~d~2+~wZ",
+           [YSign, YA, Mo, D, H, Mi, Sec, FracS]).
+
+%!  sparql_seconds_duration(+Seconds, -Term) is det.
+%
+%   Term is dur(S, xsd:duration, Lex) for a duration of Seconds: S an
+%   integer when whole, Lex canonical "[-]P[nD][T[nH][nM][n[.f]S]]"
+%   ("PT0S" for zero; e.g. 90 -> "PT1M30S").  What GETDURATION returns.
+
+sparql_seconds_duration(S0, dur(V, 'http://www.w3.org/2001/XMLSchema#duration', Lex)) :-
+    must_be(number, S0),
+    (   integer(S0)
+    ->  V = S0
+    ;   S0 =:= float_integer_part(S0)
+    ->  V is integer(S0)
+    ;   V is S0 + 0.0
+    ),
+    (   integer(V)
+    ->  ( V < 0 -> Neg = true ; Neg = false ), N is abs(V), Scale = 0
+    ;   float_decimal(V, Neg, N, Scale)
+    ),
+    P is 10^Scale,
+    W is N // P,
+    FracN is N mod P,
+    frac_codes(FracN, Scale, Frac),
+    Days is W // 86400, H is (W mod 86400) // 3600,
+    Mi is (W mod 3600) // 60, Sec is W mod 60,
+    with_output_to(string(Lex),
+                   ( ( Neg == true -> write('-P') ; write('P') ),
+                     ( Days > 0 -> format("~dD", [Days]) ; true ),
+                     (   ( H > 0 ; Mi > 0 ; Sec > 0 ; Frac \== [] )
+                     ->  write('T'),
+                         ( H > 0 -> format("~dH", [H]) ; true ),
+                         ( Mi > 0 -> format("~dM", [Mi]) ; true ),
+                         (   ( Sec > 0 ; Frac \== [] )
+                         ->  ( Frac == [] -> format("~dS", [Sec]) ; format("~d.~sS", [Sec, Frac]) )
+                         ;   true
+                         )
+                     ;   Days =:= 0
+                     ->  write('T0S')
+                     ;   true
+                     ) )).
+
+%!  sparql_builtin(?Name, ?MinArgs, ?MaxArgs) is nondet.
+%
+%   Name is a builtin function of call(Name, Args) taking MinArgs to
+%   MaxArgs arguments (MaxArgs `inf` for no limit).  The counts are those
+%   of the compiled call: GETDURATION, GETSTARTTIME and GETENDTIME take
+%   the two times (seconds) of the match the compiler passes.
+
+sparql_builtin(Name, Min, Max) :-
+    builtin(Name, Min, Max).
+
+%!  sparql_register_function(+IRI, :Pred) is det.
+%
+%   Register Pred as the extension function IRI (an atom).  Pred is a
+%   predicate indicator Name/Arity (called with Arity-1 arguments and the
+%   result) or a closure; it is called as call(Pred, Arg1, ..., Result)
+%   with the evaluated arguments (encoded terms) and must bind Result to
+%   an encoded term.  A failure, an exception or an unbound result is an
+%   evaluation error ('$error').  Registering again replaces.
+
+sparql_register_function(IRI, M:Spec) :-
+    must_be(atom, IRI),
+    (   Spec = Q:Name/Arity
+    ->  must_be(atom, Name), must_be(nonneg, Arity), Closure = Q:Name
+    ;   Spec = Name/Arity
+    ->  must_be(atom, Name), must_be(nonneg, Arity), Closure = M:Name
+    ;   must_be(callable, Spec), Closure = M:Spec, Arity = any
+    ),
+    retractall(registered_function(IRI, _, _)),
+    assertz(registered_function(IRI, Closure, Arity)).
+
+%!  sparql_unregister_function(+IRI) is det.
+%
+%   Forget the extension function IRI (nothing if it is not registered).
+
+sparql_unregister_function(IRI) :-
+    retractall(registered_function(IRI, _, _)).
+
+%!  sparql_function_registered(+IRI) is semidet.
+%
+%   True if IRI is a registered extension function.
+
+sparql_function_registered(IRI) :-
+    registered_function(IRI, _, _), !.
+
+
+		 /*******************************
+		 *          EVALUATION          *
+		 *******************************/
+
+%   ev(+Expr, -Raw): Raw is an encoded term, '$error', or '$n'(N, Rank), a
+%   numeric result not yet given a lexical form (Rank 0 integer, N an
+%   integer; 1 decimal, N an integer or rational; 2 float, 3 double, N a
+%   float).  value/2 turns a raw value into an encoded term.
+
+ev(E, V) :-
+    var(E), !,
+    V = '$error'.
+ev(var(X), V) :- !,
+    (   var(X) -> V = '$error' ; V = X ).
+ev(const(C), V) :- !,
+    (   number(C) -> leaf(C, V) ; V = C ).
+ev(add(A, B), V) :- !,
+    ev(A, X), ev(B, Y), arith(add, X, Y, V).
+ev(sub(A, B), V) :- !,
+    ev(A, X), ev(B, Y), arith(sub, X, Y, V).
+ev(mul(A, B), V) :- !,
+    ev(A, X), ev(B, Y), arith(mul, X, Y, V).
+ev(div(A, B), V) :- !,
+    ev(A, X), ev(B, Y), arith(div, X, Y, V).
+ev(neg(A), V) :- !,
+    ev(A, X),
+    (   num(X, N, R) -> M is -N, V = '$n'(M, R) ; V = '$error' ).
+ev(pos(A), V) :- !,
+    ev(A, X),
+    (   num(X, _, _) -> V = X ; V = '$error' ).
+ev(call(F, Args), V) :- !,
+    call_fn(F, Args, V).
+ev(or(A, B), V) :- !,     truth(or(A, B), T), tv_value(T, V).
+ev(and(A, B), V) :- !,    truth(and(A, B), T), tv_value(T, V).
+ev(not(A), V) :- !,       truth(not(A), T), tv_value(T, V).
+ev(eq(A, B), V) :- !,     truth(eq(A, B), T), tv_value(T, V).
+ev(ne(A, B), V) :- !,     truth(ne(A, B), T), tv_value(T, V).
+ev(lt(A, B), V) :- !,     truth(lt(A, B), T), tv_value(T, V).
+ev(gt(A, B), V) :- !,     truth(gt(A, B), T), tv_value(T, V).
+ev(le(A, B), V) :- !,     truth(le(A, B), T), tv_value(T, V).
+ev(ge(A, B), V) :- !,     truth(ge(A, B), T), tv_value(T, V).
+ev(in(A, L), V) :- !,     truth(in(A, L), T), tv_value(T, V).
+ev(notin(A, L), V) :- !,  truth(notin(A, L), T), tv_value(T, V).
+ev(X, V) :-
+    leaf(X, V).
+
+%   A bare term as a constant.
+leaf(X, V) :- integer(X), !, V = '$n'(X, 0).
+leaf(X, V) :- float(X), !, V = '$n'(X, 3).
+leaf(X, V) :- encoded(X), !, V = X.
+leaf(_, '$error').
+
+encoded(X) :- atom(X), !.
+encoded(s(_)).
+encoded(l(_, _)).
+encoded(n(_, _, _)).
+encoded(d(_, _, _)).
+encoded(dur(_, _, _)).
+encoded(bool(_, _)).
+encoded(t(_, _)).
+encoded(b(_)).
+
+%   value(+Raw, -Term): materialise '$n'/2.
+value('$n'(N, R), T) :- !,
+    num_term(R, N, T).
+value(V, V).
+
+evv(E, V) :-
+    ev(E, V0),
+    value(V0, V).
+
+tv_value(true,  bool(true, "true")).
+tv_value(false, bool(false, "false")).
+tv_value(error, '$error').
+
+%   truth(+Expr, -TV): the EBV of Expr in three-valued logic.
+truth(E, T) :-
+    var(E), !,
+    T = error.
+truth(and(A, B), T) :- !,
+    truth(A, TA),
+    (   TA == false
+    ->  T = false
+    ;   truth(B, TB),
+        (   TB == false -> T = false
+        ;   TA == true, TB == true -> T = true
+        ;   T = error
+        )
+    ).
+truth(or(A, B), T) :- !,
+    truth(A, TA),
+    (   TA == true
+    ->  T = true
+    ;   truth(B, TB),
+        (   TB == true -> T = true
+        ;   TA == false, TB == false -> T = false
+        ;   T = error
+        )
+    ).
+truth(not(A), T) :- !,
+    truth(A, TA),
+    not3(TA, T).
+truth(eq(A, B), T) :- !,
+    ev(A, X), ev(B, Y), eq_tv(X, Y, T).
+truth(ne(A, B), T) :- !,
+    ev(A, X), ev(B, Y), eq_tv(X, Y, T0), not3(T0, T).
+truth(lt(A, B), T) :- !,
+    ev(A, X), ev(B, Y), ord(X, Y, O), ord_tv(lt, O, T).
+truth(gt(A, B), T) :- !,
+    ev(A, X), ev(B, Y), ord(X, Y, O), ord_tv(gt, O, T).
+truth(le(A, B), T) :- !,
+    ev(A, X), ev(B, Y), ord(X, Y, O), ord_tv(le, O, T).
+truth(ge(A, B), T) :- !,
+    ev(A, X), ev(B, Y), ord(X, Y, O), ord_tv(ge, O, T).
+truth(in(A, L), T) :- !,
+    ev(A, X),
+    in_tv(L, X, false, T).
+truth(notin(A, L), T) :- !,
+    ev(A, X),
+    in_tv(L, X, false, T0),
+    not3(T0, T).
+truth(E, T) :-
+    ev(E, V),
+    ebv(V, T).
+
+not3(true, false).
+not3(false, true).
+not3(error, error).
+
+%   ord_tv(+Op, +Order, -TV): Order is <, =, >, nan (a NaN: unordered)
+%   or error (not comparable).
+ord_tv(_,  error, T) :- !, T = error.
+ord_tv(lt, O, T) :- ( O == (<) -> T = true ; T = false ).
+ord_tv(gt, O, T) :- ( O == (>) -> T = true ; T = false ).
+ord_tv(le, O, T) :- ( ( O == (<) ; O == (=) ) -> T = true ; T = false ).
+ord_tv(ge, O, T) :- ( ( O == (>) ; O == (=) ) -> T = true ; T = false ).
+
+%   IN: true if some `=` is true; else error if some was an error.
+in_tv(L, _, _, T) :-
+    \+ is_list(L), !,
+    T = error.
+in_tv([], _, Acc, Acc).
+in_tv([E|Es], X, Acc, T) :-
+    ev(E, Y),
+    eq_tv(X, Y, TV),
+    (   TV == true
+    ->  T = true
+    ;   TV == error
+    ->  in_tv(Es, X, error, T)
+    ;   in_tv(Es, X, Acc, T)
+    ).
+
+
+		 /*******************************
+		 *   EFFECTIVE BOOLEAN VALUE    *
+		 *******************************/
+
+ebv(bool(B, _), T) :- !, T = B.
+ebv(n(V, _, _), T) :- !,
+    (   V =:= 0 -> T = false ; T = true ).
+ebv(s(L), T) :- !,
+    (   empty_text(L) -> T = false ; T = true ).
+ebv(l(L, _), T) :- !,
+    (   empty_text(L) -> T = false ; T = true ).
+ebv('$n'(V, _), T) :- !,
+    (   float(V), float_class(V, nan) -> T = false
+    ;   V =:= 0 -> T = false
+    ;   T = true
+    ).
+ebv(t(L, DT), T) :- !,
+    (   float_rank(DT, _), special_float(L, V)
+    ->  ( float_class(V, nan) -> T = false ; T = true )
+    ;   ( num_rank(DT, _) ; DT == 'http://www.w3.org/2001/XMLSchema#boolean' )
+    ->  T = false                  % ill-typed numeric or boolean
+    ;   T = error
+    ).
+ebv(_, error).
+
+empty_text("") :- !.
+empty_text('').
+
+
+		 /*******************************
+		 *          COMPARISON          *
+		 *******************************/
+
+%   num_val(+Raw, -Number): the value of a numeric, for comparisons.
+num_val(n(V, _, _), V).
+num_val('$n'(V0, R), V) :-
+    (   R =:= 1, \+ integer(V0) -> catch(V is float(V0), _, fail) ; V = V0 ).
+num_val(t(L, DT), V) :-
+    float_rank(DT, _),
+    special_float(L, V).
+
+%   eq_tv(+X, +Y, -TV): the `=` operator.
+eq_tv(X, Y, T) :-
+    num_val(X, P), num_val(Y, Q), !,
+    (   P =:= Q -> T = true ; T = false ).
+eq_tv('$error', _, T) :- !, T = error.
+eq_tv(_, '$error', T) :- !, T = error.
+eq_tv(X, Y, T) :-
+    X == Y, !,
+    T = true.
+eq_tv(s(A), s(B), T) :- !,
+    (   text_eq(A, B) -> T = true ; T = false ).
+eq_tv(l(A, L1), l(B, L2), T) :- !,
+    (   L1 == L2, text_eq(A, B) -> T = true ; T = false ).
+eq_tv(bool(A, _), bool(B, _), T) :- !,
+    (   A == B -> T = true ; T = false ).
+eq_tv(d(A, D1, _), d(B, D2, _), T) :-
+    time_family(D1, F), time_family(D2, F), !,
+    (   A =:= B -> T = true ; T = false ).
+eq_tv(dur(A, _, _), dur(B, _, _), T) :- !,
+    (   A =:= B -> T = true ; T = false ).
+eq_tv(X, Y, T) :-
+    (   literal(X), literal(Y) -> T = error ; T = false ).
+
+literal(s(_)).
+literal(l(_, _)).
+literal(n(_, _, _)).
+literal(d(_, _, _)).
+literal(dur(_, _, _)).
+literal(bool(_, _)).
+literal(t(_, _)).
+literal('$n'(_, _)).
+
+text_eq(A, B) :-
+    (   string(A), string(B) -> A == B ; atom_string(A, S), atom_string(B, S) ).
+
+%   ord(+X, +Y, -Order): Order is <, =, >, nan or error.
+ord(X, Y, O) :-
+    num_val(X, P), num_val(Y, Q), !,
+    num_order(P, Q, O).
+ord(s(A), s(B), O) :- !,
+    text_compare(O, A, B).
+ord(l(A, L1), l(B, L2), O) :-
+    L1 == L2, !,
+    text_compare(O, A, B).
+ord(bool(A, _), bool(B, _), O) :- !,
+    compare(O, A, B).                   % false @< true
+ord(d(A, D1, _), d(B, D2, _), O) :-
+    time_family(D1, F), time_family(D2, F), !,
+    num_order(A, B, O).
+ord(dur(A, _, _), dur(B, _, _), O) :- !,
+    num_order(A, B, O).
+ord(_, _, error).
+
+num_order(P, Q, O) :-
+    (   P < Q -> O = (<)
+    ;   P > Q -> O = (>)
+    ;   P =:= Q -> O = (=)
+    ;   O = nan
+    ).
+
+text_compare(O, A, B) :-
+    (   string(A), string(B)
+    ->  compare(O, A, B)
+    ;   text_to_string(A, SA), text_to_string(B, SB), compare(O, SA, SB)
+    ).
+
+time_family('http://www.w3.org/2001/XMLSchema#dateTime', datetime).
+time_family('http://www.w3.org/2001/XMLSchema#dateTimeStamp', datetime).
+time_family('http://www.w3.org/2001/XMLSchema#date', date).
+
+
+		 /*******************************
+		 *          ARITHMETIC          *
+		 *******************************/
+
+%   num(+Raw, -N, -Rank): N is the value for arithmetic: integers for
+%   rank 0, exact rationals for decimals, floats for float and double.
+num(n(V, DT, L), N, R) :-
+    num_rank(DT, R),
+    (   R =:= 1 -> decimal_value(L, V, N) ; N = V ).
+num('$n'(N, R), N, R).
+num(t(L, DT), N, R) :-
+    float_rank(DT, R),
+    special_float(L, N).
+
+%   The exact value of a decimal's lexical form (its float if unparsable).
+decimal_value(L, V, N) :-
+    (   string_codes(L, Cs),
+        phrase(decimal_parts(Neg, I, F), Cs)
+    ->  length(F, K),
+        number_codes(M, [0'0|I]),
+        (   F == [] -> N0 = M ; number_codes(FN, [0'0|F]), N0 is (M*10^K + FN) rdiv 10^K ),
+        (   Neg == true -> N is -N0 ; N = N0 )
+    ;   N is rationalize(V)
+    ).
+
+arith(Op, X, Y, V) :-
+    (   num(X, A, RA), num(Y, B, RB)
+    ->  R is max(RA, RB),
+        (   arith(Op, R, A, B, V0) -> V = V0 ; V = '$error' )
+    ;   V = '$error'
+    ).
+
+arith(add, R, A, B, '$n'(C, R)) :- R =< 1, !, C is A + B.
+arith(sub, R, A, B, '$n'(C, R)) :- R =< 1, !, C is A - B.
+arith(mul, R, A, B, '$n'(C, R)) :- R =< 1, !, C is A * B.
+arith(div, R, A, B, '$n'(C, 1)) :- R =< 1, !,
+    B =\= 0,                            % integer/decimal division by zero: error
+    C0 is A rdiv B,
+    decimal_round(C0, C).
+arith(Op, R, A, B, '$n'(C, R)) :-
+    float_arith(Op, A, B, C).
+
+%   Decimal division is exact, then rounded to 18 fractional digits.
+decimal_round(Q, Q) :- integer(Q), !.
+decimal_round(Q, R) :-
+    P is 10^18,
+    R is round(Q*P) rdiv P.
+
+to_float(X, F) :- float(X), !, F = X.
+to_float(X, F) :- F is float(X).
+
+%   IEEE 754 arithmetic on floats (SWI-Prolog raises where IEEE yields
+%   INF or NaN, so those cases are worked out here).
+float_arith(Op, A0, B0, C) :-
+    catch(( to_float(A0, A), to_float(B0, B) ), error(evaluation_error(_), _), fail),
+    (   catch(float_op(Op, A, B, C0), error(evaluation_error(_), _), fail)
+    ->  C = C0
+    ;   ieee(Op, A, B, C)
+    ).
+
+float_op(add, A, B, C) :- C is A + B.
+float_op(sub, A, B, C) :- C is A - B.
+float_op(mul, A, B, C) :- C is A * B.
+float_op(div, A, B, C) :- C is A / B.
+
+is_nan(X) :- float_class(X, nan).
+is_inf(X) :- float_class(X, infinite).
+
+signed_inf(S, X) :- ( S < 0 -> X is -inf ; X is inf ).
+
+neg_sign(X) :- X < 0, !.
+neg_sign(X) :- X =:= 0, copysign(1.0, X) < 0.
+
+prod_sign(A, B, S) :-
+    (   neg_sign(A) -> SA = -1 ; SA = 1 ),
+    (   neg_sign(B) -> SB = -1 ; SB = 1 ),
+    S is SA*SB.
+
+ieee(_, A, B, C) :-
+    ( is_nan(A) ; is_nan(B) ), !,
+    C is nan.
+ieee(add, A, B, C) :- !,
+    ieee_add(A, B, C).
+ieee(sub, A, B, C) :- !,
+    NB is -B,
+    ieee_add(A, NB, C).
+ieee(mul, A, B, C) :- !,
+    (   ( is_inf(A) ; is_inf(B) ), ( A =:= 0 ; B =:= 0 )
+    ->  C is nan
+    ;   prod_sign(A, B, S), signed_inf(S, C)      % infinite operand or overflow
+    ).
+ieee(div, A, B, C) :-
+    (   is_inf(A), is_inf(B) -> C is nan
+    ;   is_inf(B) -> prod_sign(A, B, S), ( S < 0 -> C = -0.0 ; C = 0.0 )
+    ;   B =:= 0, A =:= 0 -> C is nan
+    ;   prod_sign(A, B, S), signed_inf(S, C)      % x/0, INF/x, overflow
+    ).
+
+ieee_add(A, B, C) :-
+    (   is_inf(A), is_inf(B)
+    ->  ( sign(A) =:= sign(B) -> C = A ; C is nan )
+    ;   is_inf(A) -> C = A
+    ;   is_inf(B) -> C = B
+    ;   signed_inf(A, C)                           % overflow: A, B same sign
+    ).
+
+%   num_term(+Rank, +N, -Term): the encoded literal of a numeric result.
+num_term(0, N, n(N, 'http://www.w3.org/2001/XMLSchema#integer', L)) :- !,
+    number_string(N, L).
+num_term(1, N0, T) :- !,
+    (   float(N0) -> N is rationalize(N0) ; N = N0 ),
+    decimal_string(N, L),
+    sparql_typed_literal(L, 'http://www.w3.org/2001/XMLSchema#decimal', T).
+num_term(R, N0, T) :-
+    rank_datatype(R, DT),
+    to_float(N0, N),
+    (   is_nan(N) -> T = t("NaN", DT)
+    ;   is_inf(N) -> ( N > 0 -> T = t("INF", DT) ; T = t("-INF", DT) )
+    ;   double_string(N, L),
+        T = n(N, DT, L)
+    ).
+
+%   Canonical xsd:decimal lexical form of an integer or a rational with a
+%   terminating decimal expansion: "-12.5", "3.0".
+decimal_string(Q, L) :-
+    (   Q < 0 -> Sign = "-", A is -Q ; Sign = "", A = Q ),
+    I is floor(A),
+    F is A - I,
+    (   F =:= 0
+    ->  Frac = "0"
+    ;   rational(F, Num, Den),
+        terminating_scale(Den, 1, K),
+        D is Num * (10^K // Den),
+        frac_codes(D, K, Frac)
+    ),
+    format(string(L), "~w~d.~s", [Sign, I, Frac]).
+
+terminating_scale(Den, K, K) :-
+    10^K mod Den =:= 0, !.
+terminating_scale(Den, K0, K) :-
+    K0 < 1000,
+    K1 is K0 + 1,
+    terminating_scale(Den, K1, K).
+
+%   frac_codes(+N, +Scale, -Codes): the Scale-digit fraction N, without
+%   trailing zeros ([] for zero).
+frac_codes(_, 0, []) :- !.
+frac_codes(N, K, Codes) :-
+    number_codes(N, Ds),
+    length(Ds, L),
+    Pad is K - L,
+    length(Zs, Pad),
+    maplist(=(0'0), Zs),
+    append(Zs, Ds, Cs0),
+    strip_trailing_zeros(Cs0, Codes).
+
+strip_trailing_zeros(Cs0, Cs) :-
+    reverse(Cs0, R0),
+    drop_zeros(R0, R),
+    reverse(R, Cs).
+
+drop_zeros([0'0|T], R) :- !, drop_zeros(T, R).
+drop_zeros(R, R).
+
+%   float_decimal(+F, -Neg, -N, -Scale): abs(F) = N / 10^Scale for the
+%   shortest numeral that reads back as F (SWI-Prolog writes floats that
+%   way), with no trailing zeros.
+float_decimal(F, Neg, N, Scale) :-
+    format(codes(Cs0), "~w", [F]),
+    (   Cs0 = [0'-|Cs] -> Neg = true ; Neg = false, Cs = Cs0 ),
+    (   append(M, [0'e|E0], Cs)
+    ->  ( E0 = [0'+|E] -> true ; E = E0 ), number_codes(Exp, E)
+    ;   M = Cs, Exp = 0
+    ),
+    append(I, [0'.|Fr], M), !,
+    append(I, Fr, Ds),
+    number_codes(N0, Ds),
+    length(Fr, L),
+    S0 is L - Exp,
+    (   S0 < 0 -> N1 is N0 * 10^(-S0), S1 = 0 ; N1 = N0, S1 = S0 ),
+    strip_scale(N1, S1, N, Scale).
+
+strip_scale(N0, S0, N, S) :-
+    S0 > 0, N0 mod 10 =:= 0, !,
+    N1 is N0 // 10, S1 is S0 - 1,
+    strip_scale(N1, S1, N, S).
+strip_scale(N, S, N, S).
+
+%   Canonical xsd:double lexical form (XSD 1.1): "1.5E2", "-3.0E-5", "0.0E0".
+double_string(F, L) :-
+    float_decimal(F, Neg, N, Scale),
+    (   Neg == true -> Sign = "-" ; Sign = "" ),
+    (   N =:= 0
+    ->  format(string(L), "~w0.0E0", [Sign])
+    ;   number_codes(N, [D1|Ds]),
+        length(Ds, K),
+        E is K - Scale,
+        ( Ds == [] -> Rest = [0'0] ; Rest = Ds ),
+        format(string(L), "~w~c.~sE~d", [Sign, D1, Rest, E])
+    ).
+
+
+		 /*******************************
+		 *          FUNCTIONS           *
+		 *******************************/
+
+%   builtin(?Name, ?Min, ?Max): builtin functions and their argument counts.
+builtin('BOUND', 1, 1).
+builtin('IF', 3, 3).
+builtin('COALESCE', 0, inf).
+builtin('STR', 1, 1).
+builtin('LANG', 1, 1).
+builtin('DATATYPE', 1, 1).
+builtin('IRI', 1, 1).
+builtin('URI', 1, 1).
+builtin('ISIRI', 1, 1).
+builtin('ISURI', 1, 1).
+builtin('ISBLANK', 1, 1).
+builtin('ISLITERAL', 1, 1).
+builtin('ISNUMERIC', 1, 1).
+builtin('SAMETERM', 2, 2).
+builtin('LANGMATCHES', 2, 2).
+builtin('REGEX', 2, 3).
+builtin('STRLEN', 1, 1).
+builtin('UCASE', 1, 1).
+builtin('LCASE', 1, 1).
+builtin('CONTAINS', 2, 2).
+builtin('STRSTARTS', 2, 2).
+builtin('STRENDS', 2, 2).
+builtin('CONCAT', 0, inf).
+builtin('SUBSTR', 2, 3).
+builtin('ABS', 1, 1).
+builtin('CEIL', 1, 1).
+builtin('FLOOR', 1, 1).
+builtin('ROUND', 1, 1).
+builtin('STRDT', 2, 2).
+builtin('STRLANG', 2, 2).
+builtin('GETDURATION', 2, 2).
+builtin('GETSTARTTIME', 2, 2).
+builtin('GETENDTIME', 2, 2).
+
+call_fn(F, Args, V) :-
+    (   atom(F), builtin(F, Min, Max)
+    ->  (   is_list(Args),
+            length(Args, N), N >= Min, ( Max == inf -> true ; N =< Max ),
+            fn(F, Args, V0)
+        ->  V = V0
+        ;   V = '$error'
+        )
+    ;   extension(F, Args, V)
+    ).
+
+%   fn(+Name, +Args, -Raw) is semidet: failure is an evaluation error.
+fn('BOUND', [A], V) :-
+    A = var(X),
+    (   var(X) -> V = bool(false, "false") ; V = bool(true, "true") ).
+fn('IF', [C, A, B], V) :-
+    truth(C, T),
+    (   T == true -> ev(A, V)
+    ;   T == false -> ev(B, V)
+    ;   V = '$error'
+    ).
+fn('COALESCE', Args, V) :-
+    coalesce(Args, V).
+fn('STR', [A], s(L)) :-
+    evv(A, X),
+    (   iri(X) -> atom_string(X, L) ; lexical(X, L0), text_to_string(L0, L) ).
+fn('LANG', [A], s(L)) :-
+    evv(A, X),
+    literal(X),
+    (   X = l(_, Lang) -> atom_string(Lang, L) ; L = "" ).
+fn('DATATYPE', [A], DT) :-
+    evv(A, X),
+    datatype(X, DT).
+fn('IRI', [A], V) :-
+    iri_fn(A, V).
+fn('URI', [A], V) :-
+    iri_fn(A, V).
+fn('ISIRI', [A], V) :-
+    type_test(A, iri, V).
+fn('ISURI', [A], V) :-
+    type_test(A, iri, V).
+fn('ISBLANK', [A], V) :-
+    type_test(A, blank, V).
+fn('ISLITERAL', [A], V) :-
+    type_test(A, literal, V).
+fn('ISNUMERIC', [A], V) :-
+    type_test(A, numeric, V).
+fn('SAMETERM', [A, B], V) :-
+    evv(A, X), X \== '$error',
+    evv(B, Y), Y \== '$error',
+    (   X == Y -> V = bool(true, "true") ; V = bool(false, "false") ).
+fn('LANGMATCHES', [A, B], V) :-
+    ev(A, s(Tag0)), ev(B, s(Range0)),
+    string_lower(Tag0, Tag), string_lower(Range0, Range),
+    (   lang_matches(Tag, Range) -> V = bool(true, "true") ; V = bool(false, "false") ).
+fn('REGEX', [A, P|F], V) :-
+    ev(A, X), string_lit(X, Text, _),
+    ev(P, s(Pattern)),
+    (   F == [] -> Flags = "" ; F = [FE], ev(FE, s(Flags)) ),
+    regex(Text, Pattern, Flags, V).
+fn('STRLEN', [A], '$n'(N, 0)) :-
+    ev(A, X), string_lit(X, L, _),
+    string_length(L, N).
+fn('UCASE', [A], V) :-
+    ev(A, X), string_lit(X, L, Lang),
+    string_upper(L, U),
+    string_lit(V, U, Lang).
+fn('LCASE', [A], V) :-
+    ev(A, X), string_lit(X, L, Lang),
+    string_lower(L, U),
+    string_lit(V, U, Lang).
+fn('CONTAINS', [A, B], V) :-
+    string_args(A, B, S1, S2),
+    (   sub_string(S1, _, _, _, S2) -> V = bool(true, "true") ; V = bool(false, "false") ).
+fn('STRSTARTS', [A, B], V) :-
+    string_args(A, B, S1, S2),
+    (   string_concat(S2, _, S1) -> V = bool(true, "true") ; V = bool(false, "false") ).
+fn('STRENDS', [A, B], V) :-
+    string_args(A, B, S1, S2),
+    (   sub_string(S1, _, _, 0, S2) -> V = bool(true, "true") ; V = bool(false, "false") ).
+fn('CONCAT', Args, V) :-
+    concat_args(Args, Strs, Langs),
+    atomics_to_string(Strs, S),
+    (   Langs = [L|Ls], L \== '', maplist(==(L), Ls)
+    ->  V = l(S, L)
+    ;   V = s(S)
+    ).
+fn('SUBSTR', [A, B|C], V) :-
+    ev(A, X), string_lit(X, L, Lang),
+    ev(B, Y), num_val(Y, Start),
+    (   C == [] -> Len = none ; C = [CE], ev(CE, Z), num_val(Z, Len) ),
+    substring(L, Start, Len, Sub),
+    string_lit(V, Sub, Lang).
+fn('ABS', [A], '$n'(N, R)) :-
+    ev(A, X), num(X, N0, R),
+    (   R >= 2, is_nan(N0) -> N = N0 ; N is abs(N0) ).
+fn('CEIL', [A], '$n'(N, R)) :-
+    ev(A, X), num(X, N0, R),
+    rounding(ceiling, R, N0, N).
+fn('FLOOR', [A], '$n'(N, R)) :-
+    ev(A, X), num(X, N0, R),
+    rounding(floor, R, N0, N).
+fn('ROUND', [A], '$n'(N, R)) :-
+    ev(A, X), num(X, N0, R),
+    rounding(round, R, N0, N).
+fn('STRDT', [A, B], T) :-
+    ev(A, s(L)),
+    ev(B, DT), iri(DT),
+    DT \== 'http://www.w3.org/1999/02/22-rdf-syntax-ns#langString',
+    sparql_typed_literal(L, DT, T).
+fn('STRLANG', [A, B], l(S, Lang)) :-
+    ev(A, s(L)),
+    ev(B, s(Tag)),
+    valid_lang(Tag),
+    text_to_string(L, S),
+    string_lower(Tag, Lower), atom_string(Lang, Lower).
+fn('GETDURATION', [S, E], V) :-
+    time_arg(S, TS), time_arg(E, TE),
+    D is TE - TS,
+    sparql_seconds_duration(D, V).
+fn('GETSTARTTIME', [S, _], V) :-
+    time_arg(S, T),
+    sparql_seconds_datetime(T, V).
+fn('GETENDTIME', [_, E], V) :-
+    time_arg(E, T),
+    sparql_seconds_datetime(T, V).
+
+coalesce([], '$error').
+coalesce([E|Es], V) :-
+    ev(E, X),
+    (   X == '$error' -> coalesce(Es, V) ; V = X ).
+
+iri(X) :- atom(X), X \== '$error'.
+
+lexical(s(L), L).
+lexical(l(L, _), L).
+lexical(n(_, _, L), L).
+lexical(d(_, _, L), L).
+lexical(dur(_, _, L), L).
+lexical(bool(_, L), L).
+lexical(t(L, _), L).
+
+datatype(s(_), 'http://www.w3.org/2001/XMLSchema#string').
+datatype(l(_, _), 'http://www.w3.org/1999/02/22-rdf-syntax-ns#langString').
+datatype(n(_, DT, _), DT).
+datatype(d(_, DT, _), DT).
+datatype(dur(_, DT, _), DT).
+datatype(bool(_, _), 'http://www.w3.org/2001/XMLSchema#boolean').
+datatype(t(_, DT), DT).
+
+iri_fn(A, V) :-
+    evv(A, X),
+    (   iri(X)
+    ->  V = X
+    ;   X = s(L),
+        valid_iri(L),
+        atom_string(V, L)
+    ).
+
+%   No base IRI: the string must be usable as an IRI as it is.
+valid_iri(L) :-
+    string_codes(L, Cs),
+    Cs \== [],
+    \+ ( member(C, Cs), iri_forbidden(C) ).
+
+iri_forbidden(C) :- C =< 0x20.
+iri_forbidden(0'<).
+iri_forbidden(0'>).
+iri_forbidden(0'").
+iri_forbidden(0'{).
+iri_forbidden(0'}).
+iri_forbidden(0'|).
+iri_forbidden(0'^).
+iri_forbidden(0'`).
+iri_forbidden(0'\\).
+
+type_test(A, Type, V) :-
+    ev(A, X),
+    X \== '$error',
+    (   is_type(Type, X) -> V = bool(true, "true") ; V = bool(false, "false") ).
+
+is_type(iri, X) :- atom(X).
+is_type(blank, b(_)).
+is_type(literal, X) :- literal(X).
+is_type(numeric, X) :- num_val(X, _).
+
+lang_matches(Tag, "*") :- !,
+    Tag \== "".
+lang_matches(Tag, Range) :-
+    (   Tag == Range
+    ->  true
+    ;   string_concat(Range, Rest, Tag),
+        sub_string(Rest, 0, 1, _, "-")
+    ).
+
+valid_lang(Tag) :-
+    string_codes(Tag, Cs),
+    phrase(lang_tag, Cs).
+
+lang_tag --> alphas(1, 8), lang_subtags.
+lang_subtags --> "-", !, alnums(1, 8), lang_subtags.
+lang_subtags --> [].
+
+alphas(Min, Max) --> counted(alpha_code, 0, N), { N >= Min, N =< Max }.
+alnums(Min, Max) --> counted(alnum_code, 0, N), { N >= Min, N =< Max }.
+
+counted(G, N0, N) --> [C], { call(G, C) }, !, { N1 is N0 + 1 }, counted(G, N1, N).
+counted(_, N, N) --> [].
+
+alpha_code(C) :- between(0'a, 0'z, C), ! ; between(0'A, 0'Z, C).
+alnum_code(C) :- alpha_code(C), ! ; between(0'0, 0'9, C).
+
+%   string_lit(?Term, ?Lex, ?Lang): a string literal ('' for no language).
+string_lit(s(L), L, '') :- !.
+string_lit(l(L, Lang), L, Lang).
+
+%   Argument compatibility of CONTAINS, STRSTARTS, STRENDS (17.4.3.1.3).
+string_args(A, B, S1, S2) :-
+    ev(A, X), ev(B, Y),
+    string_lit(X, L1, Lang1),
+    string_lit(Y, L2, Lang2),
+    (   Lang2 == '' -> true ; Lang1 == Lang2 ),
+    text_to_string(L1, S1),
+    text_to_string(L2, S2).
+
+concat_args([], [], []).
+concat_args([E|Es], [L|Ls], [Lang|Langs]) :-
+    ev(E, X),
+    string_lit(X, L, Lang),
+    concat_args(Es, Ls, Langs).
+
+%   XPath fn:substring: the characters at positions P (from 1) with
+%   round(Start) =< P < round(Start) + round(Len).
+substring(L, Start, Len, Sub) :-
+    string_length(L, N),
+    xround(Start, RS),
+    (   Len == none
+    ->  RE = N + 1
+    ;   xround(Len, RL),
+        (   float(RS) ; float(RL) )
+    ->  float_arith(add, RS, RL, RE)
+    ;   RE is RS + RL
+    ),
+    (   ( float(RS), is_nan(RS) ; float(RE), is_nan(RE) )
+    ->  Sub = ""
+    ;   First0 is max(1, min(N + 1, RS)),
+        End0 is max(1, min(N + 1, RE)),
+        First is integer(First0), End is integer(End0),
+        (   End > First
+        ->  B is First - 1, Len1 is End - First,
+            sub_string(L, B, Len1, _, Sub0), text_to_string(Sub0, Sub)
+        ;   Sub = ""
+        )
+    ).
+
+%   fn:round: halves towards positive infinity.
+xround(X, X) :- integer(X), !.
+xround(X, R) :- float(X), !,
+    (   ( is_nan(X) ; is_inf(X) ) -> R = X
+    ;   F is floor(X), D is X - F,
+        (   D >= 0.5 -> R is float(F + 1) ; R is float(F) )
+    ).
+xround(X, R) :-                          % rational
+    R is floor(X + 1 rdiv 2).
+
+rounding(_, 0, N, N) :- !.
+rounding(round, R, N0, N) :- !,
+    (   R =:= 1 -> N is floor(N0 + 1 rdiv 2) ; xround(N0, N) ).
+rounding(F, R, N0, N) :-
+    (   R =:= 1
+    ->  G =.. [F, N0], N is G
+    ;   ( is_nan(N0) ; is_inf(N0) )
+    ->  N = N0
+    ;   G =.. [F, N0], N is float(G)
+    ).
+
+time_arg(X, X) :- number(X), !.
+time_arg(var(X), X) :- number(X), !.
+time_arg(const(X), X) :- number(X).
+
+%   Extension functions.
+extension(F, Args, V) :-
+    (   atom(F),
+        registered_function(F, Closure, Arity),
+        is_list(Args)
+    ->  maplist(evv, Args, Vals),
+        length(Vals, N),
+        (   \+ memberchk('$error', Vals),
+            ( Arity == any -> true ; Arity =:= N + 1 ),
+            append(Vals, [R], CallArgs),
+            Goal =.. [call, Closure|CallArgs],
+            catch(Goal, E, ( fatal(E) -> throw(E) ; fail ))
+        ->  ext_result(R, V)
+        ;   V = '$error'
+        )
+    ;   V = '$error'
+    ).
+
+fatal(E) :- var(E), !, fail.
+fatal('$aborted').
+fatal(time_limit_exceeded).
+fatal(unwind(_)).
+
+ext_result(R, V) :-
+    (   var(R) -> V = '$error'
+    ;   integer(R) -> V = '$n'(R, 0)
+    ;   float(R) -> V = '$n'(R, 3)
+    ;   R == '$error' -> V = R
+    ;   encoded(R) -> V = R
+    ;   V = '$error'
+    ).
+
+
+		 /*******************************
+		 *            REGEX             *
+		 *******************************/
+
+%   XPath/SPARQL regular expressions on PCRE2: flags i (caseless), s
+%   (dot matches newlines), m (multiline), x (whitespace outside
+%   character classes removed, as XPath says; not PCRE's extended mode),
+%   q (the pattern is a literal string, XPath 3.1).  `$` matches only at
+%   the very end unless m is given (XPath), `.` matches no CR or LF, and
+%   \w, \d, \s are Unicode-aware (ucp).  Not XPath: character class
+%   subtraction [a-z-[aeiou]], \i, \c and \p{IsBlock}; PCRE-only syntax
+%   (lookaround, possessive quantifiers) is accepted.  An invalid pattern
+%   or flag is an evaluation error.
+regex(Text, Pattern, Flags, V) :-
+    have_pcre,
+    string_chars(Flags, FCs),
+    regex_options(FCs, Opts0, Mode),
+    text_to_string(Pattern, P0),
+    regex_pattern(Mode, P0, P),
+    append(Opts0, [dollar_endonly(true), ucp(true), newline(anycrlf)], Opts),
+    text_to_string(Text, T),
+    catch(( re_match(P, T, Opts) -> V = bool(true, "true") ; V = bool(false, "false") ),
+          E, ( fatal(E) -> throw(E) ; fail )).
+
+regex_options([], [], plain).
+regex_options([C|Cs], Opts, Mode) :-
+    regex_options(Cs, Opts0, Mode0),
+    (   C == i -> Opts = [caseless(true)|Opts0], Mode = Mode0
+    ;   C == s -> Opts = [dotall(true)|Opts0], Mode = Mode0
+    ;   C == m -> Opts = [multiline(true)|Opts0], Mode = Mode0
+    ;   C == x -> Opts = Opts0, ( Mode0 == quote -> Mode = quote ; Mode = strip )
+    ;   C == q -> Opts = Opts0, Mode = quote
+    ).
+
+regex_pattern(plain, P, P).
+regex_pattern(strip, P0, P) :-
+    string_codes(P0, Cs0),
+    strip_ws(Cs0, out, Cs),
+    string_codes(P, Cs).
+regex_pattern(quote, P0, P) :-
+    string_codes(P0, Cs0),
+    foldl(quote_code, Cs0, Cs, []),
+    string_codes(P, Cs).
+
+quote_code(C, [0'\\, C|T], T) :-
+    memberchk(C, `\\^$.|?*+()[]{}`), !.
+quote_code(C, [C|T], T).
+
+%   Whitespace outside character classes goes; escapes are kept whole.
+strip_ws([], _, []).
+strip_ws([0'\\, C|T], S, [0'\\, C|R]) :- !,
+    strip_ws(T, S, R).
+strip_ws([C|T], out, R) :-
+    xml_space(C), !,
+    strip_ws(T, out, R).
+strip_ws([0'[|T], S, [0'[|R]) :- !,
+    (   S == out -> strip_ws(T, in(1), R)
+    ;   S = in(D), D1 is D + 1, strip_ws(T, in(D1), R)
+    ).
+strip_ws([0']|T], in(D), [0']|R]) :- !,
+    (   D =:= 1 -> strip_ws(T, out, R) ; D1 is D - 1, strip_ws(T, in(D1), R) ).
+strip_ws([C|T], S, [C|R]) :-
+    strip_ws(T, S, R).
+
+xml_space(0'\s).
+xml_space(0'\t).
+xml_space(0'\n).
+xml_space(0'\r).
+
+
+		 /*******************************
+		 *     DATATYPES AND LEXICAL    *
+		 *******************************/
+
+num_rank('http://www.w3.org/2001/XMLSchema#integer', 0).
+num_rank('http://www.w3.org/2001/XMLSchema#decimal', 1).
+num_rank('http://www.w3.org/2001/XMLSchema#float', 2).
+num_rank('http://www.w3.org/2001/XMLSchema#double', 3).
+num_rank('http://www.w3.org/2001/XMLSchema#int', 0).
+num_rank('http://www.w3.org/2001/XMLSchema#long', 0).
+num_rank('http://www.w3.org/2001/XMLSchema#short', 0).
+num_rank('http://www.w3.org/2001/XMLSchema#byte', 0).
+num_rank('http://www.w3.org/2001/XMLSchema#nonNegativeInteger', 0).
+num_rank('http://www.w3.org/2001/XMLSchema#positiveInteger', 0).
+num_rank('http://www.w3.org/2001/XMLSchema#negativeInteger', 0).
+num_rank('http://www.w3.org/2001/XMLSchema#nonPositiveInteger', 0).
+num_rank('http://www.w3.org/2001/XMLSchema#unsignedLong', 0).
+num_rank('http://www.w3.org/2001/XMLSchema#unsignedInt', 0).
+num_rank('http://www.w3.org/2001/XMLSchema#unsignedShort', 0).
+num_rank('http://www.w3.org/2001/XMLSchema#unsignedByte', 0).
+
+float_rank('http://www.w3.org/2001/XMLSchema#float', 2).
+float_rank('http://www.w3.org/2001/XMLSchema#double', 3).
+
+rank_datatype(0, 'http://www.w3.org/2001/XMLSchema#integer').
+rank_datatype(1, 'http://www.w3.org/2001/XMLSchema#decimal').
+rank_datatype(2, 'http://www.w3.org/2001/XMLSchema#float').
+rank_datatype(3, 'http://www.w3.org/2001/XMLSchema#double').
+
+%   int_range(?Datatype, ?Min, ?Max): `none` for no bound.
+int_range('http://www.w3.org/2001/XMLSchema#integer', none, none).
+int_range('http://www.w3.org/2001/XMLSchema#nonPositiveInteger', none, 0).
+int_range('http://www.w3.org/2001/XMLSchema#negativeInteger', none, -1).
+int_range('http://www.w3.org/2001/XMLSchema#nonNegativeInteger', 0, none).
+int_range('http://www.w3.org/2001/XMLSchema#positiveInteger', 1, none).
+int_range('http://www.w3.org/2001/XMLSchema#long', -9223372036854775808, 9223372036854775807).
+int_range('http://www.w3.org/2001/XMLSchema#int', -2147483648, 2147483647).
+int_range('http://www.w3.org/2001/XMLSchema#short', -32768, 32767).
+int_range('http://www.w3.org/2001/XMLSchema#byte', -128, 127).
+int_range('http://www.w3.org/2001/XMLSchema#unsignedLong', 0, 18446744073709551615).
+int_range('http://www.w3.org/2001/XMLSchema#unsignedInt', 0, 4294967295).
+int_range('http://www.w3.org/2001/XMLSchema#unsignedShort', 0, 65535).
+int_range('http://www.w3.org/2001/XMLSchema#unsignedByte', 0, 255).
+
+%   special_float(+Lex, -Float): the value of a float/double lexical form
+%   that is not a finite float: the XSD specials, rdflib's "inf"/"nan",
+%   and numerals beyond the float range.
+special_float(L, V) :-
+    text_to_string(L, S),
+    (   special_lex(S, V)
+    ->  true
+    ;   string_codes(S, Cs),
+        phrase(double_parts(Neg, _, _, _), Cs),
+        \+ double_value(Cs, _),
+        signed_inf(Neg, V)
+    ).
+
+special_lex("INF", V) :- V is inf.
+special_lex("+INF", V) :- V is inf.
+special_lex("-INF", V) :- V is -inf.
+special_lex("NaN", V) :- V is nan.
+special_lex("inf", V) :- V is inf.
+special_lex("-inf", V) :- V is -inf.
+special_lex("nan", V) :- V is nan.
+
+%   lexical_term(+Datatype, +Lex, -Term) is semidet: fails if ill-typed.
+lexical_term('http://www.w3.org/2001/XMLSchema#string', L, s(L)) :- !.
+lexical_term('http://www.w3.org/2001/XMLSchema#boolean', L, bool(B, L)) :- !,
+    boolean_lex(L, B).
+lexical_term(DT, L, n(V, DT, L)) :-
+    int_range(DT, Min, Max), !,
+    string_codes(L, Cs),
+    phrase(integer_lex(V), Cs),
+    ( Min == none -> true ; V >= Min ),
+    ( Max == none -> true ; V =< Max ).
+lexical_term('http://www.w3.org/2001/XMLSchema#decimal', L, n(V, 'http://www.w3.org/2001/XMLSchema#decimal', L)) :- !,
+    string_codes(L, Cs),
+    phrase(decimal_parts(Neg, I, F), Cs),
+    decimal_float(Neg, I, F, [], V).
+lexical_term(DT, L, n(V, DT, L)) :-
+    float_rank(DT, _), !,
+    string_codes(L, Cs),
+    double_value(Cs, V).
+lexical_term(DT, L, d(V, DT, L)) :-
+    time_family(DT, Family), !,
+    string_codes(L, Cs),
+    (   Family == date
+    ->  phrase(date_lex(V), Cs)
+    ;   ( DT == 'http://www.w3.org/2001/XMLSchema#dateTimeStamp' -> NeedTz = true ; NeedTz = false ),
+        phrase(datetime_lex(NeedTz, V), Cs)
+    ).
+lexical_term(DT, L, dur(V, DT, L)) :-
+    duration_kind(DT, Kind), !,
+    string_codes(L, Cs),
+    phrase(duration_lex(Kind, V), Cs).
+
+duration_kind('http://www.w3.org/2001/XMLSchema#duration', all).
+duration_kind('http://www.w3.org/2001/XMLSchema#dayTimeDuration', daytime).
+duration_kind('http://www.w3.org/2001/XMLSchema#yearMonthDuration', yearmonth).
+
+boolean_lex("true", true).
+boolean_lex("1", true).
+boolean_lex("false", false).
+boolean_lex("0", false).
+
+%   Numerals (ASCII digits only).
+integer_lex(V) -->
+    sign(Neg), digits1(Ds),
+    { number_codes(N, [0'0|Ds]), ( Neg == true -> V is -N ; V = N ) }.
+
+sign(true) --> "-", !.
+sign(false) --> "+", !.
+sign(false) --> [].
+
+digits1([D|T]) --> digit(D), digits0(T).
+digits0([D|T]) --> digit(D), !, digits0(T).
+digits0([]) --> [].
+digit(D) --> [D], { between(0'0, 0'9, D) }.
+
+%   [+-]? (digits ('.' digits?)? | '.' digits)
+decimal_parts(Neg, I, F) -->
+    sign(Neg),
+    (   digits1(I)
+    ->  ( "." -> digits0(F) ; { F = [] } )
+    ;   ".", digits1(F), { I = [0'0] }
+    ).
+
+double_parts(Neg, I, F, E) -->
+    decimal_parts(Neg, I, F),
+    (   ( "e" ; "E" )
+    ->  sign(ENeg), digits1(ED),
+        { number_codes(E0, [0'0|ED]), ( ENeg == true -> E is -E0 ; E = E0 ) }
+    ;   { E = 0 }
+    ).
+
+%   The float of a decimal numeral, read as text (correctly rounded, as
+%   Python's float()); fails if it is beyond the float range.
+decimal_float(Neg, I, F, ExpCs, V) :-
+    ( F == [] -> FD = [0'0] ; FD = F ),
+    ( Neg == true -> S = [0'-|I] ; S = I ),
+    append([S, [0'.], FD, ExpCs], Text),
+    catch(number_codes(V0, Text), error(syntax_error(_), _), fail),
+    float(V0),
+    V is V0 + 0.0 * V0.                % keeps -0.0
+
+double_value(Cs, V) :-
+    phrase(double_parts(Neg, I, F, E), Cs),
+    (   \+ ( member(D, I) ; member(D, F) ), D \== 0'0 ; all_zero(I), all_zero(F)
+    ->  ( Neg == true -> V = -0.0 ; V = 0.0 )   % zero, whatever the exponent
+    ;   format(codes(ExpCs), "e~d", [E]),
+        decimal_float(Neg, I, F, ExpCs, V)
+    ).
+
+all_zero(Cs) :- \+ ( member(C, Cs), C \== 0'0 ).
+
+%   Dates and times.
+year(Y) -->
+    ( "-" -> { Sg = -1 } ; { Sg = 1 } ),
+    digits1(Ds),
+    {   length(Ds, L), L >= 4,
+        ( L > 4 -> Ds \= [0'0|_] ; true ),
+        number_codes(N, [0'0|Ds]),
+        Y is Sg*N
+    }.
+
+two_digits(N) -->
+    digit(A), digit(B),
+    { N is (A - 0'0)*10 + B - 0'0 }.
+
+date_part(Days) -->
+    year(Y), "-", two_digits(M), "-", two_digits(D),
+    { valid_date(Y, M, D), days_from_civil(Y, M, D, Days) }.
+
+timezone(Off, true) -->
+    "Z", !, { Off = 0 }.
+timezone(Off, true) -->
+    ( "+" -> { S = 1 } ; "-", { S = -1 } ), !,
+    two_digits(H), ":", two_digits(M),
+    { M =< 59, ( H < 14 ; H =:= 14, M =:= 0 ), Off is S*(H*3600 + M*60) }.
+timezone(0, false) --> [].
+
+date_lex(V) -->
+    date_part(Days), timezone(Off, _),
+    { W is Days*86400 - Off, catch(V is float(W), _, fail) }.
+
+datetime_lex(NeedTz, V) -->
+    date_part(Days), "T",
+    two_digits(H), ":", two_digits(Mi), ":", two_digits(S),
+    ( "." -> digits1(F0) ; { F0 = [] } ),
+    timezone(Off, HasTz),
+    {   ( NeedTz == true -> HasTz == true ; true ),
+        Mi =< 59, S =< 59,
+        strip_trailing_zeros(F0, F),
+        ( H < 24 -> true ; H =:= 24, Mi =:= 0, S =:= 0, F == [] ),
+        W is Days*86400 + H*3600 + Mi*60 + S - Off,
+        exact_float(W, F, V)
+    }.
+
+valid_date(Y, M, D) :-
+    between(1, 12, M),
+    D >= 1,
+    month_days(M, Y, Max),
+    D =< Max.
+
+month_days(2, Y, D) :- !,
+    (   Y mod 4 =:= 0, ( Y mod 100 =\= 0 ; Y mod 400 =:= 0 ) -> D = 29 ; D = 28 ).
+month_days(M, _, D) :-
+    nth1(M, [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], D).
+
+%   exact_float(+Whole, +FracCodes, -Float): the float nearest to
+%   Whole + 0.Frac, read from its decimal numeral (as codec.py does).
+exact_float(W, [], V) :- !,
+    catch(V0 is float(W), _, fail),
+    V is V0 + 0.0.
+exact_float(W, F, V) :-
+    length(F, K),
+    number_codes(FN, [0'0|F]),
+    P is 10^K,
+    N is W*P + FN,
+    A is abs(N),
+    I is A // P,
+    R is A mod P,
+    frac_pad(R, K, RC),
+    number_codes(I, IC),
+    ( N < 0 -> S = [0'-|IC] ; S = IC ),
+    append([S, [0'.], RC], Text),
+    catch(number_codes(V0, Text), error(syntax_error(_), _), fail),
+    V is V0 + 0.0.
+
+frac_pad(R, K, Cs) :-
+    number_codes(R, Ds),
+    length(Ds, L),
+    Pad is K - L,
+    length(Zs, Pad),
+    maplist(=(0'0), Zs),
+    append(Zs, Ds, Cs).
+
+%   Proleptic Gregorian calendar, year 0 = 1 BCE (H. Hinnant's algorithms).
+days_from_civil(Y0, M, D, Days) :-
+    ( M =< 2 -> Y is Y0 - 1 ; Y = Y0 ),
+    Era is Y div 400,
+    Yoe is Y - Era*400,
+    Doy is (153*((M + 9) mod 12) + 2) // 5 + D - 1,
+    Doe is Yoe*365 + Yoe // 4 - Yoe // 100 + Doy,
+    Days is Era*146097 + Doe - 719468.
+
+civil_from_days(Z0, Y, M, D) :-
+    Z is Z0 + 719468,
+    Era is Z div 146097,
+    Doe is Z - Era*146097,
+    Yoe is (Doe - Doe // 1460 + Doe // 36524 - Doe // 146096) // 365,
+    Doy is Doe - (365*Yoe + Yoe // 4 - Yoe // 100),
+    Mp is (5*Doy + 2) // 153,
+    D is Doy - (153*Mp + 2) // 5 + 1,
+    ( Mp < 10 -> M is Mp + 3 ; M is Mp - 9 ),
+    ( M =< 2 -> Y is Yoe + Era*400 + 1 ; Y is Yoe + Era*400 ).
+
+%   Durations: [-]P[nY][nM][nD][T[nH][nM][n[.n]S]], a month = 30 days,
+%   a year = 365 days.
+duration_lex(Kind, V) -->
+    sign_minus(Neg), "P",
+    opt_component(0'Y, Y), opt_component(0'M, Mo), opt_component(0'D, D),
+    (   "T"
+    ->  { T = true },
+        opt_component(0'H, H), opt_component(0'M, Mi), opt_seconds(S)
+    ;   { T = false, H = none, Mi = none, S = none }
+    ),
+    {   Comps = [Y, Mo, D, H, Mi, S],
+        \+ maplist(==(none), Comps),
+        ( T == true -> \+ maplist(==(none), [H, Mi, S]) ; true ),
+        ( Kind == daytime -> Y == none, Mo == none ; true ),
+        ( Kind == yearmonth -> D == none, T == false ; true ),
+        maplist(zero_none, [Y, Mo, D, H, Mi], [Yn, Mon, Dn, Hn, Min]),
+        ( S = sec(SI, F0) -> true ; SI = 0, F0 = [] ),
+        strip_trailing_zeros(F0, F),
+        W is (((Yn*365 + Mon*30 + Dn)*24 + Hn)*60 + Min)*60 + SI,
+        (   F == []
+        ->  ( Neg == true -> V is -W ; V = W )
+        ;   ( Neg == true -> NW is -W ; NW = W ),
+            number_codes(W, WC),
+            ( Neg == true -> Text0 = [0'-|WC] ; Text0 = WC ),
+            append([Text0, [0'.], F], Text),
+            catch(number_codes(V, Text), error(syntax_error(_), _), fail),
+            NW == NW
+        )
+    }.
+
+sign_minus(true) --> "-", !.
+sign_minus(false) --> [].
+
+opt_component(Letter, N) -->
+    (   digits1(Ds), [Letter]
+    ->  { number_codes(N, [0'0|Ds]) }
+    ;   { N = none }
+    ).
+
+opt_seconds(S) -->
+    (   seconds_numeral(I, F), "S"
+    ->  { number_codes(SI, [0'0|I]), S = sec(SI, F) }
+    ;   { S = none }
+    ).
+
+seconds_numeral(I, F) -->
+    (   digits1(I)
+    ->  ( "." -> digits0(F) ; { F = [] } )
+    ;   ".", digits1(F), { I = [0'0] }
+    ).
+
+zero_none(none, 0) :- !.
+zero_none(N, N).
