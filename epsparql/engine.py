@@ -23,17 +23,27 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Sequence
 
-from rdflib.term import BNode, Node
+from functools import lru_cache
+
+from rdflib.term import BNode, Literal, Node, URIRef
 
 from .algebra import translate
 from .algebra.passes import optimise
 from .core import CoreEngine, Compound
 from .core.engine import Detection
 from .core.runtime import PROLOG_DIR, check, runtime
-from .core.terms import from_json
+from .core.terms import Raw, from_json, to_prolog
 from .language import QueryError, parse_query
 from .rdf.codec import decode, encode
 from .rules import CompiledQuery, compile_query
+
+
+@lru_cache(maxsize=1 << 17)
+def _text(node: Node) -> str:
+    """The Prolog text of an RDF term (cached: IRIs and values repeat)."""
+    if not isinstance(node, (URIRef, Literal, BNode)):
+        raise TypeError(f"a triple position must be an rdflib URIRef, Literal or BNode, got {node!r}")
+    return to_prolog(encode(node))
 
 
 def seconds(t: float | int | datetime) -> float | int:
@@ -169,11 +179,14 @@ class Engine:
 
         Raises QuerySyntaxError (with line and column) or QueryError."""
         ast = parse_query(text, base=self.base)
-        alg = translate(ast)
-        pattern = optimise(alg.pattern)
-        alg = type(alg)(**{**alg.__dict__, "pattern": pattern})
-        qid = next(self._ids)
-        compiled = compile_query(alg, qid, encode=encode, is_function=self.has_function)
+        try:
+            alg = translate(ast)
+            pattern = optimise(alg.pattern)
+            alg = type(alg)(**{**alg.__dict__, "pattern": pattern})
+            qid = next(self._ids)
+            compiled = compile_query(alg, qid, encode=encode, is_function=self.has_function)
+        except QueryError as e:
+            raise e.with_source(text)
         projection = None
         if alg.form == "SELECT" and alg.projection:
             projection = [p[1].name if isinstance(p, tuple) else p.name for p in alg.projection]
@@ -239,7 +252,7 @@ class Engine:
                 raise ValueError(f"row {i}: expected (s, p, o, start[, end]), got {row!r}")
             t1 = seconds(start)
             t2 = t1 if end is None else seconds(end)
-            yield Compound("triple", (encode(s), encode(p), encode(o))), t1, t2
+            yield Raw(f"triple({_text(s)},{_text(p)},{_text(o)})"), t1, t2
 
     def advance(self, t: float | datetime) -> None:
         """No more triples will end at or before ``t``: decide the answers that

@@ -68,11 +68,24 @@
 :- use_module(library(apply)).
 :- use_module(library(error)).
 
-%   REGEX needs library(pcre) (PCRE2); without it REGEX yields '$error'.
-:- if(catch(use_module(library(pcre), [re_match/3]), _, fail)).
+%   Optional libraries: without them the functions that need them yield
+%   '$error'.  REGEX and REPLACE need library(pcre) (PCRE2); MD5 and SHA*
+%   library(md5) and library(sha); UUID, STRUUID library(uuid).
+:- if(catch(use_module(library(pcre), [re_match/3, re_replace/5]), _, fail)).
 have_pcre.
 :- else.
 have_pcre :- fail.
+:- endif.
+:- if(catch(( use_module(library(md5), [md5_hash/3]),
+              use_module(library(sha), [sha_hash/3, hash_atom/2]) ), _, fail)).
+have_hashes.
+:- else.
+have_hashes :- fail.
+:- endif.
+:- if(catch(use_module(library(uuid), [uuid/1]), _, fail)).
+have_uuid.
+:- else.
+have_uuid :- fail.
 :- endif.
 
 %   Declared global state: the registry of extension functions.
@@ -112,25 +125,51 @@ sparql_true(or(A, B)) :- !,
     ;   sparql_true(B)
     ).
 sparql_true(lt(A, B)) :- !,
-    ev(A, X), ev(B, Y),
-    (   num_val(X, P), num_val(Y, Q) -> P < Q ; ord(X, Y, O), O == (<) ).
+    (   fast_pair(A, B, P, Q)
+    ->  P < Q
+    ;   ev(A, X), ev(B, Y),
+        (   num_val(X, P), num_val(Y, Q) -> P < Q ; ord(X, Y, O), O == (<) )
+    ).
 sparql_true(gt(A, B)) :- !,
-    ev(A, X), ev(B, Y),
-    (   num_val(X, P), num_val(Y, Q) -> P > Q ; ord(X, Y, O), O == (>) ).
+    (   fast_pair(A, B, P, Q)
+    ->  P > Q
+    ;   ev(A, X), ev(B, Y),
+        (   num_val(X, P), num_val(Y, Q) -> P > Q ; ord(X, Y, O), O == (>) )
+    ).
 sparql_true(le(A, B)) :- !,
-    ev(A, X), ev(B, Y),
-    (   num_val(X, P), num_val(Y, Q) -> P =< Q ; ord(X, Y, O), ( O == (<) ; O == (=) ) ).
+    (   fast_pair(A, B, P, Q)
+    ->  P =< Q
+    ;   ev(A, X), ev(B, Y),
+        (   num_val(X, P), num_val(Y, Q) -> P =< Q ; ord(X, Y, O), ( O == (<) ; O == (=) ) )
+    ).
 sparql_true(ge(A, B)) :- !,
-    ev(A, X), ev(B, Y),
-    (   num_val(X, P), num_val(Y, Q) -> P >= Q ; ord(X, Y, O), ( O == (>) ; O == (=) ) ).
+    (   fast_pair(A, B, P, Q)
+    ->  P >= Q
+    ;   ev(A, X), ev(B, Y),
+        (   num_val(X, P), num_val(Y, Q) -> P >= Q ; ord(X, Y, O), ( O == (>) ; O == (=) ) )
+    ).
 sparql_true(eq(A, B)) :- !,
-    ev(A, X), ev(B, Y),
-    (   num_val(X, P), num_val(Y, Q) -> P =:= Q ; eq_tv(X, Y, true) ).
+    (   fast_pair(A, B, P, Q)
+    ->  P =:= Q
+    ;   ev(A, X), ev(B, Y),
+        (   num_val(X, P), num_val(Y, Q) -> P =:= Q ; eq_tv(X, Y, true) )
+    ).
 sparql_true(ne(A, B)) :- !,
     ev(A, X), ev(B, Y),
     (   num_val(X, P), num_val(Y, Q) -> \+ P =:= Q ; eq_tv(X, Y, false) ).
 sparql_true(E) :-
     truth(E, true).
+
+%   fast_pair(+A, +B, -P, -Q): the common FILTER operands, a variable
+%   and a constant (or two variables) bound to n/3, without ev/2.
+fast_pair(var(X), B, P, Q) :-
+    nonvar(X), X = n(P, _, _),
+    fast_operand(B, Q).
+fast_pair(const(n(P, _, _)), var(Y), P, Q) :-
+    nonvar(Y), Y = n(Q, _, _).
+
+fast_operand(const(n(Q, _, _)), Q).
+fast_operand(var(Y), Q) :- nonvar(Y), Y = n(Q, _, _).
 
 %!  sparql_ebv(+Value, -Bool) is det.
 %
@@ -166,7 +205,7 @@ sparql_typed_literal(Lex0, DT, T) :-
 %   GETSTARTTIME/GETENDTIME return.
 
 sparql_seconds_datetime(S0, d(S, 'http://www.w3.org/2001/XMLSchema#dateTime', Lex)) :-
-    must_be(number, S0),
+    must_be_finite(S0),
     S is float(S0) + 0.0,
     float_decimal(S, Neg, N0, Scale),
     (   Neg == true -> N is -N0 ; N = N0 ),
@@ -190,7 +229,7 @@ sparql_seconds_datetime(S0, d(S, 'http://www.w3.org/2001/XMLSchema#dateTime', Le
 %   ("PT0S" for zero; e.g. 90 -> "PT1M30S").  What GETDURATION returns.
 
 sparql_seconds_duration(S0, dur(V, 'http://www.w3.org/2001/XMLSchema#duration', Lex)) :-
-    must_be(number, S0),
+    must_be_finite(S0),
     (   integer(S0)
     ->  V = S0
     ;   S0 =:= float_integer_part(S0)
@@ -222,6 +261,10 @@ sparql_seconds_duration(S0, dur(V, 'http://www.w3.org/2001/XMLSchema#duration', 
                      ->  write('T0S')
                      ;   true
                      ) )).
+
+must_be_finite(X) :-
+    must_be(number, X),
+    (   finite(X) -> true ; domain_error(finite_number, X) ).
 
 %!  sparql_builtin(?Name, ?MinArgs, ?MaxArgs) is nondet.
 %
@@ -332,7 +375,7 @@ encoded(b(_)).
 
 %   value(+Raw, -Term): materialise '$n'/2.
 value('$n'(N, R), T) :- !,
-    num_term(R, N, T).
+    (   catch(num_term(R, N, T0), error(_, _), fail) -> T = T0 ; T = '$error' ).
 value(V, V).
 
 evv(E, V) :-
@@ -548,15 +591,34 @@ num(t(L, DT), N, R) :-
     special_float(L, N).
 
 %   The exact value of a decimal's lexical form (its float if unparsable).
+%   The lexical form of an n/3 is valid (the codec and
+%   sparql_typed_literal/3 check it), so number_string/2 on its digit
+%   runs is safe and much faster than a DCG.
 decimal_value(L, V, N) :-
-    (   string_codes(L, Cs),
-        phrase(decimal_parts(Neg, I, F), Cs)
-    ->  length(F, K),
-        number_codes(M, [0'0|I]),
-        (   F == [] -> N0 = M ; number_codes(FN, [0'0|F]), N0 is (M*10^K + FN) rdiv 10^K ),
-        (   Neg == true -> N is -N0 ; N = N0 )
+    (   catch(decimal_rational(L, N0), error(_, _), fail)
+    ->  N = N0
     ;   N is rationalize(V)
     ).
+
+decimal_rational(L, N) :-
+    (   sub_string(L, 0, 1, _, "-")
+    ->  Neg = true, sub_string(L, 1, _, 0, U)
+    ;   sub_string(L, 0, 1, _, "+")
+    ->  Neg = false, sub_string(L, 1, _, 0, U)
+    ;   Neg = false, U = L
+    ),
+    (   sub_string(U, B, 1, A, ".")
+    ->  sub_string(U, 0, B, _, IS), sub_string(U, _, A, 0, FS)
+    ;   IS = U, FS = ""
+    ),
+    ( IS == "" -> I = 0 ; number_string(I, IS), integer(I) ),
+    (   FS == ""
+    ->  N0 = I
+    ;   number_string(F, FS), integer(F),
+        string_length(FS, K),
+        N0 is (I*10^K + F) rdiv 10^K
+    ),
+    ( Neg == true -> N is -N0 ; N = N0 ).
 
 arith(Op, X, Y, V) :-
     (   num(X, A, RA), num(Y, B, RB)
@@ -664,18 +726,24 @@ decimal_string(Q, L) :-
     (   F =:= 0
     ->  Frac = "0"
     ;   rational(F, Num, Den),
-        terminating_scale(Den, 1, K),
+        terminating_scale(Den, K),
         D is Num * (10^K // Den),
         frac_codes(D, K, Frac)
     ),
     format(string(L), "~w~d.~s", [Sign, I, Frac]).
 
-terminating_scale(Den, K, K) :-
-    10^K mod Den =:= 0, !.
-terminating_scale(Den, K0, K) :-
-    K0 < 1000,
-    K1 is K0 + 1,
-    terminating_scale(Den, K1, K).
+%   The number of decimals of 1/Den; fails if Den is not 2^A*5^B.
+terminating_scale(Den, K) :-
+    factor_out(Den, 2, 0, A, D1),
+    factor_out(D1, 5, 0, B, 1),
+    K is max(A, B).
+
+factor_out(D, P, A0, A, R) :-
+    (   D mod P =:= 0
+    ->  D1 is D // P, A1 is A0 + 1,
+        factor_out(D1, P, A1, A, R)
+    ;   A = A0, R = D
+    ).
 
 %   frac_codes(+N, +Scale, -Codes): the Scale-digit fraction N, without
 %   trailing zeros ([] for zero).
@@ -770,6 +838,28 @@ builtin('FLOOR', 1, 1).
 builtin('ROUND', 1, 1).
 builtin('STRDT', 2, 2).
 builtin('STRLANG', 2, 2).
+builtin('STRBEFORE', 2, 2).
+builtin('STRAFTER', 2, 2).
+builtin('ENCODE_FOR_URI', 1, 1).
+builtin('REPLACE', 3, 4).
+builtin('YEAR', 1, 1).
+builtin('MONTH', 1, 1).
+builtin('DAY', 1, 1).
+builtin('HOURS', 1, 1).
+builtin('MINUTES', 1, 1).
+builtin('SECONDS', 1, 1).
+builtin('TIMEZONE', 1, 1).
+builtin('TZ', 1, 1).
+builtin('MD5', 1, 1).
+builtin('SHA1', 1, 1).
+builtin('SHA256', 1, 1).
+builtin('SHA384', 1, 1).
+builtin('SHA512', 1, 1).
+builtin('RAND', 0, 0).
+builtin('NOW', 0, 0).
+builtin('UUID', 0, 0).
+builtin('STRUUID', 0, 0).
+builtin('BNODE', 0, 1).
 builtin('GETDURATION', 2, 2).
 builtin('GETSTARTTIME', 2, 2).
 builtin('GETENDTIME', 2, 2).
@@ -778,7 +868,7 @@ call_fn(F, Args, V) :-
     (   atom(F), builtin(F, Min, Max)
     ->  (   is_list(Args),
             length(Args, N), N >= Min, ( Max == inf -> true ; N =< Max ),
-            fn(F, Args, V0)
+            catch(fn(F, Args, V0), E, ( fatal(E) -> throw(E) ; fail ))
         ->  V = V0
         ;   V = '$error'
         )
@@ -890,6 +980,95 @@ fn('STRLANG', [A, B], l(S, Lang)) :-
     valid_lang(Tag),
     text_to_string(L, S),
     string_lower(Tag, Lower), atom_string(Lang, Lower).
+fn('STRBEFORE', [A, B], V) :-
+    string_args(A, B, S1, S2, Lang),
+    (   sub_string(S1, Before, _, _, S2)
+    ->  sub_string(S1, 0, Before, _, R),
+        string_lit(V, R, Lang)
+    ;   V = s("")
+    ).
+fn('STRAFTER', [A, B], V) :-
+    string_args(A, B, S1, S2, Lang),
+    (   sub_string(S1, _, _, After, S2)
+    ->  sub_string(S1, _, After, 0, R),
+        string_lit(V, R, Lang)
+    ;   V = s("")
+    ).
+fn('ENCODE_FOR_URI', [A], s(Enc)) :-
+    ev(A, X), string_lit(X, L, _),
+    encode_for_uri(L, Enc).
+fn('REPLACE', [A, P, W|F], V) :-
+    ev(A, X), string_lit(X, Text, Lang),
+    ev(P, s(Pattern)),
+    ev(W, s(With)),
+    (   F == [] -> Flags = "" ; F = [FE], ev(FE, s(Flags)) ),
+    replace(Text, Pattern, With, Flags, R),
+    string_lit(V, R, Lang).
+fn('YEAR', [A], '$n'(Y, 0)) :-
+    datetime_fields(A, Y, _, _, _, _).
+fn('MONTH', [A], '$n'(M, 0)) :-
+    datetime_fields(A, _, M, _, _, _).
+fn('DAY', [A], '$n'(D, 0)) :-
+    datetime_fields(A, _, _, D, _, _).
+fn('HOURS', [A], '$n'(H, 0)) :-
+    datetime_fields(A, _, _, _, time(H, _, _, _), _).
+fn('MINUTES', [A], '$n'(M, 0)) :-
+    datetime_fields(A, _, _, _, time(_, M, _, _), _).
+fn('SECONDS', [A], '$n'(S, 1)) :-
+    datetime_fields(A, _, _, _, time(_, _, S0, F), _),
+    (   F == []
+    ->  S = S0
+    ;   length(F, K), number_codes(FN, [0'0|F]),
+        S is (S0*10^K + FN) rdiv 10^K
+    ).
+fn('TIMEZONE', [A], dur(Secs, 'http://www.w3.org/2001/XMLSchema#dayTimeDuration', Lex)) :-
+    datetime_fields(A, _, _, _, _, Tz),
+    Tz \== none,
+    (   Tz == z
+    ->  Secs = 0, Lex = "PT0S"
+    ;   Tz = tz(Sign, H, M),
+        Secs is Sign*(H*3600 + M*60),
+        with_output_to(string(Lex),
+                       ( ( Sign < 0, Secs =\= 0 -> write('-PT') ; write('PT') ),
+                         ( H > 0 -> format("~dH", [H]) ; true ),
+                         ( M > 0 -> format("~dM", [M]) ; true ),
+                         ( Secs =:= 0 -> write('0S') ; true ) ))
+    ).
+fn('TZ', [A], s(L)) :-
+    datetime_fields(A, _, _, _, _, Tz),
+    (   Tz == none -> L = ""
+    ;   Tz == z -> L = "Z"
+    ;   Tz = tz(Sign, H, M),
+        ( Sign < 0 -> C = 0'- ; C = 0'+ ),
+        format(string(L), "~c~|~`0t~d~2+:~|~`0t~d~2+", [C, H, M])
+    ).
+fn('MD5', [A], s(H)) :-
+    hash_arg(A, S), hash_hex(md5, S, H).
+fn('SHA1', [A], s(H)) :-
+    hash_arg(A, S), hash_hex(sha1, S, H).
+fn('SHA256', [A], s(H)) :-
+    hash_arg(A, S), hash_hex(sha256, S, H).
+fn('SHA384', [A], s(H)) :-
+    hash_arg(A, S), hash_hex(sha384, S, H).
+fn('SHA512', [A], s(H)) :-
+    hash_arg(A, S), hash_hex(sha512, S, H).
+fn('RAND', [], '$n'(X, 3)) :-
+    X is random_float.
+fn('NOW', [], V) :-
+    get_time(T),
+    sparql_seconds_datetime(T, V).
+fn('UUID', [], IRI) :-
+    have_uuid,
+    uuid(U),
+    atom_concat('urn:uuid:', U, IRI).
+fn('STRUUID', [], s(S)) :-
+    have_uuid,
+    uuid(U),
+    atom_string(U, S).
+fn('BNODE', Args, b(Id)) :-
+    (   Args = [A] -> ev(A, X), X = s(_) ; true ),
+    flag(ep_sparql_bnode, N, N + 1),
+    atom_concat(sparql_bnode_, N, Id).
 fn('GETDURATION', [S, E], V) :-
     time_arg(S, TS), time_arg(E, TE),
     D is TE - TS,
@@ -990,14 +1169,93 @@ alnum_code(C) :- alpha_code(C), ! ; between(0'0, 0'9, C).
 string_lit(s(L), L, '') :- !.
 string_lit(l(L, Lang), L, Lang).
 
-%   Argument compatibility of CONTAINS, STRSTARTS, STRENDS (17.4.3.1.3).
+%   Argument compatibility of CONTAINS, STRSTARTS, STRENDS, STRBEFORE,
+%   STRAFTER (17.4.3.1.3); Lang is the first argument's.
 string_args(A, B, S1, S2) :-
+    string_args(A, B, S1, S2, _).
+
+string_args(A, B, S1, S2, Lang1) :-
     ev(A, X), ev(B, Y),
     string_lit(X, L1, Lang1),
     string_lit(Y, L2, Lang2),
     (   Lang2 == '' -> true ; Lang1 == Lang2 ),
     text_to_string(L1, S1),
     text_to_string(L2, S2).
+
+%   ENCODE_FOR_URI: every UTF-8 byte but the unreserved characters is %XX.
+encode_for_uri(L, Enc) :-
+    string_codes(L, Cs),
+    phrase(utf8_bytes(Cs), Bytes),
+    foldl(percent_byte, Bytes, Out, []),
+    string_codes(Enc, Out).
+
+utf8_bytes([]) --> [].
+utf8_bytes([C|Cs]) --> utf8_char(C), utf8_bytes(Cs).
+
+utf8_char(C) --> { C < 0x80 }, !, [C].
+utf8_char(C) --> { C < 0x800 }, !,
+    { B1 is 0xC0 \/ (C >> 6), B2 is 0x80 \/ (C /\ 0x3F) }, [B1, B2].
+utf8_char(C) --> { C < 0x10000 }, !,
+    { B1 is 0xE0 \/ (C >> 12), B2 is 0x80 \/ ((C >> 6) /\ 0x3F), B3 is 0x80 \/ (C /\ 0x3F) },
+    [B1, B2, B3].
+utf8_char(C) -->
+    { B1 is 0xF0 \/ (C >> 18), B2 is 0x80 \/ ((C >> 12) /\ 0x3F),
+      B3 is 0x80 \/ ((C >> 6) /\ 0x3F), B4 is 0x80 \/ (C /\ 0x3F) },
+    [B1, B2, B3, B4].
+
+percent_byte(B, [B|T], T) :-
+    unreserved(B), !.
+percent_byte(B, [0'%, H1, H2|T], T) :-
+    Hi is B >> 4, Lo is B /\ 0xF,
+    hex_digit(Hi, H1), hex_digit(Lo, H2).
+
+unreserved(C) :- between(0'A, 0'Z, C), !.
+unreserved(C) :- between(0'a, 0'z, C), !.
+unreserved(C) :- between(0'0, 0'9, C), !.
+unreserved(C) :- memberchk(C, `-._~`).
+
+hex_digit(N, C) :- N < 10, !, C is 0'0 + N.
+hex_digit(N, C) :- C is 0'A + N - 10.
+
+%   MD5, SHA*: of a simple literal or xsd:string, lower-case hex.
+hash_arg(A, S) :-
+    have_hashes,
+    ev(A, s(L)),
+    text_to_string(L, S).
+
+hash_hex(md5, S, H) :- !,
+    md5_hash(S, A, [encoding(utf8)]),
+    atom_string(A, H).
+hash_hex(Alg, S, H) :-
+    sha_hash(S, Hash, [algorithm(Alg), encoding(utf8)]),
+    hash_atom(Hash, A),
+    atom_string(A, H).
+
+%   datetime_fields(+Expr, -Year, -Month, -Day, -Time, -Tz): the fields of
+%   the lexical form of an xsd:dateTime (or xsd:date) value, in its own
+%   timezone.  Time is time(H, Mi, S, FracCodes) (none for a date), Tz
+%   `none`, `z` or tz(Sign, H, M).
+datetime_fields(A, Y, Mo, D, Time, Tz) :-
+    ev(A, d(_, DT, L)),
+    time_family(DT, _),
+    string_codes(L, Cs),
+    phrase(dt_fields(Y, Mo, D, Time, Tz), Cs).
+
+dt_fields(Y, Mo, D, Time, Tz) -->
+    year(Y), "-", two_digits(Mo), "-", two_digits(D),
+    (   "T"
+    ->  two_digits(H), ":", two_digits(Mi), ":", two_digits(S),
+        ( "." -> digits1(F) ; { F = [] } ),
+        { Time = time(H, Mi, S, F) }
+    ;   { Time = none }
+    ),
+    tz_fields(Tz).
+
+tz_fields(z) --> "Z", !.
+tz_fields(tz(S, H, M)) -->
+    ( "+" -> { S = 1 } ; "-", { S = -1 } ), !,
+    two_digits(H), ":", two_digits(M).
+tz_fields(none) --> [].
 
 concat_args([], [], []).
 concat_args([E|Es], [L|Ls], [Lang|Langs]) :-
@@ -1011,11 +1269,12 @@ substring(L, Start, Len, Sub) :-
     string_length(L, N),
     xround(Start, RS),
     (   Len == none
-    ->  RE = N + 1
+    ->  RE is N + 1
     ;   xround(Len, RL),
-        (   float(RS) ; float(RL) )
-    ->  float_arith(add, RS, RL, RE)
-    ;   RE is RS + RL
+        (   integer(RS), integer(RL)
+        ->  RE is RS + RL
+        ;   float_arith(add, RS, RL, RE)
+        )
     ),
     (   ( float(RS), is_nan(RS) ; float(RE), is_nan(RE) )
     ->  Sub = ""
@@ -1050,9 +1309,12 @@ rounding(F, R, N0, N) :-
     ;   G =.. [F, N0], N is float(G)
     ).
 
-time_arg(X, X) :- number(X), !.
-time_arg(var(X), X) :- number(X), !.
-time_arg(const(X), X) :- number(X).
+time_arg(X, X) :- finite(X), !.
+time_arg(var(X), X) :- finite(X), !.
+time_arg(const(X), X) :- finite(X).
+
+finite(X) :- integer(X), !.
+finite(X) :- float(X), \+ is_nan(X), \+ is_inf(X).
 
 %   Extension functions.
 extension(F, Args, V) :-
@@ -1110,6 +1372,46 @@ regex(Text, Pattern, Flags, V) :-
     text_to_string(Text, T),
     catch(( re_match(P, T, Opts) -> V = bool(true, "true") ; V = bool(false, "false") ),
           E, ( fatal(E) -> throw(E) ; fail )).
+
+%   REPLACE: XPath fn:replace.  The replacement's $N are groups, \\$ and
+%   \\\\ escapes; any other $ or \\ is an error, as is a pattern that
+%   matches the empty string.
+replace(Text, Pattern, With, Flags, Result) :-
+    have_pcre,
+    string_chars(Flags, FCs),
+    regex_options(FCs, Opts0, Mode),
+    text_to_string(Pattern, P0),
+    regex_pattern(Mode, P0, P),
+    append(Opts0, [dollar_endonly(true), ucp(true), newline(anycrlf)], Opts),
+    string_codes(With, WCs),
+    (   Mode == quote
+    ->  foldl(literal_replacement, WCs, RCs, [])
+    ;   phrase(xpath_replacement(RCs), WCs)
+    ),
+    string_codes(R, RCs),
+    text_to_string(Text, T),
+    \+ re_match(P, "", Opts),
+    re_replace(P/g, R, T, Result0, Opts),
+    text_to_string(Result0, Result).
+
+xpath_replacement([0'$, 0'{|Cs]) -->
+    "$", digits1(Ds), !,
+    { append(Ds, [0'}|T], Cs) },
+    xpath_replacement(T).
+xpath_replacement([0'$, 0'$|T]) -->
+    "\\$", !,
+    xpath_replacement(T).
+xpath_replacement([0'\\, 0'\\|T]) -->
+    "\\\\", !,
+    xpath_replacement(T).
+xpath_replacement([C|T]) -->
+    [C], { C \== 0'$, C \== 0'\\ }, !,
+    xpath_replacement(T).
+xpath_replacement([]) --> [].
+
+literal_replacement(0'$, [0'$, 0'$|T], T) :- !.
+literal_replacement(0'\\, [0'\\, 0'\\|T], T) :- !.
+literal_replacement(C, [C|T], T).
 
 regex_options([], [], plain).
 regex_options([C|Cs], Opts, Mode) :-
@@ -1210,8 +1512,8 @@ special_float(L, V) :-
     ->  true
     ;   string_codes(S, Cs),
         phrase(double_parts(Neg, _, _, _), Cs),
-        \+ double_value(Cs, _),
-        signed_inf(Neg, V)
+        \+ double_value(Cs, _),                % beyond the float range
+        ( Neg == true -> V is -inf ; V is inf )
     ).
 
 special_lex("INF", V) :- V is inf.
@@ -1298,17 +1600,23 @@ decimal_float(Neg, I, F, ExpCs, V) :-
     ( F == [] -> FD = [0'0] ; FD = F ),
     ( Neg == true -> S = [0'-|I] ; S = I ),
     append([S, [0'.], FD, ExpCs], Text),
-    catch(number_codes(V0, Text), error(syntax_error(_), _), fail),
-    float(V0),
-    V is V0 + 0.0 * V0.                % keeps -0.0
+    catch(number_codes(V, Text), error(syntax_error(_), _), fail),
+    float(V).
 
 double_value(Cs, V) :-
     phrase(double_parts(Neg, I, F, E), Cs),
-    (   \+ ( member(D, I) ; member(D, F) ), D \== 0'0 ; all_zero(I), all_zero(F)
-    ->  ( Neg == true -> V = -0.0 ; V = 0.0 )   % zero, whatever the exponent
+    (   all_zero(I), all_zero(F)
+    ->  zero(Neg, V)                            % whatever the exponent
     ;   format(codes(ExpCs), "e~d", [E]),
-        decimal_float(Neg, I, F, ExpCs, V)
+        (   decimal_float(Neg, I, F, ExpCs, V0)
+        ->  V = V0
+        ;   E < 0                               % exponent beyond the reader: underflow
+        ->  zero(Neg, V)
+        )
     ).
+
+zero(true, -0.0).
+zero(false, 0.0).
 
 all_zero(Cs) :- \+ ( member(C, Cs), C \== 0'0 ).
 
@@ -1435,12 +1743,10 @@ duration_lex(Kind, V) -->
         W is (((Yn*365 + Mon*30 + Dn)*24 + Hn)*60 + Min)*60 + SI,
         (   F == []
         ->  ( Neg == true -> V is -W ; V = W )
-        ;   ( Neg == true -> NW is -W ; NW = W ),
-            number_codes(W, WC),
+        ;   number_codes(W, WC),
             ( Neg == true -> Text0 = [0'-|WC] ; Text0 = WC ),
             append([Text0, [0'.], F], Text),
-            catch(number_codes(V, Text), error(syntax_error(_), _), fail),
-            NW == NW
+            catch(number_codes(V, Text), error(syntax_error(_), _), fail)
         )
     }.
 

@@ -840,3 +840,114 @@ def scoped_filters_only(p, top: bool = True) -> bool:
     if isinstance(p, SeqRightJoin) and isinstance(p.left, Filter):
         return False
     return scoped_filters_only(p.left, False) and scoped_filters_only(p.right, False)
+
+
+def _type_safe(e) -> bool:
+    """No comparison can be a type error once its variables are bound."""
+    if e is None or isinstance(e, (Bound, Dur, EVar, Num, Const)):
+        return True
+    if isinstance(e, Cmp):
+        kinds = {("s" if (isinstance(x, EVar) and x.name in SUBJECT_VARS) or isinstance(x, Const)
+                  else "n") for x in (e.left, e.right)}
+        return kinds == {"n"} or (kinds == {"s"} and e.op in ("=", "!="))
+    if isinstance(e, Not):
+        return _type_safe(e.arg)
+    return _type_safe(e.left) and _type_safe(e.right)
+
+
+def error_free(p) -> bool:
+    """Every FILTER and join condition mentions only variables bound in all
+    the solutions it is evaluated on, and cannot raise a type error: the
+    filters on which SPARQL's three-valued logic never comes into play."""
+    if isinstance(p, BGP):
+        return True
+    if isinstance(p, Filter):
+        return expr_vars(p.expr) <= certain_vars(p.pattern) and _type_safe(p.expr) \
+            and error_free(p.pattern)
+    cond = getattr(p, "expr", None)
+    if cond is not None and not (expr_vars(cond) <= certain_vars(p.left) | certain_vars(p.right)
+                                 and _type_safe(cond)):
+        return False
+    return error_free(p.left) and error_free(p.right)
+
+
+def joins_on_certain_vars(p) -> bool:
+    """Every variable shared by the two sides of a join-like operator is
+    bound in every solution of both sides, and every BGP has a variable."""
+    if isinstance(p, BGP):
+        return bool(pattern_vars(p))
+    if isinstance(p, Filter):
+        return joins_on_certain_vars(p.pattern)
+    if not isinstance(p, Union):
+        shared = pattern_vars(p.left) & pattern_vars(p.right)
+        if not shared <= certain_vars(p.left) & certain_vars(p.right):
+            return False
+    return joins_on_certain_vars(p.left) and joins_on_certain_vars(p.right)
+
+
+# ---------------------------------------------------------------------------
+# shrinking a failing case (for reports)
+# ---------------------------------------------------------------------------
+def _expr_shrinks(e):
+    if isinstance(e, (And, Or)):
+        yield e.left
+        yield e.right
+        for l2 in _expr_shrinks(e.left):
+            yield type(e)(l2, e.right)
+        for r2 in _expr_shrinks(e.right):
+            yield type(e)(e.left, r2)
+    elif isinstance(e, Not):
+        yield e.arg
+        for a in _expr_shrinks(e.arg):
+            yield Not(a)
+
+
+def _pattern_shrinks(p):
+    if isinstance(p, BGP):
+        if len(p.triples) > 1:
+            for i in range(len(p.triples)):
+                yield BGP(p.triples[:i] + p.triples[i + 1:])
+        return
+    if isinstance(p, Filter):
+        yield p.pattern
+        for e in _expr_shrinks(p.expr):
+            yield Filter(e, p.pattern)
+        for q in _pattern_shrinks(p.pattern):
+            yield Filter(p.expr, q)
+        return
+    yield p.left
+    yield p.right
+    cond = getattr(p, "expr", None)
+    if cond is not None:
+        yield type(p)(p.left, p.right, None)
+        for e in _expr_shrinks(cond):
+            yield type(p)(p.left, p.right, e)
+    extra = (cond,) if hasattr(p, "expr") else ()
+    for q in _pattern_shrinks(p.left):
+        yield type(p)(q, p.right, *extra)
+    for q in _pattern_shrinks(p.right):
+        yield type(p)(p.left, q, *extra)
+
+
+def shrink(query: Select, stream: list, fails) -> tuple:
+    """Greedy shrinking of a (query, stream) pair for which ``fails`` holds."""
+    assert fails(query, stream)
+    changed = True
+    while changed:
+        changed = False
+        if query.projection is not None and fails(Select(query.pattern, None), stream):
+            query, changed = Select(query.pattern, None), True
+        for i in range(len(stream)):
+            s2 = stream[:i] + stream[i + 1:]
+            if fails(query, s2):
+                stream, changed = s2, True
+                break
+        for p2 in _pattern_shrinks(query.pattern):
+            q2 = Select(p2, query.projection)
+            if query.projection is not None:
+                vs = pattern_vars(p2)
+                q2 = Select(p2, tuple(v for v in query.projection if v in vs) or None)
+            if fails(q2, stream):
+                query, changed = q2, True
+                break
+    return query, stream

@@ -21,10 +21,8 @@ from .passes import conjoin
 
 def _err(what: str, node: Any) -> QueryError:
     pos = getattr(node, "pos", None)
-    err = QueryError(f"{what} is not supported yet" + (f" (at {pos})" if pos else ""))
-    if pos is not None:
-        err.line, err.column = pos.line, pos.column
-    return err
+    return QueryError(f"{what} is not supported yet",
+                      pos.line if pos else None, pos.column if pos else None)
 
 
 def _join(a: Pattern, b: Pattern) -> Pattern:

@@ -31,6 +31,16 @@ class PlString(str):
         return f"PlString({str.__repr__(self)})"
 
 
+class Raw(str):
+    """Prolog text written verbatim into a batch.
+
+    Only for text this package generated itself from data through
+    :func:`to_prolog` (quoted and escaped), e.g. cached encodings of RDF
+    terms; never for user input."""
+
+    __slots__ = ()
+
+
 class Compound(NamedTuple):
     """A compound term ``name(args...)``."""
 
@@ -79,6 +89,8 @@ def write_term(value: Any, out: list[str]) -> None:
     t = type(value)
     if t is str:
         out.append(quote_atom(value))
+    elif t is Raw:
+        out.append(value)
     elif t is int:
         out.append(str(value))
     elif t is float:

@@ -180,7 +180,8 @@ class RuleWriter:
                 if e.name not in seen:
                     n = self.fresh()
                     seen[e.name] = n
-                    guards.append(f"ep_sparql:sparql_number({self.var(e.name)}, {n})")
+                    # numeric literals are n(Value, Datatype, Lexical): a unification
+                    guards.append(f"{self.var(e.name)} = n({n}, _, _)")
                 return seen[e.name]
             if isinstance(e, Literal):
                 return _numeric_text(e)
