@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Sequence
 
-from functools import lru_cache
-
 from rdflib.term import BNode, Literal, Node, URIRef
 
 from .algebra import translate
@@ -38,9 +36,31 @@ from .rdf.codec import decode, encode
 from .rules import CompiledQuery, compile_query
 
 
-@lru_cache(maxsize=1 << 17)
+_IRI_TEXT: dict[str, str] = {}
+_LIT_TEXT: dict[tuple, str] = {}
+
+
 def _text(node: Node) -> str:
-    """The Prolog text of an RDF term (cached: IRIs and values repeat)."""
+    """The Prolog text of an RDF term.  IRIs repeat, so their text is
+    cached (keyed by the plain string: rdflib's own __eq__ is slow)."""
+    if type(node) is URIRef:
+        key = str(node)
+        txt = _IRI_TEXT.get(key)
+        if txt is None:
+            txt = to_prolog(encode(node))
+            if len(_IRI_TEXT) < 1 << 18:
+                _IRI_TEXT[key] = txt
+        return txt
+    if type(node) is Literal:
+        dt = node.datatype
+        key = (str(node), None if dt is None else str(dt), node.language)
+        txt = _LIT_TEXT.get(key)
+        if txt is None:
+            txt = to_prolog(encode(node))
+            if len(_LIT_TEXT) >= 1 << 18:
+                _LIT_TEXT.clear()
+            _LIT_TEXT[key] = txt
+        return txt
     if not isinstance(node, (URIRef, Literal, BNode)):
         raise TypeError(f"a triple position must be an rdflib URIRef, Literal or BNode, got {node!r}")
     return to_prolog(encode(node))

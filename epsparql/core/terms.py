@@ -91,6 +91,8 @@ def write_term(value: Any, out: list[str]) -> None:
         out.append(quote_atom(value))
     elif t is Raw:
         out.append(value)
+    elif t is PlString:
+        out.append('"' + _escape(value, '"') + '"')
     elif t is int:
         out.append(str(value))
     elif t is float:
