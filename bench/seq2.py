@@ -61,6 +61,19 @@ of the process while pushing, ``rss_before_mb`` its RSS just before (for the
 bridge it includes the pre-generated events), ``growth_mb`` the difference.
 ``maxrss_mb`` is the child's lifetime peak from wait4().
 
+Sources: the run copies prolog/*.pl and epsparql/**/*.py to
+bench/out/src-<hash>/ at its start and measures that copy (the core may be
+edited while a long run goes on); the hash and the git commit are in the
+output.  --live measures the working tree instead.
+
+Other work on the machine skews the wall-clock numbers (2 cores): each row
+keeps the load average before and after its run; --repeat R runs every
+configuration R times and reports the median.
+
+--profile: SWI-Prolog's profiler on the Prolog driver and cProfile on the
+bridge (W = 1,000 unless --windows names one), plus a bridge time breakdown
+measured without a profiler; written to bench/out/seq2_profile_*.txt.
+
 Output: bench/out/seq2.json (every run), bench/results/seq2.json (summary)
 and bench/results/seq2.png (full runs only; --quick writes to bench/out/).
 """

@@ -454,9 +454,11 @@ optional_clauses(optseq, M, W, Id, Vs, _LVs, RVs, S-E, Cond, GL, _GR, HL, HR,
     copy_term(RVs-Vs, RVs1-Vs1),            % R alone: L-only variables stay free
     RVs1 = RVs,
     occ_head(Id, Vs1, T3, T4, HAlone),
-    assert_clause(M, (HR :- (   \+ \+ (GL, T2 < T3, S = T3, E = T4, Cond)
-                            ->  GL, T2 < T3, WCheck, S = T1, E = T4, Cond, HBoth
-                            ;   HAlone
+    % the combinations passing Cond on the combined interval, and R alone
+    % when no compatible earlier L passes Cond on R's interval (both can
+    % hold when Cond reads the interval)
+    assert_clause(M, (HR :- (   GL, T2 < T3, WCheck, S = T1, E = T4, Cond, HBoth
+                            ;   \+ (GL, T2 < T3, S = T3, E = T4, Cond), HAlone
                             ))).
 optional_clauses(eqopt, M, W, Id, Vs, LVs, _RVs, S-E, Cond, GL, GR, HL, HR,
                  t(T1, T2, T3, T4), [LName-W, RName-W]) :-
@@ -466,7 +468,7 @@ optional_clauses(eqopt, M, W, Id, Vs, LVs, _RVs, S-E, Cond, GL, GR, HL, HR,
     close_name(Id, CName),
     append(LVs, [T1, T2], CArgs),
     Close =.. [CName|CArgs],
-    assert_clause(M, (HL :- assertz(GL), assertz(ep_pend(T2, Close)),
+    assert_clause(M, (HL :- assertz(GL), assertz(ep_pend(T2, Id, Close)),
                             GR, T3 =:= T1, T4 =:= T2, S = T1, E = T2, Cond, HBoth)),
     assert_clause(M, (HR :- assertz(GR), GL, T1 =:= T3, T2 =:= T4,
                             S = T1, E = T2, Cond, HBoth)),
@@ -484,7 +486,7 @@ optional_clauses(leftjoin, M, W, Id, Vs, LVs, _RVs, S-E, Cond, GL, GR, HL, HR,
     append(LVs, [T1, T2], CArgs),
     Close =.. [CName|CArgs],
     window_goal(W, TS, T2, WCheck),
-    assert_clause(M, (HL :- assertz(GL), assertz(ep_pend(T2, Close)),
+    assert_clause(M, (HL :- assertz(GL), assertz(ep_pend(T2, Id, Close)),
                             GR, T4 =< T2, S = T1, E = T2, Cond,
                             TS is min(T1, T3), WCheck, HBoth)),
     assert_clause(M, (HR :- assertz(GR), GL, T2 =:= T4,

@@ -40,10 +40,30 @@
 
     Errors are values: evaluation yields the atom '$error', which the
     three-valued logic of ||, && and ! and the functions IF, COALESCE, IN
-    handle as SPARQL 1.1 section 17 says.  Arithmetic keeps xsd:decimal
-    exact (rationals, division rounded to 18 fractional digits); float
-    and double follow IEEE (division by zero gives INF or NaN; for
-    integer and decimal it is an error).
+    handle as SPARQL 1.1 section 17 says.  Arithmetic promotes integer <
+    decimal < float < double (integer / integer is a decimal) and keeps
+    xsd:decimal exact (rationals, division rounded to 18 fractional
+    digits); float and double follow IEEE (division by zero gives INF or
+    NaN; for integer and decimal it is an error).
+
+    Comparisons: numerics by value (NaN is unordered: = false, != true);
+    simple literals and xsd:string by code points; language-tagged
+    literals with the same tag likewise (= across tags is false, < an
+    error); booleans false < true; date-times by instant (xsd:date only
+    with xsd:date); durations by seconds.  Otherwise = is RDF term
+    equality, an error for two different literals that are not of
+    comparable types (e.g. "1" = 1, "a" = "a"@en), and != its negation.
+
+    Builtins (call/2, upper-case names): BOUND IF COALESCE STR LANG
+    DATATYPE IRI URI ISIRI ISURI ISBLANK ISLITERAL ISNUMERIC SAMETERM
+    LANGMATCHES REGEX REPLACE STRLEN UCASE LCASE CONTAINS STRSTARTS
+    STRENDS STRBEFORE STRAFTER CONCAT SUBSTR ENCODE_FOR_URI ABS CEIL FLOOR
+    ROUND STRDT STRLANG YEAR MONTH DAY HOURS MINUTES SECONDS TIMEZONE TZ
+    MD5 SHA1 SHA256 SHA384 SHA512 RAND NOW UUID STRUUID BNODE, and
+    EP-SPARQL's GETDURATION GETSTARTTIME GETENDTIME, called with the
+    start and end (seconds) of the match the compiler passes.  IRI has no
+    base IRI to resolve against; NOW is the wall clock at evaluation;
+    BNODE gives a fresh blank node on every call (also BNODE(str)).
 
     Results of arithmetic get canonical lexical forms: integers "42",
     decimals "3.3" / "2.0", doubles and floats "1.5E2" (XSD 1.1 canonical
@@ -88,7 +108,8 @@ have_uuid.
 have_uuid :- fail.
 :- endif.
 
-%   Declared global state: the registry of extension functions.
+%   Declared global state: the registry of extension functions, and the
+%   counter flag(ep_sparql_bnode) that numbers BNODE()'s blank nodes.
 :- dynamic registered_function/3.       % registered_function(IRI, Closure, Arity|any)
 
 :- meta_predicate sparql_register_function(+, :).
@@ -162,13 +183,19 @@ sparql_true(E) :-
 
 %   fast_pair(+A, +B, -P, -Q): the common FILTER operands, a variable
 %   and a constant (or two variables) bound to n/3, without ev/2.
-fast_pair(var(X), B, P, Q) :-
+%   Nothing here binds a variable of the expression.
+fast_pair(A, B, P, Q) :-
+    nonvar(A), nonvar(B),
+    fast_pair_(A, B, P, Q).
+
+fast_pair_(var(X), B, P, Q) :-
     nonvar(X), X = n(P, _, _),
     fast_operand(B, Q).
-fast_pair(const(n(P, _, _)), var(Y), P, Q) :-
+fast_pair_(const(C), var(Y), P, Q) :-
+    nonvar(C), C = n(P, _, _),
     nonvar(Y), Y = n(Q, _, _).
 
-fast_operand(const(n(Q, _, _)), Q).
+fast_operand(const(C), Q) :- nonvar(C), C = n(Q, _, _).
 fast_operand(var(Y), Q) :- nonvar(Y), Y = n(Q, _, _).
 
 %!  sparql_ebv(+Value, -Bool) is det.
@@ -183,9 +210,12 @@ sparql_ebv(V, T) :-
 %!  sparql_number(+Encoded, -Number) is semidet.
 %
 %   Number is the value of a numeric literal n(Number, _, _).  Fails
-%   for anything else (including the non-finite doubles, which are t/2).
+%   for anything else: other terms, the non-finite doubles (which are
+%   t/2), and an unbound Encoded (an unbound SPARQL variable).
 
-sparql_number(n(V, _, _), V).
+sparql_number(E, V) :-
+    nonvar(E),
+    E = n(V, _, _).
 
 %!  sparql_typed_literal(+Lex, +Datatype, -Term) is det.
 %
@@ -315,10 +345,13 @@ sparql_function_registered(IRI) :-
 		 *          EVALUATION          *
 		 *******************************/
 
-%   ev(+Expr, -Raw): Raw is an encoded term, '$error', or '$n'(N, Rank), a
-%   numeric result not yet given a lexical form (Rank 0 integer, N an
-%   integer; 1 decimal, N an integer or rational; 2 float, 3 double, N a
-%   float).  value/2 turns a raw value into an encoded term.
+%   ev(+Expr, -Raw): Raw is an encoded term, '$error', or a result not
+%   yet given a lexical form (so that comparing it costs no formatting):
+%   '$n'(N, Rank) a numeric (Rank 0 integer, N an integer; 1 decimal, N
+%   an integer or rational; 2 float, 3 double, N a float), '$dt'(S) the
+%   xsd:dateTime and '$dur'(S) the xsd:duration of S seconds (from
+%   GETSTARTTIME, GETENDTIME, GETDURATION).  value/2 turns a raw value
+%   into an encoded term.
 
 ev(E, V) :-
     var(E), !,
@@ -326,7 +359,10 @@ ev(E, V) :-
 ev(var(X), V) :- !,
     (   var(X) -> V = '$error' ; V = X ).
 ev(const(C), V) :- !,
-    (   number(C) -> leaf(C, V) ; V = C ).
+    (   var(C) -> V = '$error'
+    ;   number(C) -> leaf(C, V)
+    ;   V = C
+    ).
 ev(add(A, B), V) :- !,
     ev(A, X), ev(B, Y), arith(add, X, Y, V).
 ev(sub(A, B), V) :- !,
@@ -373,9 +409,13 @@ encoded(bool(_, _)).
 encoded(t(_, _)).
 encoded(b(_)).
 
-%   value(+Raw, -Term): materialise '$n'/2.
+%   value(+Raw, -Term): materialise '$n'/2, '$dt'/1 and '$dur'/1.
 value('$n'(N, R), T) :- !,
     (   catch(num_term(R, N, T0), error(_, _), fail) -> T = T0 ; T = '$error' ).
+value('$dt'(S), T) :- !,
+    sparql_seconds_datetime(S, T).
+value('$dur'(S), T) :- !,
+    sparql_seconds_duration(S, T).
 value(V, V).
 
 evv(E, V) :-
@@ -520,10 +560,8 @@ eq_tv(l(A, L1), l(B, L2), T) :- !,
     (   L1 == L2, text_eq(A, B) -> T = true ; T = false ).
 eq_tv(bool(A, _), bool(B, _), T) :- !,
     (   A == B -> T = true ; T = false ).
-eq_tv(d(A, D1, _), d(B, D2, _), T) :-
-    time_family(D1, F), time_family(D2, F), !,
-    (   A =:= B -> T = true ; T = false ).
-eq_tv(dur(A, _, _), dur(B, _, _), T) :- !,
+eq_tv(X, Y, T) :-
+    time_val(X, F, A), time_val(Y, F, B), !,
     (   A =:= B -> T = true ; T = false ).
 eq_tv(X, Y, T) :-
     (   literal(X), literal(Y) -> T = error ; T = false ).
@@ -536,9 +574,24 @@ literal(dur(_, _, _)).
 literal(bool(_, _)).
 literal(t(_, _)).
 literal('$n'(_, _)).
+literal('$dt'(_)).
+literal('$dur'(_)).
+
+%   time_val(+Raw, -Family, -Seconds): date-times (family `datetime` or
+%   `date`: a date is not comparable with a date-time) and durations.
+time_val(d(S, DT, _), F, S) :- time_family(DT, F).
+time_val(dur(S, _, _), duration, S).
+time_val('$dt'(S), datetime, S).
+time_val('$dur'(S), duration, S).
 
 text_eq(A, B) :-
-    (   string(A), string(B) -> A == B ; atom_string(A, S), atom_string(B, S) ).
+    (   string(A), string(B)
+    ->  A == B
+    ;   is_text(A), is_text(B), atom_string(A, S), atom_string(B, S)
+    ).
+
+is_text(X) :- string(X), !.
+is_text(X) :- atom(X).
 
 %   ord(+X, +Y, -Order): Order is <, =, >, nan or error.
 ord(X, Y, O) :-
@@ -551,10 +604,8 @@ ord(l(A, L1), l(B, L2), O) :-
     text_compare(O, A, B).
 ord(bool(A, _), bool(B, _), O) :- !,
     compare(O, A, B).                   % false @< true
-ord(d(A, D1, _), d(B, D2, _), O) :-
-    time_family(D1, F), time_family(D2, F), !,
-    num_order(A, B, O).
-ord(dur(A, _, _), dur(B, _, _), O) :- !,
+ord(X, Y, O) :-
+    time_val(X, F, A), time_val(Y, F, B), !,
     num_order(A, B, O).
 ord(_, _, error).
 
@@ -568,7 +619,9 @@ num_order(P, Q, O) :-
 text_compare(O, A, B) :-
     (   string(A), string(B)
     ->  compare(O, A, B)
-    ;   text_to_string(A, SA), text_to_string(B, SB), compare(O, SA, SB)
+    ;   is_text(A), is_text(B)
+    ->  atom_string(A, SA), atom_string(B, SB), compare(O, SA, SB)
+    ;   O = error
     ).
 
 time_family('http://www.w3.org/2001/XMLSchema#dateTime', datetime).
@@ -877,7 +930,7 @@ call_fn(F, Args, V) :-
 
 %   fn(+Name, +Args, -Raw) is semidet: failure is an evaluation error.
 fn('BOUND', [A], V) :-
-    A = var(X),
+    nonvar(A), A = var(X),
     (   var(X) -> V = bool(false, "false") ; V = bool(true, "true") ).
 fn('IF', [C, A, B], V) :-
     truth(C, T),
@@ -1069,16 +1122,15 @@ fn('BNODE', Args, b(Id)) :-
     (   Args = [A] -> ev(A, X), X = s(_) ; true ),
     flag(ep_sparql_bnode, N, N + 1),
     atom_concat(sparql_bnode_, N, Id).
-fn('GETDURATION', [S, E], V) :-
+fn('GETDURATION', [S, E], '$dur'(D)) :-
     time_arg(S, TS), time_arg(E, TE),
-    D is TE - TS,
-    sparql_seconds_duration(D, V).
-fn('GETSTARTTIME', [S, _], V) :-
-    time_arg(S, T),
-    sparql_seconds_datetime(T, V).
-fn('GETENDTIME', [_, E], V) :-
-    time_arg(E, T),
-    sparql_seconds_datetime(T, V).
+    D is TE - TS.
+fn('GETSTARTTIME', [S, _], '$dt'(T)) :-
+    time_arg(S, T0),
+    T is float(T0) + 0.0.
+fn('GETENDTIME', [_, E], '$dt'(T)) :-
+    time_arg(E, T0),
+    T is float(T0) + 0.0.
 
 coalesce([], '$error').
 coalesce([E|Es], V) :-
@@ -1236,7 +1288,7 @@ hash_hex(Alg, S, H) :-
 %   timezone.  Time is time(H, Mi, S, FracCodes) (none for a date), Tz
 %   `none`, `z` or tz(Sign, H, M).
 datetime_fields(A, Y, Mo, D, Time, Tz) :-
-    ev(A, d(_, DT, L)),
+    evv(A, d(_, DT, L)),
     time_family(DT, _),
     string_codes(L, Cs),
     phrase(dt_fields(Y, Mo, D, Time, Tz), Cs).
@@ -1373,9 +1425,9 @@ regex(Text, Pattern, Flags, V) :-
     catch(( re_match(P, T, Opts) -> V = bool(true, "true") ; V = bool(false, "false") ),
           E, ( fatal(E) -> throw(E) ; fail )).
 
-%   REPLACE: XPath fn:replace.  The replacement's $N are groups, \\$ and
-%   \\\\ escapes; any other $ or \\ is an error, as is a pattern that
-%   matches the empty string.
+%   REPLACE: XPath fn:replace, all matches.  In the replacement, $N is
+%   group N and \$, \\ are escapes; any other $ or \ is an error, as is
+%   a pattern that matches the empty string.  Flags as for REGEX.
 replace(Text, Pattern, With, Flags, Result) :-
     have_pcre,
     string_chars(Flags, FCs),
@@ -1507,6 +1559,7 @@ int_range('http://www.w3.org/2001/XMLSchema#unsignedByte', 0, 255).
 %   that is not a finite float: the XSD specials, rdflib's "inf"/"nan",
 %   and numerals beyond the float range.
 special_float(L, V) :-
+    is_text(L),
     text_to_string(L, S),
     (   special_lex(S, V)
     ->  true

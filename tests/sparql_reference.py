@@ -679,7 +679,8 @@ class QueryGen:
 
     ``ops``: the pattern operators to use; ``temporal``: allow getDURATION()
     in filters; ``filtered_optional_operand``: allow an optional operand that
-    is itself a Filter (its FILTER in a nested group, see ``_operand``)."""
+    is itself a Filter (its FILTER in a nested group, see ``_operand``);
+    "always": make every optional operand one."""
 
     ALL_OPS = ("Join", "Union", "LeftJoin", "SeqJoin", "EqJoin", "SeqRightJoin",
                "EqLeftJoin", "Filter")
@@ -732,6 +733,15 @@ class QueryGen:
                 right = opt
         scope = pattern_vars(left) | pattern_vars(right)
         cond = self.expr(scope) if r.random() < 0.5 else None
+        if op in ("LeftJoin", "SeqRightJoin", "EqLeftJoin") and self.filtered_optional_operand == "always":
+            # the optional operand filtered in a group of its own, on
+            # variables of both sides
+            if op == "SeqRightJoin" and not isinstance(left, Filter):
+                left = Filter(self.expr(scope), left)
+            elif op != "SeqRightJoin" and not isinstance(right, Filter):
+                right = Filter(self.expr(scope), right)
+            if r.random() < 0.4:
+                cond = None
         cls = {"Join": Join, "Union": Union, "LeftJoin": LeftJoin, "SeqJoin": SeqJoin,
                "EqJoin": EqJoin, "SeqRightJoin": SeqRightJoin, "EqLeftJoin": EqLeftJoin}[op]
         p = cls(left, right, cond) if op in ("LeftJoin", "SeqRightJoin", "EqLeftJoin") \
@@ -951,3 +961,37 @@ def shrink(query: Select, stream: list, fails) -> tuple:
                 query, changed = q2, True
                 break
     return query, stream
+
+
+# ---------------------------------------------------------------------------
+# plain SPARQL cases, and rdflib's answers to them
+# ---------------------------------------------------------------------------
+def plain_cases(seed0, n, *, time=5):
+    """Plain SPARQL queries in the fragment where rdflib's evaluation follows
+    SPARQL 1.1 (filters on certainly bound variables, joins on certainly
+    bound variables), over streams sharing one timestamp."""
+    out, seed = [], seed0
+    while len(out) < n:
+        rng = _random.Random(seed)
+        g = QueryGen(rng, ops=("Join", "Union", "LeftJoin", "Filter"), temporal=False,
+                     filtered_optional_operand=False, predicate_vars=False)
+        stream = [(s, p, o, time, time) for s, p, o, *_ in gen_stream(rng)]
+        q = g.select()
+        if scoped_filters_only(q.pattern) and error_free(q.pattern) \
+                and joins_on_certain_vars(q.pattern):
+            out.append((seed, q, stream))
+        seed += 1
+    return out
+
+
+def rdflib_answers(q: Select, stream):
+    """rdflib's answers as a Counter like ``answers``: the full solutions
+    (SELECT *) as a set, each projected."""
+    from rdflib import Graph
+    g = Graph()
+    for s, p, o, *_ in stream:
+        g.add((s, p, o))
+    res = g.query(render(Select(q.pattern, None)))
+    full = {frozenset((str(v), row[v]) for v in res.vars if row[v] is not None) for row in res}
+    t = stream[0][3]
+    return Counter((project(m, q.projection), t, t) for m in full)

@@ -35,12 +35,14 @@ def _join(a: Pattern, b: Pattern) -> Pattern:
     return Join(a, b)
 
 
-def _split_filter(p: Pattern) -> tuple[Pattern, Any]:
-    """(pattern, condition) of an optional operand: its top-level FILTER
-    becomes the left join's condition."""
-    if isinstance(p, Filter):
-        return p.pattern, p.expr
-    return p, None
+def _optional_operand(node: Any) -> tuple[Pattern, Any]:
+    """(pattern, condition) of an optional operand.  Only the FILTERs at the
+    top level of the operand's own group become the left join's condition
+    (SPARQL 1.1, 18.2.2.6); a filter in a nested group filters the optional
+    part by itself."""
+    if isinstance(node, ast.Group):
+        return _group(node)
+    return pattern(node), None
 
 
 def pattern(node: Any) -> Pattern:
@@ -50,30 +52,36 @@ def pattern(node: Any) -> Pattern:
     if isinstance(node, ast.Union):
         return Union_(pattern(node.left), pattern(node.right))
     if isinstance(node, ast.TemporalJoin):
-        left, right = pattern(node.left), pattern(node.right)
         if node.op == "SEQ":
-            return SeqJoin(left, right)
+            return SeqJoin(pattern(node.left), pattern(node.right))
         if node.op == "EQUALS":
-            return EqJoin(left, right)
+            return EqJoin(pattern(node.left), pattern(node.right))
         if node.op == "OPTIONALSEQ":
-            opt, cond = _split_filter(left)
-            return SeqRightJoin(opt, right, cond)
+            opt, cond = _optional_operand(node.left)
+            return SeqRightJoin(opt, pattern(node.right), cond)
         if node.op == "EQUALSOPTIONAL":
-            opt, cond = _split_filter(right)
-            return EqLeftJoin(left, opt, cond)
+            opt, cond = _optional_operand(node.right)
+            return EqLeftJoin(pattern(node.left), opt, cond)
     if isinstance(node, ast.BGP):
         return BGP(tuple(Triple(t.s, t.p, t.o) for t in node.triples))
     raise _err(type(node).__name__, node)
 
 
 def group(g: ast.Group) -> Pattern:
+    """The algebra of a group: its elements joined, then its FILTERs."""
+    acc, cond = _group(g)
+    return acc if cond is None else Filter(cond, acc)
+
+
+def _group(g: ast.Group) -> tuple[Pattern, Any]:
+    """A group's pattern without its own FILTERs, and their conjunction."""
     acc: Pattern = Empty()
     filters: list[Any] = []
     for e in g.elements:
         if isinstance(e, ast.Filter):
             filters.append(e.expr)
         elif isinstance(e, ast.Optional):
-            opt, cond = _split_filter(group(e.pattern))
+            opt, cond = _optional_operand(e.pattern)
             acc = LeftJoin(acc, opt, cond)
         elif isinstance(e, ast.Bind):
             acc = Extend(acc, e.var, e.expr)
@@ -89,9 +97,7 @@ def group(g: ast.Group) -> Pattern:
             raise _err(type(e).__name__, e)
     for f in filters:
         _check_expr(f)
-    if filters:
-        acc = Filter(conjoin(filters), acc)
-    return acc
+    return acc, (conjoin(filters) if filters else None)
 
 
 def _check_expr(e: Any) -> None:

@@ -181,7 +181,8 @@ class RuleWriter:
                     n = self.fresh()
                     seen[e.name] = n
                     # numeric literals are n(Value, Datatype, Lexical): a unification
-                    guards.append(f"{self.var(e.name)} = n({n}, _, _)")
+                    v = self.var(e.name)
+                    guards.append(f"nonvar({v}), {v} = n({n}, _, _)")
                 return seen[e.name]
             if isinstance(e, Literal):
                 return _numeric_text(e)
