@@ -639,19 +639,21 @@ def plot(rows: list[dict], n: int, flat_ns: list[int], path: Path) -> None:
 
 
 def table(rows: list[dict], n: int) -> str:
-    head = ("| mode | policy | W | N | input ev/s | complex events | complex/s | "
-            "peak RSS MB | growth MB | goals |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    head = ("| mode | policy | W | N | input ev/s | ev/s CPU | complex events | complex/s | "
+            "peak RSS MB | growth MB | goals |\n"
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     lines = [head]
     key = {"prolog": 0, "bridge": 1}
     for r in sorted(rows, key=lambda r: (POLICIES.index(r["policy"]), r["n"] != n,
                                          r["window"], r["n"], key[r["mode"]])):
         if not r.get("events_per_s"):
             lines.append(f"| {r['mode']} | {r['policy']} | {r['window']:,} | {r['n']:,} | "
-                         f"failed (rc {r['returncode']}) | | | | | |")
+                         f"failed (rc {r['returncode']}) | | | | | | |")
             continue
         lines.append(
             f"| {r['mode']} | {r['policy']} | {r['window']:,} | {r['n']:,} | "
-            f"{r['events_per_s']:,} | {r['detections']:,} | {r['detections_per_s']:,} | "
+            f"{r['events_per_s']:,} | {round(r['events'] / r['cpu_s']):,} | "
+            f"{r['detections']:,} | {r['detections_per_s']:,} | "
             f"{r['peak_rss_mb']:.0f} | {r['growth_mb']:.0f} | {r['goals']:,} |")
     return "\n".join(lines)
 
@@ -676,6 +678,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=3600, help="per run, seconds")
     ap.add_argument("--profile", action="store_true",
                     help="profile W=1,000 unrestricted in both modes instead of benchmarking")
+    ap.add_argument("--report", type=Path, default=None, metavar="JSON",
+                    help="only rewrite the summary, plot and table of an earlier run's JSON")
     ap.add_argument("--out", type=Path, default=None,
                     help="JSON output (default bench/out/seq2.json; when given, or with "
                          "--quick, bench/results/ is left alone)")
@@ -694,6 +698,12 @@ def main() -> None:
         if args.n is None:
             args.n = 1_000_000
         worker_bridge(args)
+        return
+
+    if args.report:
+        path = args.report.resolve()
+        doc = json.loads(path.read_text())
+        report(doc, path, to_results=path == (OUT / "seq2.json").resolve())
         return
 
     n = args.n or (50_000 if args.quick else 1_000_000)
@@ -746,17 +756,28 @@ def main() -> None:
         doc["targets"] = summarise(doc["runs"], n, flat_ns)
         out_json.write_text(json.dumps(doc, indent=1))
 
+    report(doc, out_json, to_results=not quick)
+
+
+def report(doc: dict, out_json: Path, to_results: bool) -> None:
+    """Write the JSON, the summary and the plot of a run; print the table."""
+    n, flat_ns = doc["config"]["n"], doc["config"]["flat_ns"]
+    for r in doc["runs"]:
+        if r.get("events_per_s") and r.get("cpu_s"):
+            r["events_per_cpu_s"] = round(r["events"] / r["cpu_s"])
     doc["targets"] = summarise(doc["runs"], n, flat_ns)
     out_json.write_text(json.dumps(doc, indent=1))
     png = out_json.with_suffix(".png")
-    if not quick:
+    if to_results:
         RESULTS.mkdir(parents=True, exist_ok=True)
-        keep = ("mode", "policy", "window", "n", "events_per_s", "detections",
-                "detections_per_s", "detections_per_event", "wall_s", "cpu_s",
-                "peak_rss_mb", "rss_before_mb", "growth_mb", "maxrss_mb", "goals", "returncode")
-        summary = {"benchmark": "seq2", "machine": doc["machine"], "config": doc["config"],
+        keep = ("mode", "policy", "window", "n", "events_per_s", "events_per_cpu_s",
+                "detections", "detections_per_s", "detections_per_event", "wall_s", "cpu_s",
+                "peak_rss_mb", "rss_before_mb", "growth_mb", "maxrss_mb", "goals",
+                "loadavg_before", "loadavg_after", "events_per_s_runs", "returncode")
+        summary = {"benchmark": "seq2", "machine": doc["machine"],
+                   "sources": doc.get("sources"), "config": doc["config"],
                    "targets": doc["targets"],
-                   "runs": [{k: r.get(k) for k in keep} for r in doc["runs"]]}
+                   "runs": [{k: r[k] for k in keep if k in r} for r in doc["runs"]]}
         (RESULTS / "seq2.json").write_text(json.dumps(summary, indent=1) + "\n")
         png = RESULTS / "seq2.png"
     plot(doc["runs"], n, flat_ns, png)

@@ -2,8 +2,18 @@
 
 EP-SPARQL queries are compiled into event-driven backward-chaining rules
 that run in SWI-Prolog (the ETALIS execution model).
+
+    from epsparql import Engine
+    engine = Engine()
+    q = engine.register(query_text)
+    engine.push(s, p, o, start, end)
+    engine.flush()
+    q.results()
 """
 from .core import CoreEngine, Compound, Detection, PlString, PrologError, term
+from .engine import Answer, Engine, Query
+from .language import QueryError, QuerySyntaxError, parse_query
 
 __version__ = "0.1.0"
-__all__ = ["CoreEngine", "Compound", "Detection", "PlString", "PrologError", "term"]
+__all__ = ["Engine", "Query", "Answer", "QueryError", "QuerySyntaxError", "parse_query",
+           "CoreEngine", "Compound", "Detection", "PlString", "PrologError", "term"]

@@ -247,6 +247,17 @@ class Engine:
             raise FileNotFoundError(f"Prolog file not found: {p}")
         runtime().consult(p.resolve())
 
+    def add_rules(self, text: str) -> None:
+        """Add rules of the core's rule language (docs/CORE.md) next to the
+        queries.  Stream triples are the events ``triple(S, P, O)`` (terms
+        encoded as in docs/LANGUAGE.md); a rule whose head is such a triple
+        feeds the stream as CONSTRUCT output does."""
+        self.core.add_rules(text)
+
+    def load_rules(self, path: str) -> None:
+        """Load a rule file of the core's rule language (see add_rules)."""
+        self.core.load_rules(path)
+
     @property
     def queries(self) -> list[Query]:
         return list(self._queries.values())

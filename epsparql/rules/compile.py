@@ -225,8 +225,10 @@ class RuleWriter:
                 return f"call({to_prolog(name)}, [{', '.join(args)}])"
             iri = str(e.name)
             if not self.is_function(iri):
+                pos = getattr(e, "pos", None)
                 raise QueryError(f"unknown function <{iri}>: register it with "
-                                 f"Engine.register_function() or load a Prolog definition first")
+                                 f"Engine.register_function() before registering the query",
+                                 pos.line if pos else None, pos.column if pos else None)
             return f"call({to_prolog(iri)}, [{', '.join(args)}])"
         raise QueryError(f"unsupported expression {e!r}")
 
