@@ -11,7 +11,7 @@ from epsparql import Engine, QueryError, QuerySyntaxError
 
 NS = "http://epsparql.org/ns#"
 EX = "http://ex.org/"
-XSD_NS = "http://www.w3.org/2001/XMLSchema#"
+XSD_NS = URIRef("http://www.w3.org/2001/XMLSchema#")
 
 
 def U(x: str) -> URIRef:
@@ -58,9 +58,9 @@ def test_datetime_times_and_interval_functions(engine):
     engine.push(U("a"), U("p"), Literal(1), t0, t1)
     (a,) = q.results()
     assert a.start == t0.timestamp() and a.end == t1.timestamp()
-    assert (str(a["t0"]), a["t0"].datatype) == ("2024-01-01T00:00:00Z", XSD_NS + "dateTime")
-    assert (str(a["t1"]), a["t1"].datatype) == ("2024-01-01T00:01:30Z", XSD_NS + "dateTime")
-    assert (str(a["d"]), a["d"].datatype) == ("PT1M30S", XSD_NS + "duration")
+    assert (str(a["t0"]), a["t0"].datatype) == ("2024-01-01T00:00:00Z", URIRef(XSD_NS + "dateTime"))
+    assert (str(a["t1"]), a["t1"].datatype) == ("2024-01-01T00:01:30Z", URIRef(XSD_NS + "dateTime"))
+    assert (str(a["d"]), a["d"].datatype) == ("PT1M30S", URIRef(XSD_NS + "duration"))
 
 
 def test_construct_feeds_the_stream_and_select_sees_it(engine):
