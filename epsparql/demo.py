@@ -46,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="print every match, not the first per pattern and company")
     ap.add_argument("--policy", default="unrestricted",
                     choices=["unrestricted", "recent", "chronological"])
+    ap.add_argument("--sparql", type=Path, default=EXAMPLE / "query1.rq",
+                    help="an EP-SPARQL query run over the same stream as triples")
     args = ap.parse_args(argv)
 
     engine = CoreEngine(policy=args.policy)
@@ -68,7 +70,36 @@ def main(argv: list[str] | None = None) -> int:
           f"{n / elapsed:,.0f} events/s")
     for err in engine.errors:
         print(f"rule error: {err.message} ({err.context})", file=sys.stderr)
+    if args.sparql is not None:
+        run_sparql(args.sparql, args.stream)
     return 0
+
+
+def run_sparql(query_path: Path, stream: Path) -> None:
+    """The same stream as RDF triples, through an EP-SPARQL query."""
+    from rdflib import Literal, URIRef
+
+    from .engine import Engine
+    ns = "http://epsparql.org/ns#"
+    pred = URIRef(ns + "hasStockPrice")
+    engine = Engine()
+    q = engine.register(query_path.read_text())
+    rows = [(URIRef(ns + ev.args[0]), pred, Literal(ev.args[1]), t) for ev, t in read_prices(stream)]
+    t0 = time.perf_counter()
+    engine.push_many(rows)
+    engine.flush()
+    elapsed = time.perf_counter() - t0
+    answers = q.results()
+    print(f"\nEP-SPARQL {query_path.name}: {len(answers)} answers")
+    first: dict[str, object] = {}
+    for a in answers:
+        company = str(a["company"]).rsplit("#", 1)[-1]
+        if company not in first or a.end < first[company].end:
+            first[company] = a
+    for company, a in sorted(first.items()):
+        n = sum(1 for x in answers if str(x["company"]).endswith("#" + company))
+        print(f"  {company:10} {n:5} answers, first {_day(a.start)} .. {_day(a.end)}")
+    print(f"-- {len(rows)} triples, {len(rows) / elapsed:,.0f} triples/s")
 
 
 if __name__ == "__main__":
