@@ -24,7 +24,7 @@ from collections import Counter
 from fractions import Fraction
 
 import pytest
-from rdflib import Graph, Literal, URIRef
+from rdflib import Literal, URIRef
 
 import sparql_reference as R
 from sparql_reference import (BGP, NS, And, Bound, Cmp, Construct, Dur, EVar,
@@ -242,7 +242,20 @@ def test_general(batch):
 def test_temporal_operators(batch):
     check_batch(general_cases("temporal", 20_000 + batch * BATCH, BATCH,
                               ops=("SeqJoin", "EqJoin", "SeqRightJoin", "EqLeftJoin", "Filter"),
-                              filtered_optional_operand=False, durations=(0, 1, 2, 3, 4, 5, 8)))
+                              filtered_optional_operand=False,
+                              durations=(0, Fraction(1, 2), 1, Fraction(3, 2), 2, 3, 4, 5, 8)))
+
+
+# longer streams (10 to 18 triples), every operator
+@pytest.mark.parametrize("batch", range(8))
+def test_long_streams(batch):
+    cases = []
+    for seed in range(45_000 + batch * BATCH, 45_000 + (batch + 1) * BATCH):
+        rng = random.Random(seed)
+        g = QueryGen(rng, filtered_optional_operand=(seed % 3 == 0 and "always"))
+        stream = gen_stream(rng, n=rng.randint(10, 18))
+        cases.append((f"long:{seed}", g.select(), stream))
+    check_batch(cases)
 
 
 # plain SPARQL operators over timestamped streams

@@ -19,7 +19,7 @@ from rdflib import Literal, URIRef
 
 import sparql_reference as R
 from sparql_reference import (BGP, NS, And, Arith, Bound, Cmp, Construct, Dur,
-                              EVar, EqLeftJoin, Filter, LeftJoin, Not, Num,
+                              EVar, Filter, Not, Num,
                               QueryGen, Select, SeqJoin, SeqRightJoin, Var,
                               answers, construct_answers, diff_message,
                               engine_counter, gen_stream, plain_cases, render,
