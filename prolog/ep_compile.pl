@@ -33,7 +33,8 @@
 :- module(ep_compile,
           [ compile_rule/3,             % +Module, +Rule, +Options
             node_count/2,               % +Module, -Count
-            forget_nodes/1              % +Module
+            forget_nodes/1,             % +Module
+            rule_graph/2                % +Module, -Graph
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(lists)).
@@ -43,6 +44,7 @@
 
 :- dynamic
     ep_node/3,          % ep_node(Module, Key, Id)
+    ep_edge/3,          % ep_edge(Module, Parent, ChildId): Parent a node id or rule(Head)
     ep_node_counter/2.  % ep_node_counter(Module, Next)
 
 %!  compile_rule(+Module, +Rule, +Options) is det.
@@ -64,6 +66,7 @@ compile_rule(M, Rule, Options) :-
     Ctx = ctx(M, inf, Policy),
     b_setval(ep_compile_epoch, Epoch),
     copy_term(Head-Body, H1-B1),
+    b_setval(ep_compile_parent, rule(H1)),
     node(Ctx, B1, Id),
     term_variables(B1, Vs),
     occ_head(Id, Vs, T1, T2, OccHead),
@@ -82,18 +85,45 @@ node_count(M, N) :-
 %   Drop the compiler's node table of Module (on engine reset).
 forget_nodes(M) :-
     retractall(ep_node(M, _, _)),
+    retractall(ep_edge(M, _, _)),
     retractall(ep_node_counter(M, _)).
+
+%!  rule_graph(+Module, -Graph:dict) is det.
+%
+%   The binarised rule graph of Module, for explain tools:
+%   graph{nodes: [node{id, pattern, window, policy, children}],
+%         rules: [rule{head, node}]}.  Patterns and heads are strings.
+rule_graph(M, graph{nodes: Nodes, rules: Rules}) :-
+    findall(node{id: Id, pattern: PT, window: W, policy: Pol, children: Cs},
+            ( ep_node(M, Key, Id),
+              Key = P-W-Pol-_,
+              term_string_nv(P, PT),
+              findall(C, ep_edge(M, Id, C), Cs) ),
+            Nodes0),
+    sort(id, @<, Nodes0, Nodes),
+    findall(rule{head: HT, node: Id},
+            ( ep_edge(M, rule(H), Id), term_string_nv(H, HT) ),
+            Rules).
+
+term_string_nv(T, S) :-
+    copy_term(T, T1),
+    numbervars(T1, 0, _, [singletons(true)]),
+    with_output_to(string(S), print(T1)).
 
 %   node(+Ctx, +Pattern, -Id): the node for Pattern, created on first use.
 node(Ctx, P, Id) :-
     Ctx = ctx(M, W, Pol),
     node_key(P, W, Pol, Key),
+    b_getval(ep_compile_parent, Parent),
     (   ep_node(M, Key, Id0)
     ->  Id = Id0
     ;   new_id(M, Id),
         assertz(ep_node(M, Key, Id)),
-        build(Ctx, P, Id)
-    ).
+        b_setval(ep_compile_parent, Id),
+        build(Ctx, P, Id),
+        b_setval(ep_compile_parent, Parent)
+    ),
+    (   ep_edge(M, Parent, Id) -> true ; assertz(ep_edge(M, Parent, Id)) ).
 
 node_key(P, W, Pol, Key) :-
     b_getval(ep_compile_epoch, Epoch),

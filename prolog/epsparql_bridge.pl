@@ -22,6 +22,7 @@
             py_drain/2,          % +Engine, -Reply
             py_set_option/4,     % +Engine, +Key, +ValueText, -Reply
             py_stats/2,          % +Engine, -Reply
+            py_rule_graph/2,     % +Engine, -Reply
             py_gc/2,             % +Engine, -Reply
             py_advance/3,        % +Engine, +TimeText, -Reply
             py_flush/2,          % +Engine, -Reply
@@ -52,6 +53,7 @@ write_out(error_json(E)) :- !,
     write(',"term":'), format(string(T), '~q', [E]), json:json_write_string(current_output, T),
     write('}').
 write_out(ok) :- !, write('{"ok":true}').
+write_out(raw(Text)) :- !, write(Text).
 write_out(json(Term)) :- !, json_value(Term).
 write_out(detections(M, Ds)) :- !,
     engine_errors(M, Errs),
@@ -160,6 +162,20 @@ py_flush(M, R) :-
 %!  py_set_option(+Engine, +Key, +ValueText, -Reply) is det.
 py_set_option(M, K, VText, R) :-
     reply(( term_string(V, VText), engine_set_option(M, K, V) ), ok, R).
+
+%!  py_rule_graph(+Engine, -Reply) is det.
+%
+%   The binarised rule graph (ep_compile:rule_graph/2) and the goal count
+%   of each step's stores, as JSON.
+py_rule_graph(M, R) :-
+    reply(( ep_compile:rule_graph(M, G),
+            findall(store{name: N, node: Id, window: W, goals: C},
+                    ( epsparql_core:engine_store(M, N/A, W, Id),
+                      functor(H, N, A),
+                      ( predicate_property(M:H, number_of_clauses(C)) -> true ; C = 0 ) ),
+                    Stores),
+            atom_json_dict(J, G.put(stores, Stores), [width(0)]) ),
+          raw(J), R).
 
 py_stats(M, R) :-
     reply(( engine_stats(M, S), dict_pairs(S, _, Pairs) ), json(stats(Pairs)), R).

@@ -163,6 +163,12 @@ class CoreEngine:
         """events, late, now, goals, stores, nodes, rules, pending."""
         return self._call("py_stats", self.module)
 
+    def rule_graph(self) -> dict[str, Any]:
+        """The binarised rule graph: ``nodes`` (id, pattern, window, policy,
+        children), ``rules`` (head, root node) and ``stores`` (name, node,
+        window, goals stored now)."""
+        return self._call("py_rule_graph", self.module)
+
     def gc(self) -> None:
         """Run the garbage collection of expired goals now."""
         self._call("py_gc", self.module)
