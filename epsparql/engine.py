@@ -66,6 +66,10 @@ def _text(node: Node) -> str:
     return to_prolog(encode(node))
 
 
+#: The background graph triples go to when no graph is named.
+BACKGROUND = "urn:epsparql:background"
+
+
 def seconds(t: float | int | datetime) -> float | int:
     """Application time in seconds: numbers as given, datetimes since the epoch
     (a naive datetime is taken as UTC)."""
@@ -180,14 +184,18 @@ class Query:
 class Engine:
     """An EP-SPARQL engine over one Prolog core engine."""
 
-    def __init__(self, *, base: str | None = None, gc_every: int = 1000,
-                 batch_size: int = 5000, max_depth: int = 200) -> None:
+    def __init__(self, *, base: str | None = None, reasoning: str = "rdfs",
+                 gc_every: int = 1000, batch_size: int = 5000, max_depth: int = 200) -> None:
+        if reasoning not in ("rdfs", "owlrl", "none"):
+            raise ValueError(f"reasoning must be 'rdfs', 'owlrl' or 'none', got {reasoning!r}")
         self.base = base
+        self.reasoning = reasoning
         rt = runtime()
-        for module in ("ep_sparql.pl", "ep_construct.pl"):
+        for module in ("ep_sparql.pl", "ep_construct.pl", "ep_rdfs.pl"):
             rt.consult(PROLOG_DIR / module)
         self.core = CoreEngine(gc_every=gc_every, batch_size=batch_size, max_depth=max_depth)
         self.core.set_option("dedup", True)
+        self._background_call("mode", "none" if reasoning == "none" else "rdfs")
         self._queries: dict[str, Query] = {}
         self._by_head: dict[str, Query] = {}
         self._ids = itertools.count(1)
@@ -204,7 +212,9 @@ class Engine:
             pattern = optimise(alg.pattern)
             alg = type(alg)(**{**alg.__dict__, "pattern": pattern})
             qid = next(self._ids)
-            compiled = compile_query(alg, qid, encode=encode, is_function=self.has_function)
+            compiled = compile_query(alg, qid, encode=encode, is_function=self.has_function,
+                                     module=self.core.module,
+                                     reasoning="none" if self.reasoning == "none" else "rdfs")
         except QueryError as e:
             raise e.with_source(text)
         projection = None
@@ -246,6 +256,71 @@ class Engine:
         if not p.is_file():
             raise FileNotFoundError(f"Prolog file not found: {p}")
         runtime().consult(p.resolve())
+
+    # -- background knowledge ------------------------------------------------
+    def load_background(self, source: Any, format: str | None = None,
+                        graph: str | None = None) -> int:
+        """Load background knowledge: a file path, RDF text, or an rdflib Graph
+        (any format rdflib reads; guessed from the file name when not given).
+
+        Triples go to the background graph ``graph`` (an IRI; default
+        :data:`BACKGROUND`), matched by ``GRAPH <iri> { … }`` patterns and
+        used for RDFS reasoning over the stream.  With ``reasoning="owlrl"``
+        the OWL-RL closure is materialised first.  Returns the number of
+        background triples the engine now holds."""
+        from pathlib import Path
+
+        from rdflib import Graph
+        if isinstance(source, Graph):
+            g = source
+        else:
+            g = Graph()
+            p = Path(source) if isinstance(source, (str, Path)) and len(str(source)) < 4096 else None
+            if p is not None and p.exists():
+                g.parse(str(p), format=format)
+            elif isinstance(source, str):
+                g.parse(data=source, format=format or "turtle")
+            else:
+                raise FileNotFoundError(f"background source not found: {source!r}")
+        if self.reasoning == "owlrl":
+            import owlrl
+            closed = Graph()
+            for t in g:
+                closed.add(t)
+            owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(closed)
+            g = closed
+        return self.add_background(g, graph=graph)
+
+    def add_background(self, triples: Iterable[Sequence[Node]], graph: str | None = None) -> int:
+        """Add (s, p, o) triples to a background graph; takes effect for the
+        events pushed afterwards.  Returns the background size."""
+        return self._background_batches("add", triples, graph)
+
+    def remove_background(self, triples: Iterable[Sequence[Node]], graph: str | None = None) -> int:
+        """Remove (s, p, o) triples from a background graph (``graph=None``:
+        from every graph).  Returns the background size."""
+        return self._background_batches("remove", triples, graph)
+
+    def _background_batches(self, op: str, triples: Iterable[Sequence[Node]],
+                            graph: str | None) -> int:
+        if op == "add" or graph is not None:
+            g = _text(URIRef(graph or BACKGROUND))
+        else:
+            g = "_"
+        count = 0
+        batch: list[str] = []
+        for t in triples:
+            s, p, o = t[0], t[1], t[2]
+            batch.append(f"t({_text(s)},{_text(p)},{_text(o)},{g})")
+            if len(batch) >= 20000:
+                count = self._background_call(op, "[" + ",".join(batch) + "]")["count"]
+                batch = []
+        if batch or count == 0:
+            count = self._background_call(op, "[" + ",".join(batch) + "]")["count"]
+        return count
+
+    def _background_call(self, op: str, text: str) -> dict:
+        return check(from_json(runtime().call("py_background", self.core.module, op, ("s", text))))
 
     def add_rules(self, text: str) -> None:
         """Add rules of the core's rule language (docs/CORE.md) next to the

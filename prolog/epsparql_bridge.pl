@@ -23,6 +23,7 @@
             py_set_option/4,     % +Engine, +Key, +ValueText, -Reply
             py_stats/2,          % +Engine, -Reply
             py_rule_graph/2,     % +Engine, -Reply
+            py_background/4,     % +Engine, +Op, +TriplesText, -Reply
             py_gc/2,             % +Engine, -Reply
             py_advance/3,        % +Engine, +TimeText, -Reply
             py_flush/2,          % +Engine, -Reply
@@ -162,6 +163,21 @@ py_flush(M, R) :-
 %!  py_set_option(+Engine, +Key, +ValueText, -Reply) is det.
 py_set_option(M, K, VText, R) :-
     reply(( term_string(V, VText), engine_set_option(M, K, V) ), ok, R).
+
+%!  py_background(+Engine, +Op, +TriplesText, -Reply) is det.
+%
+%   Op is add, remove, clear or mode (TriplesText then the mode name).
+%   TriplesText is the text of a list of t(S, P, O, Graph) terms.
+py_background(M, add, Text, R) :- !,
+    reply(( term_string(Ts, Text), ep_rdfs:bg_add(M, Ts), ep_rdfs:bg_count(M, N) ),
+          json(stats([count-N])), R).
+py_background(M, remove, Text, R) :- !,
+    reply(( term_string(Ts, Text), ep_rdfs:bg_remove(M, Ts), ep_rdfs:bg_count(M, N) ),
+          json(stats([count-N])), R).
+py_background(M, clear, _, R) :- !,
+    reply(ep_rdfs:bg_clear(M), ok, R).
+py_background(M, mode, Mode, R) :-
+    reply(( atom_string(A, Mode), ep_rdfs:bg_set_mode(M, A) ), ok, R).
 
 %!  py_rule_graph(+Engine, -Reply) is det.
 %

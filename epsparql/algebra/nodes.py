@@ -109,12 +109,22 @@ class Window:
 
 
 @dataclass(frozen=True)
+class Background:
+    """``GRAPH g { triples }`` over loaded background knowledge: valid at all
+    times, it adds bindings but no time; it is joined with stream patterns
+    as a condition.  ``graph`` is an IRI or a Var; triples may use paths."""
+
+    graph: Any
+    triples: tuple[Triple, ...]
+
+
+@dataclass(frozen=True)
 class Empty:
     """The empty group ``{}``: one solution with no bindings."""
 
 
 Pattern = Union[BGP, Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin,
-                EqLeftJoin, Filter, Extend, Window, Empty]
+                EqLeftJoin, Filter, Extend, Window, Background, Empty]
 
 
 @dataclass(frozen=True)

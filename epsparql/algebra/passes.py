@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from rdflib import Literal, XSD
 
-from .nodes import (BGP, Empty, EqJoin, EqLeftJoin, Extend, Filter, Join,
+from .nodes import (BGP, Background, Empty, EqJoin, EqLeftJoin, Extend, Filter, Join,
                     LeftJoin, Pattern, SeqJoin, SeqRightJoin, Triple, Union_,
                     Window)
 
@@ -129,6 +129,11 @@ def all_vars(p: Pattern) -> set[str]:
         return all_vars(p.pattern)
     if isinstance(p, Extend):
         return all_vars(p.pattern) | {p.var.name}
+    if isinstance(p, Background):
+        out = _term_vars(p.graph)
+        for t in p.triples:
+            out |= _term_vars(t.s) | _term_vars(t.p) | _term_vars(t.o)
+        return out
     return set()
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..language import ast
 from ..language.errors import QueryError
-from .nodes import (BGP, Empty, EqJoin, EqLeftJoin, Extend, Filter, Join,
+from .nodes import (BGP, Background, Empty, EqJoin, EqLeftJoin, Extend, Filter, Join,
                     LeftJoin, Pattern, Query, SeqJoin, SeqRightJoin, Triple,
                     Union_)
 from .passes import conjoin
@@ -90,7 +90,7 @@ def _group(g: ast.Group) -> tuple[Pattern, Any]:
         elif isinstance(e, ast.Minus):
             raise _err("MINUS", e)
         elif isinstance(e, ast.Graph):
-            raise _err("GRAPH (background graphs)", e)
+            acc = _join(acc, _background(e))
         elif isinstance(e, ast.SubSelect):
             raise _err("a sub-query", e)
         else:
@@ -98,6 +98,19 @@ def _group(g: ast.Group) -> tuple[Pattern, Any]:
     for f in filters:
         _check_expr(f)
     return acc, (conjoin(filters) if filters else None)
+
+
+def _background(g: ast.Graph) -> Background:
+    """GRAPH g { triples }: only triple patterns (paths allowed) inside."""
+    triples: list[Triple] = []
+    for e in g.pattern.elements:
+        if isinstance(e, ast.BGP):
+            triples.extend(Triple(t.s, t.p, t.o) for t in e.triples)
+        else:
+            raise _err(f"{type(e).__name__} inside GRAPH (only triple patterns and paths)", e)
+    if not triples:
+        raise _err("an empty GRAPH pattern", g)
+    return Background(g.name, tuple(triples))
 
 
 def _check_expr(e: Any) -> None:

@@ -21,15 +21,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from rdflib import XSD, BNode, Literal, URIRef
+from rdflib import RDF, XSD, BNode, Literal, URIRef
 
-from ..algebra.nodes import (BGP, Empty, EqJoin, EqLeftJoin, Extend, Filter,
+from ..algebra.nodes import (BGP, Background, Empty, EqJoin, EqLeftJoin, Extend, Filter,
                              Join, LeftJoin, Pattern, SeqJoin, SeqRightJoin,
                              Triple, Union_, Window)
 from ..algebra.passes import all_vars, conjuncts, is_temporal
 from ..core.terms import to_prolog
 from ..language.errors import QueryError
 
+RDF_TYPE = RDF.type
 BINARY_OPS = {"||": "or", "&&": "and", "=": "eq", "!=": "ne", "<": "lt", ">": "gt",
               "<=": "le", ">=": "ge", "+": "add", "-": "sub", "*": "mul", "/": "div"}
 UNARY_OPS = {"!": "not", "-": "neg", "+": "pos"}
@@ -72,8 +73,11 @@ class RuleWriter:
     """Writes one query's patterns and expressions as rule-language text."""
 
     def __init__(self, head: str, encode: Callable[[Any], Any],
-                 is_function: Callable[[str], bool]):
+                 is_function: Callable[[str], bool], module: str = "",
+                 reasoning: str = "none"):
         self.head = head
+        self.module = to_prolog(module) if module else "_"
+        self.reasoning = reasoning
         self.encode = encode
         self.is_function = is_function
         self.vars: dict[str, str] = {}
@@ -110,7 +114,22 @@ class RuleWriter:
                 out = f"({out} and {q})"
             return out
         if isinstance(p, Join):
+            bg = self._background_goal(p.right) or self._background_goal(p.left)
+            if bg is not None:
+                stream = p.left if self._background_goal(p.right) else p.right
+                if self._background_goal(stream) is not None:
+                    raise QueryError("a query needs at least one pattern over the stream "
+                                     "(GRAPH patterns only match background knowledge)")
+                return f"({self.pattern(stream)} where ({bg}))"
             return f"({self.pattern(p.left)} and {self.pattern(p.right)})"
+        if isinstance(p, LeftJoin) and self._background_goal(p.right) is not None:
+            bg = self._background_goal(p.right)
+            if p.expr is not None:
+                bg = f"{bg}, {self.condition(p.expr, None)}"
+            return f"({self.pattern(p.left)} where (({bg}) *-> true ; true))"
+        if isinstance(p, Background) or self._background_goal(p) is not None:
+            raise QueryError("a GRAPH pattern (background knowledge) can only be joined "
+                             "with stream patterns or be OPTIONAL to them")
         if isinstance(p, Union_):
             return f"({self.pattern(p.left)} or {self.pattern(p.right)})"
         if isinstance(p, SeqJoin):
@@ -147,9 +166,67 @@ class RuleWriter:
         raise QueryError(f"unsupported pattern {type(p).__name__}")
 
     def triple(self, t: Triple) -> str:
+        """A stream triple pattern, with RDFS entailment over the background:
+        a type triple matches any super-class (and domain/range entailments),
+        a triple matches a pattern asking for any super-property."""
         if not (type(t.p).__name__ == "Var" or isinstance(t.p, URIRef)):
-            raise QueryError(f"property paths are only supported over background graphs: {t.p!r}")
-        return f"triple({self.term(t.s)}, {self.term(t.p)}, {self.term(t.o)})"
+            raise QueryError(f"property paths are only supported over background graphs "
+                             f"(inside GRAPH): {t.p!r}")
+        s, p, o = self.term(t.s), self.term(t.p), self.term(t.o)
+        if self.reasoning == "none":
+            return f"triple({s}, {p}, {o})"
+        m = self.module
+        if isinstance(t.p, URIRef) and t.p == RDF_TYPE:
+            c, q, x = self.fresh(), self.fresh(), self.fresh()
+            return (f"((triple({s}, {p}, {c}) where ep_rdfs:sub_class({m}, {c}, {o}))"
+                    f" or (triple({s}, {q}, {x}) where ep_rdfs:entailed_type({m}, {q}, subject, {o}))"
+                    f" or (triple({x}, {q}, {s}) where ep_rdfs:entailed_type({m}, {q}, object, {o})))")
+        if isinstance(t.p, URIRef):
+            q = self.fresh()
+            return f"(triple({s}, {q}, {o}) where ep_rdfs:stream_property({m}, {q}, {p}))"
+        q = self.fresh()
+        return f"(triple({s}, {q}, {o}) where ep_rdfs:sub_property({m}, {q}, {p}))"
+
+    def _background_goal(self, p: Pattern) -> str | None:
+        """The Prolog goal matching a Background pattern (None otherwise)."""
+        if isinstance(p, Filter):
+            inner = self._background_goal(p.pattern)
+            if inner is None or is_temporal(p.expr):
+                return None
+            return f"{inner}, {self.condition(p.expr, None)}"
+        if not isinstance(p, Background):
+            return None
+        g = self.term(p.graph) if type(p.graph).__name__ == "Var" else to_prolog(str(p.graph))
+        goals = []
+        for t in p.triples:
+            s, o = self.term(t.s), self.term(t.o)
+            if type(t.p).__name__ == "Var" or isinstance(t.p, URIRef):
+                goals.append(f"ep_rdfs:bg_triple({self.module}, {g}, {s}, {self.term(t.p)}, {o})")
+            else:
+                goals.append(f"ep_rdfs:bg_path({self.module}, {g}, {self.path(t.p)}, {s}, {o})")
+        return ", ".join(goals)
+
+    def path(self, p: Any) -> str:
+        """A property path as an ep_rdfs path term."""
+        k = type(p).__name__
+        if isinstance(p, URIRef):
+            return to_prolog(str(p))
+        if k == "PathSeq":
+            out = self.path(p.parts[0])
+            for q in p.parts[1:]:
+                out = f"seq({out}, {self.path(q)})"
+            return out
+        if k == "PathAlt":
+            out = self.path(p.parts[0])
+            for q in p.parts[1:]:
+                out = f"alt({out}, {self.path(q)})"
+            return out
+        if k == "PathInv":
+            return f"inv({self.path(p.path)})"
+        if k == "PathMod":
+            op = {"*": "star", "+": "plus", "?": "opt"}[p.mod]
+            return f"{op}({self.path(p.path)})"
+        raise QueryError(f"unsupported property path {p!r}")
 
     # -- expressions ---------------------------------------------------------
     def condition(self, e: Any, span: tuple[str, str] | None) -> str:
@@ -234,10 +311,15 @@ class RuleWriter:
 
 
 def compile_query(q: Any, qid: int, *, encode: Callable[[Any], Any],
-                  is_function: Callable[[str], bool] = lambda iri: False) -> CompiledQuery:
-    """Rules for a translated query (``epsparql.algebra.translate``)."""
+                  is_function: Callable[[str], bool] = lambda iri: False,
+                  module: str = "", reasoning: str = "none") -> CompiledQuery:
+    """Rules for a translated query (``epsparql.algebra.translate``).
+
+    ``module`` is the engine's Prolog module (background knowledge lives
+    there); ``reasoning`` is "rdfs" (stream patterns match entailed
+    triples) or "none"."""
     head = f"sparql_q{qid}"
-    w = RuleWriter(head, encode, is_function)
+    w = RuleWriter(head, encode, is_function, module, reasoning)
     body = w.pattern(q.pattern)
     names = sorted(all_vars(q.pattern))
     for n in names:
