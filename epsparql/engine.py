@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Sequence
@@ -32,6 +33,7 @@ from .core.engine import Detection
 from .core.runtime import PROLOG_DIR, check, runtime
 from .core.terms import Raw, from_json, to_prolog
 from .language import QueryError, parse_query
+from .ordering import Reorderer
 from .rdf.codec import decode, encode
 from .rules import CompiledQuery, compile_query
 
@@ -68,6 +70,22 @@ def _text(node: Node) -> str:
 
 #: The background graph triples go to when no graph is named.
 BACKGROUND = "urn:epsparql:background"
+
+
+def _unbounded(p: Any) -> bool:
+    """Does the pattern store partial matches with no window above them?"""
+    from .algebra.nodes import (BGP, EqJoin, EqLeftJoin, Join, LeftJoin, SeqJoin,
+                                SeqRightJoin, Union_, Window)
+    if isinstance(p, Window):
+        return False
+    if isinstance(p, BGP):
+        return len(p.triples) > 1
+    if isinstance(p, (Join, SeqJoin, EqJoin, LeftJoin, SeqRightJoin, EqLeftJoin)):
+        return True
+    if isinstance(p, Union_):
+        return _unbounded(p.left) or _unbounded(p.right)
+    inner = getattr(p, "pattern", None)
+    return _unbounded(inner) if inner is not None else False
 
 
 def seconds(t: float | int | datetime) -> float | int:
@@ -181,15 +199,46 @@ class Query:
         return f"<Query {self.name} {self.form} {self.variables}>"
 
 
+class UnboundedStateWarning(UserWarning):
+    """A query keeps partial matches forever (no getDURATION() bound)."""
+
+
+class StateLimitError(RuntimeError):
+    """The engine's stored partial matches exceeded ``max_goals``."""
+
+
+class Source:
+    """One input of an engine, with its own watermark (see Engine.source)."""
+
+    def __init__(self, engine: "Engine", name: str) -> None:
+        self.engine = engine
+        self.name = name
+
+    def push(self, s: Node, p: Node, o: Node, start: float | datetime,
+             end: float | datetime | None = None) -> None:
+        self.engine.push(s, p, o, start, end, source=self.name)
+
+    def push_many(self, rows: Iterable[Sequence[Any]]) -> None:
+        self.engine.push_many(rows, source=self.name)
+
+    def advance(self, t: float | datetime) -> None:
+        self.engine.advance(t, source=self.name)
+
+
 class Engine:
     """An EP-SPARQL engine over one Prolog core engine."""
 
     def __init__(self, *, base: str | None = None, reasoning: str = "rdfs",
+                 allowed_lateness: float = 0.0,
+                 on_late: Callable[[tuple, str], None] | None = None,
+                 max_goals: int | None = None,
                  gc_every: int = 1000, batch_size: int = 5000, max_depth: int = 200) -> None:
         if reasoning not in ("rdfs", "owlrl", "none"):
             raise ValueError(f"reasoning must be 'rdfs', 'owlrl' or 'none', got {reasoning!r}")
         self.base = base
         self.reasoning = reasoning
+        self._order = Reorderer(allowed_lateness, on_late)
+        self.max_goals = max_goals
         rt = runtime()
         for module in ("ep_sparql.pl", "ep_construct.pl", "ep_rdfs.pl"):
             rt.consult(PROLOG_DIR / module)
@@ -222,6 +271,11 @@ class Engine:
             projection = [p[1].name if isinstance(p, tuple) else p.name for p in alg.projection]
         q = Query(self, name or f"q{qid}", text, alg.form, compiled, projection,
                   alg.distinct, alg.template, on_result)
+        if _unbounded(alg.pattern):
+            warnings.warn(UnboundedStateWarning(
+                f"query {q.name} joins stream patterns without a getDURATION() < … bound: "
+                f"its partial matches are kept forever on an unbounded stream "
+                f"(set Engine(max_goals=…) to fail clearly at a cap)"), stacklevel=2)
         self.core.add_rules(compiled.rules)
         self._queries[q.name] = q
         self._by_head[compiled.head] = q
@@ -339,15 +393,25 @@ class Engine:
 
     # -- stream ----------------------------------------------------------------
     def push(self, s: Node, p: Node, o: Node, start: float | datetime,
-             end: float | datetime | None = None) -> None:
+             end: float | datetime | None = None, *, source: str = "default") -> None:
         """Push one triple occurring over [start, end] (end defaults to start)."""
-        self.push_many([(s, p, o, start, end)])
+        self.push_many([(s, p, o, start, end)], source=source)
 
-    def push_many(self, rows: Iterable[Sequence[Any]]) -> None:
-        """Push (s, p, o, start[, end]) rows in order of end time, batched."""
-        self._route(self.core.push_many(self._events(rows)))
+    def push_many(self, rows: Iterable[Sequence[Any]], *, source: str = "default") -> None:
+        """Push (s, p, o, start[, end]) rows, batched (one Prolog crossing per
+        batch).  Rows may arrive out of order within the allowed lateness;
+        the whole input is validated before anything is pushed."""
+        norm = list(self._normalise(rows))
+        self._feed(self._order.add(norm, source))
 
-    def _events(self, rows: Iterable[Sequence[Any]]):
+    def source(self, name: str) -> "Source":
+        """A named input whose watermark counts separately: the engine only
+        moves time on to the minimum of its sources' watermarks."""
+        self._order.register(name)
+        return Source(self, name)
+
+    @staticmethod
+    def _normalise(rows: Iterable[Sequence[Any]]):
         for i, row in enumerate(rows):
             if len(row) == 4:
                 s, p, o, start = row
@@ -356,18 +420,55 @@ class Engine:
                 s, p, o, start, end = row
             else:
                 raise ValueError(f"row {i}: expected (s, p, o, start[, end]), got {row!r}")
-            t1 = seconds(start)
-            t2 = t1 if end is None else seconds(end)
-            yield Raw(f"triple({_text(s)},{_text(p)},{_text(o)})"), t1, t2
+            for x in (s, p, o):
+                if not isinstance(x, (URIRef, Literal, BNode)):
+                    raise TypeError(f"row {i}: a triple position must be an rdflib URIRef, "
+                                    f"Literal or BNode, got {x!r}")
+            try:
+                t1 = seconds(start)
+                t2 = t1 if end is None else seconds(end)
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"row {i}: {e}") from None
+            if t2 < t1:
+                raise ValueError(f"row {i}: end {t2!r} is before start {t1!r}")
+            yield (s, p, o, t1, t2)
 
-    def advance(self, t: float | datetime) -> None:
-        """No more triples will end at or before ``t``: decide the answers that
-        waited for an optional part at those instants."""
-        self._route(self.core.advance(seconds(t)))
+    def _feed(self, ready: list[tuple]) -> None:
+        if ready:
+            self._route(self.core.push_many(
+                (Raw(f"triple({_text(s)},{_text(p)},{_text(o)})"), t1, t2)
+                for s, p, o, t1, t2 in ready))
+            if self.max_goals is not None:
+                goals = self.core.stats()["goals"]
+                if goals > self.max_goals:
+                    raise StateLimitError(
+                        f"{goals} partial matches stored, more than max_goals={self.max_goals}: "
+                        f"bound the queries with FILTER (getDURATION() < …) or raise the cap "
+                        f"(nothing was evicted; the answers so far were delivered)")
+
+    def advance(self, t: float | datetime, *, source: str | None = None) -> None:
+        """A heartbeat: no more triples (from ``source``, or from any source)
+        will end at or before ``t``.  Releases what the reorder buffer held
+        and decides the answers that waited for an optional part."""
+        self._feed(self._order.advance(seconds(t), source))
+        wm = self._order.watermark
+        if math.isfinite(wm):
+            self._route(self.core.advance(wm))
 
     def flush(self) -> None:
-        """End of stream: decide every waiting answer."""
+        """End of stream: release everything and decide every waiting answer."""
+        self._feed(self._order.flush())
         self._route(self.core.flush())
+
+    @property
+    def late(self) -> int:
+        """Triples that arrived after the watermark had passed their end time
+        (not processed; passed to ``on_late`` or kept in ``late_rows``)."""
+        return self._order.late
+
+    @property
+    def late_rows(self) -> list[tuple]:
+        return self._order.late_rows
 
     def _route(self, detections: list[Detection]) -> None:
         self.core._pending.clear()   # answers are kept per query, not in the core buffer

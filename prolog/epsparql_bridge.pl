@@ -35,6 +35,19 @@
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(http/json)).
+
+%   Stack limit of this process, set explicitly (environment variable
+%   EPSPARQL_STACK_LIMIT in bytes, default 1 GiB): exhausting it raises a
+%   resource error that reaches Python as a PrologError, and the engine
+%   can be reset and used again.
+:- initialization(set_stack_limit).
+
+set_stack_limit :-
+    (   getenv('EPSPARQL_STACK_LIMIT', Text), atom_number(Text, N), integer(N), N > 0
+    ->  Limit = N
+    ;   Limit is 1024 * 1024 * 1024
+    ),
+    set_prolog_flag(stack_limit, Limit).
 :- use_module(library(apply)).
 :- use_module(epsparql_core).
 

@@ -1,0 +1,118 @@
+"""Event time: a reorder buffer with allowed lateness, and watermarks.
+
+The core needs triples in nondecreasing order of their end time.  Real
+streams are not: this buffer holds each triple until the watermark has
+passed its end, then releases everything it may release in time order.
+The watermark of a source is the largest end time it has sent minus the
+allowed lateness (or a time it declared with ``advance``); the engine's
+watermark is the minimum over its sources, so a quiet source holds the
+others back until it sends a heartbeat.  A triple ending before what has
+already been released is *late*: it is counted and handed to the late
+callback (a side output), never processed out of order and never dropped
+without trace.  Only event time is used; the wall clock never.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Any, Callable, Sequence
+
+Row = tuple  # (s, p, o, start, end), times in seconds
+
+
+class Reorderer:
+    """Reorder buffer over normalised rows ``(s, p, o, start, end)``."""
+
+    def __init__(self, allowed_lateness: float = 0.0,
+                 on_late: Callable[[Row, str], None] | None = None) -> None:
+        if not (allowed_lateness >= 0 and math.isfinite(allowed_lateness)):
+            raise ValueError(f"allowed_lateness must be a finite number >= 0, got {allowed_lateness!r}")
+        self.lateness = float(allowed_lateness)
+        self.on_late = on_late
+        self.late = 0                     # late rows seen so far
+        self.late_rows: list[Row] = []    # kept when no callback is given (bounded)
+        self._heap: list[tuple[float, int, Row]] = []
+        self._seq = 0
+        self._released = -math.inf        # everything ending before this has gone out
+        self._sources: dict[str, float] = {}
+
+    @property
+    def buffered(self) -> int:
+        return len(self._heap)
+
+    @property
+    def watermark(self) -> float:
+        return min(self._sources.values()) if self._sources else -math.inf
+
+    def add(self, rows: Sequence[Row], source: str = "default") -> list[Row]:
+        """Take rows from ``source``; return the rows that may go to the core now."""
+        wm = self._sources.get(source, -math.inf)
+        lateness = self.lateness
+        released = self._released
+        # fast path: one source, no lateness, in order -> straight through
+        single = not self._sources or (len(self._sources) == 1 and source in self._sources)
+        if lateness == 0.0 and not self._heap and single:
+            prev = released
+            ok = True
+            for r in rows:
+                e = r[4]
+                if e < prev:
+                    ok = False
+                    break
+                prev = e
+            if ok:
+                if rows:
+                    self._sources[source] = max(wm, rows[-1][4])
+                    self._released = max(released, rows[-1][4])
+                else:
+                    self._sources.setdefault(source, wm)
+                return list(rows)
+        out: list[Row] = []
+        for r in rows:
+            e = r[4]
+            if e < self._released:
+                self._late(r, source)
+                continue
+            heapq.heappush(self._heap, (e, self._seq, r))
+            self._seq += 1
+            if e - lateness > wm:
+                wm = e - lateness
+                self._sources[source] = wm
+                out.extend(self._release(self.watermark))
+        self._sources[source] = wm
+        return out
+
+    def register(self, source: str) -> None:
+        """Declare a source before it sends anything: until it does (or
+        advances), it holds the watermark back."""
+        self._sources.setdefault(source, -math.inf)
+
+    def advance(self, t: float, source: str | None = None) -> list[Row]:
+        """``source`` (or every source) will send nothing more ending at or
+        before ``t``; return the rows that may go out now."""
+        if source is None:
+            for k in list(self._sources) or ["default"]:
+                self._sources[k] = max(self._sources.get(k, -math.inf), t)
+        else:
+            self._sources[source] = max(self._sources.get(source, -math.inf), t)
+        return self._release(self.watermark)
+
+    def flush(self) -> list[Row]:
+        """End of stream: everything buffered, in order."""
+        return self._release(math.inf)
+
+    def _release(self, wm: float) -> list[Row]:
+        out: list[Row] = []
+        heap = self._heap
+        while heap and heap[0][0] <= wm:
+            out.append(heapq.heappop(heap)[2])
+        if wm > self._released:
+            self._released = wm
+        return out
+
+    def _late(self, row: Row, source: str) -> None:
+        self.late += 1
+        if self.on_late is not None:
+            self.on_late(row, source)
+        elif len(self.late_rows) < 100_000:
+            self.late_rows.append(row)
