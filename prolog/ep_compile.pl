@@ -67,6 +67,7 @@ compile_rule(M, Rule, Options) :-
     b_setval(ep_compile_epoch, Epoch),
     copy_term(Head-Body, H1-B1),
     b_setval(ep_compile_parent, rule(H1)),
+    b_setval(ep_compile_module, M),
     node(Ctx, B1, Id),
     term_variables(B1, Vs),
     occ_head(Id, Vs, T1, T2, OccHead),
@@ -391,7 +392,8 @@ insert_goal(_, G, assertz(G)).
 %   Goal checking: unrestricted enumerates every partner and keeps it;
 %   recent/chronological take the first (newest/oldest) and consume it.
 check_goal(unrestricted, G, Cond, (G, Cond)) :- !.
-check_goal(_, G, Cond, (once((clause(G, true, Ref), Cond)), erase(Ref))).
+check_goal(_, G, Cond, (once((G, Cond)), epsparql_core:consume_goal(M, G))) :-
+    b_getval(ep_compile_module, M).
 
 shared_vars([], _, []).
 shared_vars([V|Vs], Bs, Shared) :-

@@ -410,6 +410,20 @@ run_items([e(E, T1, T2)|Es], M, Dedup, Every, Period, s(Now0, N0, Since0, Last0,
     ),
     run_items(Es, M, Dedup, Every, Period, s(Now, N, Since, Last, Late), S).
 
+%!  consume_goal(+Module, +Goal) is det.
+%
+%   Remove the stored goal that a recent/chronological step just used: the
+%   first clause identical to it (equivalent when several are), found by
+%   retract/1 through the index for ground goals.  Called from compiled
+%   rules only.
+consume_goal(M, G) :-
+    (   ground(G)
+    ->  retract(M:G)
+    ;   copy_term(G, T),
+        once(( clause(M:T, true, Ref), T =@= G )),
+        erase(Ref)
+    ).
+
 %!  close_instants(+Module, +Before) is det.
 %
 %   Time has reached Before: every instant earlier than it is closed, so
