@@ -479,9 +479,14 @@ class Engine:
                 q._deliver(d)
 
     @property
-    def errors(self):
-        """Errors raised inside rules (filters, functions), with their event."""
-        return self.core.errors
+    def errors(self) -> list:
+        """Errors raised inside rules, with the event that triggered them
+        (core rules, Prolog functions), then the exceptions of Python
+        extension functions as (IRI, arguments, exception).  A function
+        that raises makes its expression a SPARQL error (the filter drops
+        the solution) and the engine goes on."""
+        from . import functions
+        return list(self.core.errors) + list(functions.errors)
 
     def close(self) -> None:
         self.core.close()

@@ -20,6 +20,11 @@ from .core.runtime import PROLOG_DIR, runtime
 from .core.terms import from_json, to_prolog
 
 _functions: dict[int, Callable[..., Any]] = {}
+_names: dict[int, str] = {}
+
+#: Exceptions raised by Python extension functions, as
+#: (function IRI, arguments, exception), oldest first (the last 10,000).
+errors: list[tuple[str, tuple, BaseException]] = []
 _lock = threading.Lock()
 _installed = False
 _callback = None  # keep the ctypes callback alive for the process
@@ -41,7 +46,13 @@ def _pycall(t_id: int, t_args: int, t_result: int) -> int:
         if not lib.PL_get_nchars(t_args, ctypes.byref(length), ctypes.byref(s), rt._cvt):
             return 0
         args = [decode(a) for a in from_json(ctypes.string_at(s, length.value).decode("utf-8"))]
-        value = fn(*args)
+        try:
+            value = fn(*args)
+        except Exception as e:  # reported, and the expression is an error
+            if len(errors) >= 10_000:
+                del errors[:1000]
+            errors.append((_names.get(fid.value, "?"), tuple(args), e))
+            return 0
         if value is None:
             return 0
         if not isinstance(value, Node):
@@ -81,5 +92,6 @@ def register(iri: str, fn: Callable[..., Any]) -> None:
         _install()
         fid = len(_functions) + 1
         _functions[fid] = fn
+        _names[fid] = str(iri)
     from .core.runtime import check
     check(from_json(runtime().call("py_register_function", str(iri), str(fid))))

@@ -116,6 +116,8 @@ def test_python_extension_function_in_filter_and_select(engine):
                       (U("a"), U("v"), Literal("boom"), 3)])     # the function raises: filter false
     got = [(a["x"], a["d"]) for a in q.results()]
     assert got == [(Literal(3), Literal(6))]
+    iri, args, exc = engine.errors[-1]          # the failure is reported
+    assert iri == EX + "double" and args == (Literal("boom"),) and isinstance(exc, ValueError)
 
 
 def test_prolog_extension_function(engine, tmp_path):

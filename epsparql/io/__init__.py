@@ -1,0 +1,31 @@
+"""Stream input and answer output for epsparql.
+
+Streams (rows ``(s, p, o, start, end)`` of rdflib terms and seconds):
+
+    from epsparql.io import read_stream, write_stream
+    for chunk in ...: engine.push_many(rows)      # rows = read_stream("events.nt")
+    write_stream(rows, "copy.jsonl", "jsonl")
+
+Formats: ``nt`` (N-Triples with times), ``jsonl``, ``csv`` -- see
+docs/CLI.md.  Answers: :func:`answer_writer` / :func:`write_answers` in
+``jsonl``, ``csv``, ``sparql-json``, ``nt`` (CONSTRUCT triples) and
+``table``; :func:`to_dataframe` for pandas.
+"""
+from .dataframe import to_dataframe
+from .results import (OUTPUT_FORMATS, AnswerWriter, CsvWriter, JsonLinesWriter,
+                      NTriplesWriter, SparqlJsonWriter, TableWriter, answer_from_json,
+                      answer_to_json, answer_writer, read_answers, read_answers_csv,
+                      write_answers)
+from .streams import (FORMATS, StreamFormatError, StreamReader, StreamWriter, format_term,
+                      format_time, guess_format, parse_term, parse_time, read_stream,
+                      term_from_json, term_to_json, write_stream)
+
+__all__ = [
+    "FORMATS", "StreamFormatError", "StreamReader", "StreamWriter", "read_stream",
+    "write_stream", "guess_format", "parse_term", "format_term", "parse_time", "format_time",
+    "term_to_json", "term_from_json",
+    "OUTPUT_FORMATS", "AnswerWriter", "JsonLinesWriter", "CsvWriter", "SparqlJsonWriter",
+    "NTriplesWriter", "TableWriter", "answer_writer", "write_answers", "answer_to_json",
+    "answer_from_json", "read_answers", "read_answers_csv",
+    "to_dataframe",
+]

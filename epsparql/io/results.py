@@ -1,0 +1,499 @@
+"""Answer writers: JSON lines, CSV, SPARQL 1.1 Query Results JSON,
+timestamped N-Triples (CONSTRUCT answers) and a table for a terminal.
+
+    from epsparql.io import answer_writer
+    with answer_writer("jsonl", "answers.jsonl", queries=engine.queries) as w:
+        ...
+        w.write_many(q.results())
+
+Every writer takes answers one at a time (:meth:`AnswerWriter.write`), so
+answers can be written while the stream runs; :meth:`~AnswerWriter.flush`
+pushes what is buffered to the file and :meth:`~AnswerWriter.close` ends
+the output (the SPARQL JSON writer writes its documents then).  The
+formats are described in docs/CLI.md.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from decimal import Decimal
+from typing import IO, Any, Iterable, Iterator, Sequence
+
+from rdflib.term import BNode, Literal, Node, URIRef
+
+from ..engine import Answer
+from .streams import (XSD, _NUM_RE, format_term, format_time, open_output, parse_term,
+                      term_from_json, term_to_json)
+
+__all__ = ["OUTPUT_FORMATS", "AnswerWriter", "JsonLinesWriter", "CsvWriter",
+           "SparqlJsonWriter", "NTriplesWriter", "TableWriter", "answer_writer",
+           "write_answers", "answer_to_json", "answer_from_json", "read_answers",
+           "read_answers_csv"]
+
+#: Answer output formats, by name.
+OUTPUT_FORMATS = ("jsonl", "csv", "sparql-json", "nt", "table")
+
+
+class _QueryInfo:
+    """What a writer needs to know about a query (a Query has all of it)."""
+
+    def __init__(self, name: str, form: str = "SELECT", variables: Sequence[str] = (),
+                 text: str = "") -> None:
+        self.name, self.form, self.variables, self.text = name, form, list(variables), text
+
+
+def _info(q: Any) -> _QueryInfo:
+    return _QueryInfo(q.name, getattr(q, "form", "SELECT"), list(getattr(q, "variables", ())),
+                      getattr(q, "text", ""))
+
+
+def _time_json(t: float | int, style: str) -> Any:
+    if style == "iso":
+        return format_time(t, "iso")
+    if isinstance(t, float) and t.is_integer() and abs(t) < 1e16:
+        return int(t)
+    return t
+
+
+def _meta_names(variables: Iterable[str], names: Sequence[str]) -> list[str]:
+    """``names`` (query, start, end) made distinct from the variables by
+    leading underscores."""
+    taken = set(variables)
+    out = []
+    for n in names:
+        while n in taken:
+            n = "_" + n
+        out.append(n)
+    return out
+
+
+def answer_to_json(answer: Answer, *, time_format: str = "seconds") -> dict[str, Any]:
+    """``{"query", "start", "end", "bindings": {var: term object}}`` (plus
+    ``"triples": [{"s","p","o"}, …]`` for CONSTRUCT answers), terms in
+    SPARQL 1.1 JSON form."""
+    obj: dict[str, Any] = {
+        "query": answer.query,
+        "start": _time_json(answer.start, time_format),
+        "end": _time_json(answer.end, time_format),
+        "bindings": {k: term_to_json(v) for k, v in answer.bindings.items()},
+    }
+    if answer.triples:
+        obj["triples"] = [{"s": term_to_json(s), "p": term_to_json(p), "o": term_to_json(o)}
+                          for s, p, o in answer.triples]
+    return obj
+
+
+def _time_from_json(v: Any) -> float | int:
+    if isinstance(v, str):
+        from .streams import parse_time
+        return parse_time(v)
+    return v
+
+
+def answer_from_json(obj: dict[str, Any]) -> Answer:
+    """The inverse of :func:`answer_to_json`."""
+    triples = tuple((term_from_json(t["s"]), term_from_json(t["p"]), term_from_json(t["o"]))
+                    for t in obj.get("triples", ()))
+    return Answer({k: term_from_json(v) for k, v in obj.get("bindings", {}).items()},
+                  _time_from_json(obj["start"]), _time_from_json(obj["end"]), triples,
+                  obj.get("query", ""))
+
+
+def read_answers(source: str | os.PathLike | IO) -> Iterator[Answer]:
+    """Answers from a JSON lines file written by :class:`JsonLinesWriter`."""
+    f, owned = (open(source, encoding="utf-8"), True) if isinstance(source, (str, os.PathLike)) \
+        else (source, False)
+    try:
+        for line in f:
+            if line.strip():
+                yield answer_from_json(json.loads(line))
+    finally:
+        if owned:
+            f.close()
+
+
+def read_answers_csv(source: str | os.PathLike | IO) -> Iterator[Answer]:
+    """Answers from a CSV file written by :class:`CsvWriter` (the first three
+    columns are the query name, start and end; empty cells are unbound)."""
+    from .streams import parse_time
+    f, owned = (open(source, encoding="utf-8", newline=""), True) \
+        if isinstance(source, (str, os.PathLike)) else (source, False)
+    try:
+        reader = csv.reader(f)
+        header = next(reader)
+        variables = header[3:]
+        for row in reader:
+            if not row:
+                continue
+            b = {v: parse_term(x) for v, x in zip(variables, row[3:]) if x != ""}
+            yield Answer(b, parse_time(row[1]), parse_time(row[2]), (), row[0])
+    finally:
+        if owned:
+            f.close()
+
+
+class AnswerWriter:
+    """Base class: ``write(answer)``, ``write_many(answers)``, ``flush()``,
+    ``close()``; a context manager.  ``out`` is a path, ``"-"``/None
+    (standard output) or a text file object; ``queries`` are the
+    :class:`~epsparql.Query` objects whose answers will come (their names,
+    forms and variables shape the output); ``time_format`` is
+    ``"seconds"`` or ``"iso"`` (``xsd:dateTime`` in UTC)."""
+
+    format = ""
+
+    def __init__(self, out: str | os.PathLike | IO | None = None, queries: Sequence[Any] = (),
+                 *, time_format: str = "seconds") -> None:
+        if time_format not in ("seconds", "iso"):
+            raise ValueError(f"time_format must be 'seconds' or 'iso', got {time_format!r}")
+        self.out, self._owned = open_output(out)
+        self.queries = {q.name: _info(q) for q in queries}
+        self.time_format = time_format
+        self.count = 0
+        self.closed = False
+
+    def _query(self, answer: Answer) -> _QueryInfo:
+        info = self.queries.get(answer.query)
+        if info is None:
+            info = self.queries[answer.query] = _QueryInfo(
+                answer.query, "CONSTRUCT" if answer.triples else "SELECT", list(answer.bindings))
+        return info
+
+    def write(self, answer: Answer) -> None:
+        raise NotImplementedError
+
+    def write_many(self, answers: Iterable[Answer]) -> int:
+        n = 0
+        for a in answers:
+            self.write(a)
+            n += 1
+        return n
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def _finish(self) -> None:
+        pass
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self._finish()
+        finally:
+            if self._owned:
+                self.out.close()
+            else:
+                try:
+                    self.out.flush()
+                except (BrokenPipeError, ValueError):
+                    pass
+
+    def __enter__(self) -> "AnswerWriter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class JsonLinesWriter(AnswerWriter):
+    """One JSON object a line, see :func:`answer_to_json`."""
+
+    format = "jsonl"
+
+    def write(self, answer: Answer) -> None:
+        self.out.write(json.dumps(answer_to_json(answer, time_format=self.time_format),
+                                  ensure_ascii=False) + "\n")
+        self.count += 1
+
+
+class CsvWriter(AnswerWriter):
+    """A header ``query,start,end,var…`` (the variables of all queries, in
+    order), then one row per answer; terms in N-Triples syntax, unbound
+    variables empty.  With ``variables=`` the columns are given."""
+
+    format = "csv"
+
+    def __init__(self, out: str | os.PathLike | IO | None = None, queries: Sequence[Any] = (),
+                 *, time_format: str = "seconds", variables: Sequence[str] | None = None) -> None:
+        super().__init__(out, queries, time_format=time_format)
+        self._csv = csv.writer(self.out, lineterminator="\n")
+        self.variables: list[str] | None = None
+        if variables is not None:
+            self._header(list(variables))
+        elif queries:
+            vs: list[str] = []
+            for info in self.queries.values():
+                vs.extend(v for v in info.variables if v not in vs)
+            self._header(vs)
+
+    def _header(self, variables: list[str]) -> None:
+        self.variables = variables
+        self._csv.writerow(_meta_names(variables, ("query", "start", "end")) + variables)
+
+    def write(self, answer: Answer) -> None:
+        if self.variables is None:
+            self._header(list(answer.bindings))
+        extra = [k for k in answer.bindings if k not in self.variables]
+        if extra:
+            raise ValueError(f"answer of {answer.query} binds {', '.join('?' + v for v in extra)}, "
+                             f"which is not a column of the CSV output")
+        b = answer.bindings
+        self._csv.writerow([answer.query, format_time(answer.start, self.time_format),
+                            format_time(answer.end, self.time_format)]
+                           + [format_term(b[v]) if v in b else "" for v in self.variables])
+        self.count += 1
+
+
+class SparqlJsonWriter(AnswerWriter):
+    """SPARQL 1.1 Query Results JSON: one document per query, written at
+    :meth:`close`, one document a line (so one query gives one JSON
+    document).  Each document also has ``"query"`` (the query's name).
+    SELECT and CONSTRUCT answers are rows of ``results.bindings`` with two
+    more variables, ``start`` and ``end`` (underscores are prepended if a
+    query uses these names), typed literals (``xsd:integer``/``xsd:decimal``
+    seconds, or ``xsd:dateTime`` with ``time_format="iso"``); an ASK query
+    gives ``{"head": {}, "boolean": …}``.  Rows wait in temporary files, not
+    in memory."""
+
+    format = "sparql-json"
+
+    def __init__(self, out: str | os.PathLike | IO | None = None, queries: Sequence[Any] = (),
+                 *, time_format: str = "seconds") -> None:
+        super().__init__(out, queries, time_format=time_format)
+        self._spool: dict[str, IO] = {}
+        self._counts: dict[str, int] = {}
+        self._vars: dict[str, list[str]] = {}
+
+    def _time_term(self, t: float | int) -> dict[str, str]:
+        if self.time_format == "iso":
+            return {"type": "literal", "value": format_time(t, "iso"), "datatype": XSD + "dateTime"}
+        text = format_time(t)
+        if _NUM_RE.fullmatch(text) and not any(c in text for c in ".eE"):
+            return {"type": "literal", "value": text, "datatype": XSD + "integer"}
+        return {"type": "literal", "value": format(Decimal(text), "f"), "datatype": XSD + "decimal"}
+
+    def write(self, answer: Answer) -> None:
+        info = self._query(answer)
+        vs = self._vars.get(info.name)
+        if vs is None:
+            vs = self._vars[info.name] = list(info.variables)
+        for k in answer.bindings:
+            if k not in vs:
+                vs.append(k)
+        f = self._spool.get(info.name)
+        if f is None:
+            f = self._spool[info.name] = tempfile.TemporaryFile("w+", encoding="utf-8")
+        row = {k: term_to_json(v) for k, v in answer.bindings.items()}
+        row["\x00start"] = self._time_term(answer.start)
+        row["\x00end"] = self._time_term(answer.end)
+        f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self._counts[info.name] = self._counts.get(info.name, 0) + 1
+        self.count += 1
+
+    def flush(self) -> None:      # documents are written at close()
+        pass
+
+    def _finish(self) -> None:
+        names = list(self.queries) + [n for n in self._spool if n not in self.queries]
+        for name in names:
+            info = self.queries.get(name) or _QueryInfo(name)
+            n = self._counts.get(name, 0)
+            if info.form == "ASK":
+                self.out.write(json.dumps({"query": name, "head": {}, "boolean": n > 0}) + "\n")
+                continue
+            vs = self._vars.get(name, list(info.variables))
+            start, end = _meta_names(vs, ("start", "end"))
+            head = json.dumps({"query": name, "head": {"vars": vs + [start, end]}}, ensure_ascii=False)
+            self.out.write(head[:-1] + ', "results": {"bindings": [')
+            f = self._spool.get(name)
+            if f is not None:
+                f.seek(0)
+                ren = {"\x00start": start, "\x00end": end}
+                for i, line in enumerate(f):
+                    row = json.loads(line)
+                    row = {ren.get(k, k): v for k, v in row.items()}
+                    self.out.write(("" if i == 0 else ", ") + json.dumps(row, ensure_ascii=False))
+                f.close()
+            self.out.write("]}}\n")
+        self._spool.clear()
+
+
+class NTriplesWriter(AnswerWriter):
+    """The triples of CONSTRUCT answers in the timestamped line format
+    (``s p o start end .``), readable again as a stream.  Answers without
+    triples (SELECT, ASK) are counted in :attr:`ignored`, not written."""
+
+    format = "nt"
+
+    def __init__(self, out: str | os.PathLike | IO | None = None, queries: Sequence[Any] = (),
+                 *, time_format: str = "seconds") -> None:
+        super().__init__(out, queries, time_format=time_format)
+        self.ignored = 0
+
+    def write(self, answer: Answer) -> None:
+        if not answer.triples:
+            self.ignored += 1
+            return
+        st = format_time(answer.start, self.time_format)
+        en = format_time(answer.end, self.time_format)
+        for s, p, o in answer.triples:
+            self.out.write(f"{format_term(s)} {format_term(p)} {format_term(o)} {st} {en} .\n")
+        self.count += 1
+
+
+_DEFAULT_PREFIXES = {
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "xsd": XSD,
+    "owl": "http://www.w3.org/2002/07/owl#",
+}
+_PLAIN_TYPES = {XSD + t for t in ("integer", "decimal", "double", "boolean")}
+
+
+class TableWriter(AnswerWriter):
+    """Aligned columns for a terminal: ``query  start  end  ?var…``.
+
+    Rows are buffered and printed at :meth:`flush` (the command-line tool
+    flushes after every batch of the stream); a header is printed when the
+    query changes or a column has to widen.  IRIs are abbreviated with the
+    prefixes of the queries (and rdf, rdfs, xsd, owl); a cell is cut at
+    ``max_width`` characters."""
+
+    format = "table"
+
+    def __init__(self, out: str | os.PathLike | IO | None = None, queries: Sequence[Any] = (),
+                 *, time_format: str = "seconds", max_width: int = 40,
+                 prefixes: dict[str, str] | None = None) -> None:
+        super().__init__(out, queries, time_format=time_format)
+        self.max_width = max(8, max_width)
+        self.prefixes = dict(_DEFAULT_PREFIXES)
+        for info in self.queries.values():
+            self.prefixes.update(_query_prefixes(info.text))
+        if prefixes:
+            self.prefixes.update(prefixes)
+        # longest namespace first, so the most specific prefix wins
+        self._ns = sorted(((ns, p) for p, ns in self.prefixes.items() if ns),
+                          key=lambda x: -len(x[0]))
+        self._buffer: list[tuple[str, list[str]]] = []
+        self._widths: dict[str, list[int]] = {}
+        self._last: str | None = None
+
+    def _cell(self, node: Node) -> str:
+        if isinstance(node, URIRef):
+            s = str(node)
+            for ns, p in self._ns:
+                if s.startswith(ns) and len(s) > len(ns):
+                    local = s[len(ns):]
+                    if all(c.isalnum() or c in "_-." for c in local):
+                        return f"{p}:{local}"
+            text = f"<{s}>"
+        elif isinstance(node, Literal):
+            dt = str(node.datatype) if node.datatype is not None else None
+            if dt in _PLAIN_TYPES:
+                text = str(node)
+            else:
+                text = format_term(Literal(str(node), lang=node.language or None))
+                if dt is not None and dt != XSD + "string":
+                    text += "^^" + self._cell(URIRef(dt))
+        else:
+            text = format_term(node)
+        if len(text) > self.max_width:
+            text = text[:self.max_width - 1] + "…"
+        return text
+
+    def write(self, answer: Answer) -> None:
+        info = self._query(answer)
+        cells = [answer.query, format_time(answer.start, self.time_format),
+                 format_time(answer.end, self.time_format)]
+        if info.form == "ASK":
+            cells.append("true")
+        else:
+            vs = info.variables
+            for k in answer.bindings:
+                if k not in vs:
+                    vs.append(k)
+            b = answer.bindings
+            cells.extend(self._cell(b[v]) if v in b else "" for v in vs)
+        self._buffer.append((info.name, cells))
+        self.count += 1
+
+    def _header(self, info: _QueryInfo) -> list[str]:
+        if info.form == "ASK":
+            return ["query", "start", "end", "ask"]
+        return ["query", "start", "end"] + ["?" + v for v in info.variables]
+
+    def flush(self) -> None:
+        lines: list[str] = []
+        i = 0
+        buf = self._buffer
+        while i < len(buf):
+            name = buf[i][0]
+            j = i
+            while j < len(buf) and buf[j][0] == name:
+                j += 1
+            info = self.queries[name]
+            header = self._header(info)
+            rows = [cells + [""] * (len(header) - len(cells)) for _, cells in buf[i:j]]
+            old = self._widths.get(name, [])
+            widths = [max([len(header[k])] + [len(r[k]) for r in rows]
+                          + ([old[k]] if k < len(old) else [])) for k in range(len(header))]
+            if self._last != name or widths != old:
+                if self._last is not None:
+                    lines.append("")
+                lines.append(_row(header, widths))
+                lines.append(_row(["-" * w for w in widths], widths))
+            self._widths[name] = widths
+            self._last = name
+            lines.extend(_row(r, widths) for r in rows)
+            i = j
+        self._buffer = []
+        if lines:
+            self.out.write("\n".join(lines) + "\n")
+        self.out.flush()
+
+    def _finish(self) -> None:
+        self.flush()
+
+
+def _row(cells: Sequence[str], widths: Sequence[int]) -> str:
+    return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
+
+def _query_prefixes(text: str) -> dict[str, str]:
+    """The prefixes a query declares (and ``:`` for its base), or {}."""
+    if not text:
+        return {}
+    try:
+        from ..language import DEFAULT_BASE, parse_query
+        q = parse_query(text)
+    except Exception:
+        return {}
+    out = {"": q.base or DEFAULT_BASE}
+    out.update(dict(q.prefixes))
+    return out
+
+
+_WRITERS = {"jsonl": JsonLinesWriter, "csv": CsvWriter, "sparql-json": SparqlJsonWriter,
+            "nt": NTriplesWriter, "table": TableWriter}
+
+
+def answer_writer(format: str, out: str | os.PathLike | IO | None = None,
+                  queries: Sequence[Any] = (), **options: Any) -> AnswerWriter:
+    """A writer of answers in ``format`` (one of :data:`OUTPUT_FORMATS`)."""
+    cls = _WRITERS.get(format)
+    if cls is None:
+        raise ValueError(f"unknown output format {format!r} (one of {', '.join(OUTPUT_FORMATS)})")
+    return cls(out, queries, **options)
+
+
+def write_answers(answers: Iterable[Answer], out: str | os.PathLike | IO | None = None,
+                  format: str = "jsonl", queries: Sequence[Any] = (), **options: Any) -> int:
+    """Write answers (e.g. ``q.results()``) to ``out`` in ``format``;
+    returns the number written."""
+    with answer_writer(format, out, queries, **options) as w:
+        w.write_many(answers)
+        return w.count
