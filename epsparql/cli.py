@@ -740,26 +740,54 @@ def _node_details(n: GraphNode, prefixes: dict[str, str]) -> list[str]:
     d = []
     if n.keys:
         d.append("join on " + ", ".join(_var_label(n, k) for k in n.keys))
-    if n.op == "triple":
-        tree = _parse_term(n.pattern)
-        t = tree
-        while t is not None and t.functor != "triple" and t.args and isinstance(t.args[0], _Term):
-            t = t.args[0]
-        if t is not None and t.functor == "triple":
-            parts = []
-            for a in t.args:
-                s, e = _span(a)
-                txt = n.pattern[s:e].strip()
-                if re.fullmatch(r"[A-Z_][A-Za-z0-9_]*", txt):
-                    parts.append(_var_label(n, txt))
-                elif txt.startswith("'") and txt.endswith("'"):
-                    parts.append(_short_iri(txt[1:-1], prefixes))
-                else:
-                    parts.append(txt)
-            d.append("triple " + " ".join(parts))
-    if n.iris and n.op == "triple":
-        d.append("predicate " + ", ".join(_short_iri(i, prefixes) for i in n.iris
-                                          if "XMLSchema#" not in i))
+    leaf = _parse_term(n.pattern)
+    if leaf is not None and leaf.functor == "where" and leaf.args and isinstance(leaf.args[0], _Term):
+        leaf = leaf.args[0]
+    if leaf is not None and leaf.functor == "triple" and len(leaf.args) == 3:
+        parts = []
+        for a in leaf.args:
+            s, e = _span(a)
+            txt = n.pattern[s:e].strip()
+            if re.fullmatch(r"[A-Z_][A-Za-z0-9_]*", txt):
+                parts.append(_var_label(n, txt))
+            elif txt.startswith("'") and txt.endswith("'"):
+                parts.append(_short_iri(txt[1:-1], prefixes))
+            else:
+                parts.append(_clip(txt, 30))
+        d.append("triple " + " ".join(parts))
+        iris = [i for i in n.iris if "XMLSchema#" not in i and i not in n.pattern[leaf.start:leaf.end]]
+        if n.kind == "where" and iris:
+            d.append("predicate " + ", ".join(_short_iri(i, prefixes) for i in iris)
+                     + " (or a subproperty)")
+    tree = _parse_term(n.pattern)
+    if tree is not None and leaf is not None and leaf.functor != "triple":
+        if n.kind == "where" and len(tree.args) == 2:
+            s, e = _span(tree.args[1])
+            cond = n.pattern[s:e]
+            inner = set(_var_tokens(n.pattern, *_span(tree.args[0])))
+            named = [v for v in dict.fromkeys(_var_tokens(cond)) if v in inner and n.names.get(v)]
+            if named:
+                d.append("condition on " + ", ".join(_var_label(n, v) for v in named))
+            elif "GETDURATION" in cond or "GETSTARTTIME" in cond or "GETENDTIME" in cond:
+                d.append("condition on the interval")
+            elif "construct_valid_triple" in cond:
+                d.append("condition: a valid RDF triple")
+            else:
+                d.append("condition")
+        elif n.kind == "within" and len(tree.args) == 2:
+            s, e = _span(tree.args[1])
+            try:
+                d.append(f"duration <= {_duration_text(float(n.pattern[s:e]))}")
+            except ValueError:
+                pass
+        elif n.kind == "span":
+            d.append("binds the interval")
+        elif n.kind in ("optseq", "eqopt", "leftjoin"):
+            d.append({"optseq": "left optional, ending before right starts",
+                      "eqopt": "right optional, over the same interval",
+                      "leftjoin": "right optional, ending no later"}[n.kind])
+        elif n.kind == "or":
+            d.append("either side")
     if n.window not in (None, "inf"):
         d.append(f"window {_duration_text(n.window)}")
     for s in n.stores:
@@ -786,7 +814,7 @@ def rule_graph_tree(nodes: dict[int, GraphNode], graph: dict,
             continue
         head = r["head"].split("(", 1)[0]
         names = nodes[r["node"]].rules
-        label = f"rule {head}" + (f" (query {names[0]})" if names and names[0] != head else "")
+        label = f"rule {head}" + (f" -> query {names[0]}" if names else "")
         roots.append(TreeNode(label, [], [build(r["node"])]))
     return roots
 

@@ -239,6 +239,9 @@ class Engine:
         self.reasoning = reasoning
         self._order = Reorderer(allowed_lateness, on_late)
         self.max_goals = max_goals
+        self._function_errors: list[tuple] = []
+        from . import functions
+        self._seen_function_errors = functions.error_count
         rt = runtime()
         for module in ("ep_sparql.pl", "ep_construct.pl", "ep_rdfs.pl"):
             rt.consult(PROLOG_DIR / module)
@@ -471,6 +474,11 @@ class Engine:
         return self._order.late_rows
 
     def _route(self, detections: list[Detection]) -> None:
+        from . import functions
+        new = functions.error_count - self._seen_function_errors
+        if new > 0:
+            self._function_errors.extend(functions.errors[-new:])
+        self._seen_function_errors = functions.error_count
         self.core._pending.clear()   # answers are kept per query, not in the core buffer
         for d in detections:
             name = d.event.name if isinstance(d.event, Compound) else d.event
@@ -485,8 +493,7 @@ class Engine:
         extension functions as (IRI, arguments, exception).  A function
         that raises makes its expression a SPARQL error (the filter drops
         the solution) and the engine goes on."""
-        from . import functions
-        return list(self.core.errors) + list(functions.errors)
+        return list(self.core.errors) + list(self._function_errors)
 
     def close(self) -> None:
         self.core.close()

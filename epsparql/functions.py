@@ -25,6 +25,7 @@ _names: dict[int, str] = {}
 #: Exceptions raised by Python extension functions, as
 #: (function IRI, arguments, exception), oldest first (the last 10,000).
 errors: list[tuple[str, tuple, BaseException]] = []
+error_count = 0   # errors recorded so far, ever (engines take theirs by difference)
 _lock = threading.Lock()
 _installed = False
 _callback = None  # keep the ctypes callback alive for the process
@@ -49,9 +50,11 @@ def _pycall(t_id: int, t_args: int, t_result: int) -> int:
         try:
             value = fn(*args)
         except Exception as e:  # reported, and the expression is an error
+            global error_count
             if len(errors) >= 10_000:
                 del errors[:1000]
             errors.append((_names.get(fid.value, "?"), tuple(args), e))
+            error_count += 1
             return 0
         if value is None:
             return 0
