@@ -17,7 +17,6 @@ import logging
 import math
 import os
 import re
-import signal
 import sys
 import time
 import warnings
@@ -493,8 +492,8 @@ _PL_TOKEN = re.compile(r"""'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*"|0'(?:\\.|''
                        r"""|(?<![A-Za-z0-9_])([A-Z_][A-Za-z0-9_]*)""")
 _FUNCTOR_RE = re.compile(r"([a-z][A-Za-z0-9_]*)\(")
 _IRI_ATOM = re.compile(r"'((?:https?|urn|file|mailto|tag):[^']*)'")
-_JOIN_OPS = ("seq", "and", "par", "equals", "meets", "during", "starts", "finishes",
-             "optseq", "eqopt", "leftjoin", "cnot")
+_BINARY_OPS = ("seq", "and", "par", "equals", "meets", "during", "starts", "finishes")
+_JOIN_OPS = _BINARY_OPS + ("optseq", "eqopt", "leftjoin", "cnot")
 
 
 def _var_tokens(text: str, start: int = 0, end: int | None = None) -> list[str]:
@@ -604,7 +603,7 @@ class GraphNode:
     op: str                        # the functor under where/within/span wrappers
     window: Any
     children: list[int]
-    keys: list[str]                # variable letters shared by the two operands
+    keys: list[str] | None         # variables shared by the two operands (joins only)
     iris: list[str]
     names: dict[str, set[str]] = field(default_factory=dict)
     stores: list[dict] = field(default_factory=list)
@@ -623,10 +622,10 @@ def analyse_rule_graph(graph: dict, queries: Sequence[Any] = ()) -> dict[int, Gr
         kind = tree.functor if tree else text.split("(", 1)[0]
         t = tree
         if t is not None and t.functor == "where" and t.args and isinstance(t.args[0], _Term) \
-                and t.args[0].functor in _JOIN_OPS:
+                and t.args[0].functor in _BINARY_OPS:
             t = t.args[0]          # where(binary(L, R), Cond): one join node
         op = t.functor if t is not None else kind
-        keys: list[str] = []
+        keys: list[str] | None = None
         if t is not None and op in _JOIN_OPS and len(t.args) >= 2:
             left = _var_tokens(text, *_span(t.args[0]))
             right = set(_var_tokens(text, *_span(t.args[1])))
@@ -740,6 +739,10 @@ def _node_details(n: GraphNode, prefixes: dict[str, str]) -> list[str]:
     d = []
     if n.keys:
         d.append("join on " + ", ".join(_var_label(n, k) for k in n.keys))
+    elif n.keys is not None:
+        d.append("join on nothing (time condition only)" if n.op != "cnot" else "no shared variables")
+    if n.op in _JOIN_OPS and len(n.children) == 1:
+        d.append(f"both operands are n{n.children[0]}")
     leaf = _parse_term(n.pattern)
     if leaf is not None and leaf.functor == "where" and leaf.args and isinstance(leaf.args[0], _Term):
         leaf = leaf.args[0]
@@ -824,7 +827,6 @@ def draw_png(path: str, panels: Sequence[tuple[str, list[TreeNode]]], title: str
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.patches import FancyBboxPatch
 
     def layout(roots: list[TreeNode]):
         pos: list[tuple[TreeNode, float, int]] = []
@@ -852,7 +854,7 @@ def draw_png(path: str, panels: Sequence[tuple[str, list[TreeNode]]], title: str
     layouts = [layout(roots) for _, roots in panels]
     widths = [max([x for _, x, _ in p] + [0]) + 1 for p, _ in layouts]
     depths = [max([d for _, _, d in p] + [0]) + 1 for p, _ in layouts]
-    col_w, row_h = 2.7, 1.25
+    col_w, row_h = 3.0, 1.3
     fig_w = min(60.0, max(8.0, sum(w * col_w for w in widths) + 1))
     fig_h = min(60.0, max(4.0, max(depths) * row_h + 1.2))
     fig, axes = plt.subplots(1, len(panels), figsize=(fig_w, fig_h),
@@ -870,17 +872,16 @@ def draw_png(path: str, panels: Sequence[tuple[str, list[TreeNode]]], title: str
             ax.annotate("", xy=(xb, -db + 0.25), xytext=(xa, -da - 0.25),
                         arrowprops=dict(arrowstyle="->", color="#555555", lw=0.8))
         for n, x, d in pos:
-            lines = [n.label] + [_clip(t, 38) for t in n.details[:5]]
+            lines = [_clip(n.label, 44)] + [_clip(t, 44) for t in n.details[:5]]
             if len(n.details) > 5:
                 lines.append(f"… {len(n.details) - 5} more")
             face = "#eeeeee" if n.ref else ("#dbe9f6" if n.label.startswith("n") else "#fdebd0")
-            ax.text(x, -d, "\n".join(lines), ha="center", va="center", fontsize=6.5,
+            ax.text(x, -d, "\n".join(lines), ha="center", va="center", fontsize=8,
                     family="DejaVu Sans Mono",
                     bbox=dict(boxstyle="round,pad=0.35", fc=face, ec="#444444", lw=0.7))
     fig.tight_layout(rect=(0, 0, 1, 0.96))
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
-    del FancyBboxPatch
 
 
 def _clip(s: str, n: int) -> str:

@@ -436,7 +436,13 @@ class Engine:
                 raise ValueError(f"row {i}: end {t2!r} is before start {t1!r}")
             yield (s, p, o, t1, t2)
 
+    def _mark(self) -> None:
+        """Errors of extension functions from now on are this engine's."""
+        from . import functions
+        self._seen_function_errors = functions.error_count
+
     def _feed(self, ready: list[tuple]) -> None:
+        self._mark()
         if ready:
             self._route(self.core.push_many(
                 (Raw(f"triple({_text(s)},{_text(p)},{_text(o)})"), t1, t2)
@@ -456,11 +462,13 @@ class Engine:
         self._feed(self._order.advance(seconds(t), source))
         wm = self._order.watermark
         if math.isfinite(wm):
+            self._mark()
             self._route(self.core.advance(wm))
 
     def flush(self) -> None:
         """End of stream: release everything and decide every waiting answer."""
         self._feed(self._order.flush())
+        self._mark()
         self._route(self.core.flush())
 
     @property
