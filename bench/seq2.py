@@ -440,6 +440,9 @@ def run_config(mode: str, window: int, policy: str, n: int, args, efile: Path) -
     ok = sorted((r for r in rows if r.get("events_per_s")), key=lambda r: r["events_per_s"])
     row = dict(ok[len(ok) // 2] if ok else rows[0])
     row["events_per_s_runs"] = [r.get("events_per_s") for r in rows]
+    row["events_per_cpu_s_runs"] = [round(r["events"] / r["cpu_s"]) if r.get("cpu_s") else None
+                                    for r in rows]
+    row["loadavg_runs"] = [(r.get("loadavg_before"), r.get("loadavg_after")) for r in rows]
     row["peak_rss_mb_runs"] = [r.get("peak_rss_mb") for r in rows]
     return row
 
@@ -611,28 +614,33 @@ def plot(rows: list[dict], n: int, flat_ns: list[int], path: Path) -> None:
     a1.grid(True, which="both", alpha=0.3)
     a1.legend(fontsize=8, loc="best")
 
-    for mode, key, label in (("prolog", "peak_rss_mb", "prolog: peak RSS"),
-                             ("bridge", "peak_rss_mb", "bridge: peak RSS (incl. input)"),
-                             ("bridge", "growth_mb", "bridge: peak - RSS before push")):
+    for mode, key, label in (("prolog", "peak_rss_mb", "prolog: peak RSS of the process"),
+                             ("bridge", "growth_mb", "bridge: peak RSS - RSS before pushing"),
+                             ("bridge", "peak_rss_mb",
+                              "bridge: peak RSS of the process\n(includes the N pre-generated "
+                              "Python events)")):
         pts = []
         for m in flat_ns:
             r = find(rows, mode=mode, window=FLAT_W, policy="unrestricted", n=m)
             if r:
                 pts.append((m, r[key]))
         if pts:
+            faint = mode == "bridge" and key == "peak_rss_mb"
             a2.plot([x for x, _ in pts], [y for _, y in pts],
-                    "--" if key == "growth_mb" else "-", marker="o",
+                    ":" if faint else "-", marker="o", alpha=0.5 if faint else 1,
                     color=colours[mode], label=label)
             for x, y in pts:
                 a2.annotate(f"{y:.0f}", (x, y), textcoords="offset points",
                             xytext=(0, 6), ha="center", fontsize=8)
     a2.set_xlabel("N (input events)")
-    a2.set_ylabel("MB")
-    a2.set_ylim(bottom=0)
+    a2.set_ylabel("MB (log scale)")
+    a2.set_yscale("log")
+    a2.yaxis.set_major_formatter(fmt)
+    a2.set_xticks(flat_ns)
+    a2.set_xticklabels([f"{m / 1e6:g}M" if m >= 1e6 else f"{m / 1e3:g}k" for m in flat_ns])
     a2.set_title(f"peak memory vs N (W = {FLAT_W:,}, unrestricted)")
     a2.grid(True, alpha=0.3)
     a2.legend(fontsize=8)
-    a2.xaxis.set_major_formatter(fmt)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -689,6 +697,9 @@ def main() -> None:
     ap.add_argument("--policy", default="unrestricted", help=argparse.SUPPRESS)
     ap.add_argument("--profile-out", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--src", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--sources", type=Path, default=None, metavar="DIR",
+                    help="measure the prolog/ and epsparql/ under DIR (e.g. an earlier "
+                         "run's bench/out/src-<hash>/)")
     ap.add_argument("--live", action="store_true",
                     help="run the working tree's prolog/ and epsparql/ directly instead "
                          "of a snapshot taken at the start (bench/out/src-<hash>/)")
@@ -709,8 +720,12 @@ def main() -> None:
     n = args.n or (50_000 if args.quick else 1_000_000)
     OUT.mkdir(parents=True, exist_ok=True)
     global SRC
-    src_hash = sources_hash(ROOT)
-    SRC = ROOT if args.live else snapshot(src_hash)
+    if args.sources:
+        SRC = args.sources.resolve()
+        src_hash = sources_hash(SRC)
+    else:
+        src_hash = sources_hash(ROOT)
+        SRC = ROOT if args.live else snapshot(src_hash)
     efile = events_file(n, args.seed)
 
     if args.profile:
@@ -732,7 +747,7 @@ def main() -> None:
     quick = args.quick or args.out is not None   # nothing goes to bench/results/
     out_json = (args.out or OUT / ("seq2_quick.json" if args.quick else "seq2.json")).resolve()
     doc = {"benchmark": "seq2", "machine": machine(),
-           "sources": {"sha256": src_hash, "ran_from": str(SRC.relative_to(ROOT)) or "."},
+           "sources": {"sha256": src_hash, "ran_from": os.path.relpath(SRC, ROOT)},
            "config": {"n": n, "windows": args.windows, "policies": args.policies,
                       "modes": args.modes, "keys": KEYS, "seed": args.seed,
                       "batch": args.batch, "repeat": args.repeat, "rule": rule_text(999, args.rise).replace(" 999.", " W."),
@@ -773,7 +788,8 @@ def report(doc: dict, out_json: Path, to_results: bool) -> None:
         keep = ("mode", "policy", "window", "n", "events_per_s", "events_per_cpu_s",
                 "detections", "detections_per_s", "detections_per_event", "wall_s", "cpu_s",
                 "peak_rss_mb", "rss_before_mb", "growth_mb", "maxrss_mb", "goals",
-                "loadavg_before", "loadavg_after", "events_per_s_runs", "returncode")
+                "loadavg_before", "loadavg_after", "events_per_s_runs", "events_per_cpu_s_runs",
+                "loadavg_runs", "returncode")
         summary = {"benchmark": "seq2", "machine": doc["machine"],
                    "sources": doc.get("sources"), "config": doc["config"],
                    "targets": doc["targets"],
@@ -792,7 +808,10 @@ def profile(args, n: int, efile: Path) -> None:
     w = args.windows[0] if args.windows != DEFAULT_WINDOWS else FLAT_W
     tag = "" if w == FLAT_W else f"_W{w}"
     global SRC
-    SRC = ROOT if args.live else snapshot(sources_hash(ROOT))
+    if args.sources:
+        SRC = args.sources.resolve()
+    else:
+        SRC = ROOT if args.live else snapshot(sources_hash(ROOT))
     drv = prolog_driver(w, "unrestricted", n, args.batch, args.rise, efile, profile=True)
     pout = OUT / f"seq2_profile_prolog{tag}.txt"
     with open(pout, "w") as f:

@@ -20,9 +20,10 @@ import re
 import sys
 import time
 import warnings
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 PROG = "epsparql"
@@ -227,7 +228,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                     chunk.append(row)
                     if len(chunk) >= batch:
                         break
-            except StreamFormatError as e:
+            except (StreamFormatError, EOFError, zlib.error) as e:
+                failure = e                # push what was read before, then stop
+            except OSError as e:
+                if isinstance(e, BrokenPipeError):
+                    raise
                 failure = e
             if chunk:
                 engine.push_many(chunk)
@@ -248,17 +253,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             pass
     except PrologError as e:
         failure = e
-    except (OSError, UnicodeError) as e:   # reading the stream (an I/O error), not a user mistake in it
+    except (OSError, EOFError, zlib.error) as e:   # reading the stream failed (I/O, bad gzip)
         if isinstance(e, BrokenPipeError):
             raise
         failure = e
     finally:
         progress.done()
         reader.close()
-        try:
-            writer.close()
-        except BrokenPipeError:
-            raise
+        writer.close()
     elapsed = time.perf_counter() - t0
 
     if not args.quiet:
@@ -272,8 +274,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if isinstance(failure, KeyboardInterrupt):
         _say(f"{PROG}: interrupted; the answers found so far were written")
         return code
+    if isinstance(failure, PrologError):
+        _say(f"{PROG}: error in the engine: {failure}")
+        return EXIT_RUNTIME
     if failure is not None:
-        _say(f"{PROG}: error: {failure}")
+        _say(f"{PROG}: error reading {reader.path}: {failure}")
         return EXIT_RUNTIME
     return EXIT_OK
 
@@ -415,6 +420,7 @@ class TreeNode:
 def algebra_tree(alg: Any, prefixes: dict[str, str]) -> TreeNode:
     """The algebra of a translated query (after optimise) as a TreeNode."""
     from .algebra.passes import all_vars
+    from .io.streams import format_time
 
     def pat(p: Any) -> TreeNode:
         kind = type(p).__name__
@@ -441,7 +447,7 @@ def algebra_tree(alg: Any, prefixes: dict[str, str]) -> TreeNode:
         if kind == "Window":
             op = "<" if p.strict else "≤"
             return TreeNode(f"Window (duration {op} {_duration_text(p.seconds)})",
-                            [f"{p.seconds:g} s, bounds every binary step below"], [pat(p.pattern)])
+                            [f"{format_time(p.seconds)} s, bounds every binary step below"], [pat(p.pattern)])
         if kind == "Background":
             return TreeNode(f"Background GRAPH {_term_text(p.graph, prefixes)}",
                             [" ".join(_term_text(x, prefixes) for x in (t.s, t.p, t.o))
@@ -854,32 +860,48 @@ def draw_png(path: str, panels: Sequence[tuple[str, list[TreeNode]]], title: str
     layouts = [layout(roots) for _, roots in panels]
     widths = [max([x for _, x, _ in p] + [0]) + 1 for p, _ in layouts]
     depths = [max([d for _, _, d in p] + [0]) + 1 for p, _ in layouts]
-    col_w, row_h = 3.0, 1.3
-    fig_w = min(60.0, max(8.0, sum(w * col_w for w in widths) + 1))
-    fig_h = min(60.0, max(4.0, max(depths) * row_h + 1.2))
-    fig, axes = plt.subplots(1, len(panels), figsize=(fig_w, fig_h),
-                             gridspec_kw={"width_ratios": [max(w, 1) for w in widths]},
-                             squeeze=False)
-    fig.suptitle(title, fontsize=11)
-    for ax, (name, _), (pos, edges), w, dep in zip(axes[0], panels, layouts, widths, depths):
-        ax.set_title(name, fontsize=10)
+    col_w, row_h = 3.0, 1.35
+    stacked = sum(widths) > 10 and len(panels) > 1     # wide: one panel above the other
+    if stacked:
+        fig_w = max(8.0, max(widths) * col_w + 1)
+        fig_h = max(4.0, sum(depths) * row_h + 1.5 * len(panels))
+        fig, axes = plt.subplots(len(panels), 1, figsize=(min(fig_w, 80), min(fig_h, 80)),
+                                 gridspec_kw={"height_ratios": [max(d, 1) for d in depths]},
+                                 squeeze=False)
+        axes_list = [a[0] for a in axes]
+    else:
+        fig_w = max(8.0, sum(widths) * col_w + 1)
+        fig_h = max(4.0, max(depths) * row_h + 1.5)
+        fig, axes = plt.subplots(1, len(panels), figsize=(min(fig_w, 80), min(fig_h, 80)),
+                                 gridspec_kw={"width_ratios": [max(w, 1) for w in widths]},
+                                 squeeze=False)
+        axes_list = list(axes[0])
+    fig.suptitle(title, fontsize=12)
+    for ax, (name, _), (pos, edges), w, dep in zip(axes_list, panels, layouts, widths, depths):
+        ax.set_title(name, fontsize=11, loc="left")
         ax.set_xlim(-0.6, w - 0.4)
         ax.set_ylim(-dep + 0.4, 0.6)
         ax.axis("off")
+        texts = []
+        for n, x, d in pos:
+            lines = [_clip(n.label, 44)] + [_clip(t, 44) for t in n.details[:6]]
+            if len(n.details) > 6:
+                lines.append(f"… {len(n.details) - 6} more")
+            face = "#eeeeee" if n.ref else ("#dbe9f6" if n.label.startswith("n") else "#fdebd0")
+            texts.append(ax.text(x, -d, "\n".join(lines), ha="center", va="center", fontsize=8,
+                                 family="DejaVu Sans Mono", zorder=2,
+                                 bbox=dict(boxstyle="round,pad=0.35", fc=face, ec="#444444",
+                                           lw=0.7)))
         for a, b in edges:
             _, xa, da = pos[a]
             _, xb, db = pos[b]
-            ax.annotate("", xy=(xb, -db + 0.25), xytext=(xa, -da - 0.25),
-                        arrowprops=dict(arrowstyle="->", color="#555555", lw=0.8))
-        for n, x, d in pos:
-            lines = [_clip(n.label, 44)] + [_clip(t, 44) for t in n.details[:5]]
-            if len(n.details) > 5:
-                lines.append(f"… {len(n.details) - 5} more")
-            face = "#eeeeee" if n.ref else ("#dbe9f6" if n.label.startswith("n") else "#fdebd0")
-            ax.text(x, -d, "\n".join(lines), ha="center", va="center", fontsize=8,
-                    family="DejaVu Sans Mono",
-                    bbox=dict(boxstyle="round,pad=0.35", fc=face, ec="#444444", lw=0.7))
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
+            # centre to centre, clipped at both boxes (texts are drawn first)
+            ax.annotate("", xy=(xb, -db), xytext=(xa, -da), zorder=3,
+                        arrowprops=dict(arrowstyle="-|>", color="#555555", lw=0.8,
+                                        patchA=texts[a].get_bbox_patch(),
+                                        patchB=texts[b].get_bbox_patch(),
+                                        shrinkA=1, shrinkB=1))
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
@@ -1040,6 +1062,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _say(f"{PROG}: interrupted")
         return 130
+    except Exception as e:                         # a bug, or the environment (no SWI-Prolog…)
+        if os.environ.get("EPSPARQL_DEBUG"):
+            raise
+        _say(f"{PROG}: internal error: {type(e).__name__}: {e} "
+             f"(set EPSPARQL_DEBUG=1 for the traceback)")
+        return EXIT_RUNTIME
 
 
 if __name__ == "__main__":

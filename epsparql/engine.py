@@ -50,16 +50,20 @@ def _text(node: Node) -> str:
         txt = _IRI_TEXT.get(key)
         if txt is None:
             txt = to_prolog(encode(node))
-            if len(_IRI_TEXT) < 1 << 18:
-                _IRI_TEXT[key] = txt
+            if len(_IRI_TEXT) >= 1 << 17:
+                _IRI_TEXT.clear()
+            _IRI_TEXT[key] = txt
         return txt
     if type(node) is Literal:
+        lex = str(node)
+        if len(lex) > 64:               # long literals rarely repeat: no caching
+            return to_prolog(encode(node))
         dt = node.datatype
-        key = (str(node), None if dt is None else str(dt), node.language)
+        key = (lex, None if dt is None else str(dt), node.language)
         txt = _LIT_TEXT.get(key)
         if txt is None:
             txt = to_prolog(encode(node))
-            if len(_LIT_TEXT) >= 1 << 18:
+            if len(_LIT_TEXT) >= 1 << 16:
                 _LIT_TEXT.clear()
             _LIT_TEXT[key] = txt
         return txt
@@ -153,6 +157,12 @@ class Query:
         out, self._answers = self._answers, []
         return out
 
+    def to_dataframe(self, **options: Any):
+        """The answers found since the last call as a pandas DataFrame (drains;
+        options as for :func:`epsparql.io.to_dataframe`)."""
+        from .io.dataframe import to_dataframe
+        return to_dataframe(self.results(), variables=self.variables, **options)
+
     def _deliver(self, d: Detection) -> None:
         values = d.event.args if isinstance(d.event, Compound) else ()
         row: dict[str, Node] = {}
@@ -232,7 +242,7 @@ class Engine:
                  allowed_lateness: float = 0.0,
                  on_late: Callable[[tuple, str], None] | None = None,
                  max_goals: int | None = None,
-                 gc_every: int = 1000, batch_size: int = 5000, max_depth: int = 200) -> None:
+                 gc_every: int = 100, batch_size: int = 5000, max_depth: int = 200) -> None:
         if reasoning not in ("rdfs", "owlrl", "none"):
             raise ValueError(f"reasoning must be 'rdfs', 'owlrl' or 'none', got {reasoning!r}")
         self.base = base
@@ -402,10 +412,20 @@ class Engine:
 
     def push_many(self, rows: Iterable[Sequence[Any]], *, source: str = "default") -> None:
         """Push (s, p, o, start[, end]) rows, batched (one Prolog crossing per
-        batch).  Rows may arrive out of order within the allowed lateness;
-        the whole input is validated before anything is pushed."""
-        norm = list(self._normalise(rows))
-        self._feed(self._order.add(norm, source))
+        ``batch_size`` rows; any iterable, consumed incrementally).  Rows may
+        arrive out of order within the allowed lateness.  Each batch is
+        validated before any of it is pushed: a bad row rejects its batch
+        (earlier batches are in)."""
+        size = self.core.batch_size
+        it = iter(rows)
+        base = 0
+        while True:
+            chunk = list(itertools.islice(it, size))
+            if not chunk:
+                break
+            norm = list(self._normalise(chunk, base))
+            self._feed(self._order.add(norm, source))
+            base += len(chunk)
 
     def source(self, name: str) -> "Source":
         """A named input whose watermark counts separately: the engine only
@@ -414,8 +434,8 @@ class Engine:
         return Source(self, name)
 
     @staticmethod
-    def _normalise(rows: Iterable[Sequence[Any]]):
-        for i, row in enumerate(rows):
+    def _normalise(rows: Iterable[Sequence[Any]], base: int = 0):
+        for i, row in enumerate(rows, start=base):
             if len(row) == 4:
                 s, p, o, start = row
                 end = None

@@ -15,10 +15,18 @@
 
 %!  construct_fresh_bnode(-BNode) is det.
 %
-%   A blank node never handed out before in this process: b('c<N>').
+%   A blank node never handed out before in this process:
+%   b('epsparql<random>_<N>').
 construct_fresh_bnode(b(Id)) :-
     flag(ep_construct_bnode, N, N + 1),
-    atom_concat(c, N, Id).
+    bnode_prefix(Prefix),
+    atom_concat(Prefix, N, Id).
+
+%   Labels of constructed blank nodes carry a random per-process prefix, so
+%   they do not clash with the labels of blank nodes in the input.
+:- dynamic bnode_prefix/1.
+:- initialization(( R is random(1 << 40), format(atom(P), 'epsparql~36r_', [R]),
+                    retractall(bnode_prefix(_)), assertz(bnode_prefix(P)) )).
 
 %!  construct_valid_triple(+S, +P, +O) is semidet.
 %

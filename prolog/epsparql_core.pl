@@ -108,7 +108,7 @@ engine_local(ep_pend/3).        % ep_pend(End, NodeId, Goal): answers waiting fo
 %       same interval (e.g. from a duplicated input event, or a rule that
 %       derives what it consumes) is neither recorded nor fed back again
 default_option(policy, unrestricted).
-default_option(gc_every, 1000).
+default_option(gc_every, 100).
 default_option(gc_period, inf).
 default_option(hook, none).
 default_option(buffer, true).

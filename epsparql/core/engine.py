@@ -48,7 +48,7 @@ class CoreEngine:
     that produced it.  Detections are also kept until :meth:`drain`.
     """
 
-    def __init__(self, *, policy: str = "unrestricted", gc_every: int = 1000,
+    def __init__(self, *, policy: str = "unrestricted", gc_every: int = 100,
                  gc_period: float | None = None, max_depth: int = 200,
                  batch_size: int = 5000,
                  on_detected: Callable[[Detection], None] | None = None) -> None:

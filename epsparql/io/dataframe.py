@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from rdflib.term import BNode, Literal, Node, URIRef
+from rdflib.term import BNode, Literal, Node
 
 from .streams import format_term
 

@@ -21,7 +21,7 @@ import tempfile
 from decimal import Decimal
 from typing import IO, Any, Iterable, Iterator, Sequence
 
-from rdflib.term import BNode, Literal, Node, URIRef
+from rdflib.term import Literal, Node, URIRef
 
 from ..engine import Answer
 from .streams import (XSD, _NUM_RE, format_term, format_time, open_output, parse_term,
@@ -390,7 +390,7 @@ class TableWriter(AnswerWriter):
                     local = s[len(ns):]
                     if all(c.isalnum() or c in "_-." for c in local):
                         return f"{p}:{local}"
-            text = f"<{s}>"
+            text = format_term(node)
         elif isinstance(node, Literal):
             dt = str(node.datatype) if node.datatype is not None else None
             if dt in _PLAIN_TYPES:

@@ -104,12 +104,12 @@ class _Bad(Exception):
 # ---------------------------------------------------------------------------
 # N-Triples terms
 
-_IRI = r'<((?:[^\x00-\x20<>"{}|^`\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*+)>'
+_IRI = r'<((?:[^\x00-\x20<>"{}|^`\\]++|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*+)>'
 _IRI_RE = re.compile(_IRI)
 _BNODE_RE = re.compile(
     r"_:((?:[A-Za-z0-9_]|[^\x00-\x7f])(?:(?:[A-Za-z0-9_\-.]|[^\x00-\x7f])*(?:[A-Za-z0-9_\-]|[^\x00-\x7f]))?)")
 _STRING_RE = re.compile(
-    r'"((?:[^"\\\n\r]|\\(?:[tbnrf"\'\\]|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}))*+)"')
+    r'"((?:[^"\\\n\r]++|\\(?:[tbnrf"\'\\]|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}))*+)"')
 _LANG_RE = re.compile(r"@([a-zA-Z]+(?:-[a-zA-Z0-9]+)*)")
 _DT_RE = re.compile(r"\^\^" + _IRI)
 _WS_RE = re.compile(r"[ \t]*")
@@ -438,7 +438,61 @@ def _check_interval(start: int | float, end: int | float | None) -> None:
 # ---------------------------------------------------------------------------
 # line parsers (one per format); each returns a row, or None for a line to ignore
 
+_IRI_PLAIN = r'<([^\x00-\x20<>"{}|^`\\]*)>'
+_BNODE_LABEL = _BNODE_RE.pattern[2:]
+_FAST_NT_RE = re.compile(
+    r"[ \t]*(?:" + _IRI_PLAIN + r"|_:" + _BNODE_LABEL + r")[ \t]+" + _IRI_PLAIN + r"[ \t]+"
+    r"(?:" + _IRI_PLAIN + r"|_:" + _BNODE_LABEL + r"|" + _STRING_RE.pattern
+    + r"(?:@([a-zA-Z]+(?:-[a-zA-Z0-9]+)*)|\^\^" + _IRI_PLAIN + r")?)"
+    r"[ \t]+([+-]?[0-9]+)(?:[ \t]+([+-]?[0-9]+))?[ \t]*\.[ \t]*(?:#.*)?")
+_lit_cache: dict[tuple, Literal] = {}
+_lit_cache_chars = 0
+
+
+def _fast_literal(raw: str, lang: str | None, dt: str | None) -> Literal:
+    key = (raw, lang, dt)
+    node = _lit_cache.get(key)
+    if node is not None:
+        return node
+    lex = _unescape(raw, 0) if "\\" in raw else raw
+    if lang is not None:
+        node = Literal(lex, lang=lang)
+    elif dt is not None:
+        dtn = _iri(dt, 0)
+        if str(dtn) == RDF_LANGSTRING:
+            raise _Bad("rdf:langString literals need a language tag")
+        node = Literal(lex, datatype=dtn, normalize=False)
+    else:
+        node = Literal(lex)
+    global _lit_cache_chars
+    if len(raw) <= 4096:                   # bounded: at most ~8M characters kept
+        if len(_lit_cache) >= 50_000 or _lit_cache_chars > 8_000_000:
+            _lit_cache.clear()
+            _lit_cache_chars = 0
+        _lit_cache[key] = node
+        _lit_cache_chars += len(raw)
+    return node
+
+
 def _parse_nt_line(line: str) -> Row | None:
+    m = _FAST_NT_RE.fullmatch(line)
+    if m is not None:                      # the common case, in one match
+        try:
+            g = m.groups()
+            s = _iri(g[0], 0) if g[0] is not None else BNode(g[1])
+            p = _iri(g[2], 0)
+            if g[3] is not None:
+                o = _iri(g[3], 0)
+            elif g[4] is not None:
+                o = BNode(g[4])
+            else:
+                o = _fast_literal(g[5], g[6], g[7])
+            start = int(g[8])
+            end = None if g[9] is None else int(g[9])
+            _check_interval(start, end)
+            return (s, p, o, start, end)
+        except _Bad:
+            pass                           # the detailed parse below says where
     pos = _WS_RE.match(line).end()
     if pos == len(line) or line[pos] == "#":
         return None
@@ -594,6 +648,8 @@ class StreamReader:
         src = self.source
         if isinstance(src, (str, os.PathLike)):
             if str(src) == "-":
+                if sys.stdin is None:
+                    raise FileNotFoundError("there is no standard input to read the stream from")
                 return sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
             p = Path(src)
             if not p.exists():

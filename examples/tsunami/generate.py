@@ -1,7 +1,7 @@
 """Generate the bundled buoy stream (buoy.csv) with planted tsunami-like events.
 
 A DART-style bottom-pressure recorder reports the water-column height above
-it every 15 seconds.  This synthetic record covers three days:
+it every 15 seconds.  This synthetic record covers two days:
 
 * mean depth 4 500 m (heights are in millimetres, as the NDBC threshold is);
 * tides: a semidiurnal (M2, 12.42 h) and a diurnal (K1, 23.93 h) sine;
@@ -24,19 +24,19 @@ import sys
 
 START = 1_269_129_600          # 2010-03-21T00:00:00Z
 STEP = 15                      # seconds between samples
-DAYS = 3
+DAYS = 2
 DEPTH_MM = 4_500_000.0
 TIDES = [                      # (amplitude mm, period h, phase rad)
     (500.0, 12.42, 0.7),
     (250.0, 23.93, 2.1),
 ]
 NOISE_MM = 3.0
-SURGE = (START + 42 * 3600, 6 * 3600, 150.0)     # start, duration s, height mm
+SURGE = (START + 12 * 3600, 6 * 3600, 150.0)     # start, duration s, height mm
 # planted events: (onset, amplitude mm); the sea starts moving at the onset
 PLANTED = [
-    (START + 14 * 3600 + 7 * 60 + 30, 400.0),            # day 1, 14:07:30
-    (START + 33 * 3600 + 41 * 60 + 15, -300.0),          # day 2, 09:41:15, leading depression
-    (START + 51 * 3600 + 22 * 60 + 45, 250.0),           # day 3, 03:22:45
+    (START + 7 * 3600 + 7 * 60 + 30, 400.0),             # day 1, 07:07:30
+    (START + 21 * 3600 + 41 * 60 + 15, -300.0),          # day 1, 21:41:15, leading depression
+    (START + 37 * 3600 + 22 * 60 + 45, 250.0),           # day 2, 13:22:45
 ]
 WAVE_PERIOD = 20 * 60          # s
 WAVE_DECAY = 30 * 60           # s (e-folding time of the envelope)
