@@ -75,11 +75,7 @@ def build(agents: int, days: int, seed: int, variant: str):
     plans = gen.tours(c, agents, seed)
     rows = gen.stream(c, plans, days, seed)
     city_ttl, plans_ttl = gen.turtle(c, plans)
-    d = example.delivery(city_ttl, plans_ttl)
-    if variant == "every-arrival":
-        # swap the example's reroute query for the variant
-        d.reroute = d.engine.register(EVERY_ARRIVAL, name="reroute_every_arrival")
-        d.engine._by_head.pop(d.engine._queries.pop("reroute").compiled.head, None)
+    d = example.delivery(city_ttl, plans_ttl, reroute=EVERY_ARRIVAL if variant == "every-arrival" else None)
     return c, plans, rows, d
 
 

@@ -794,6 +794,8 @@ def report(doc: dict, out_json: Path, to_results: bool) -> None:
                    "sources": doc.get("sources"), "config": doc["config"],
                    "targets": doc["targets"],
                    "runs": [{k: r[k] for k in keep if k in r} for r in doc["runs"]]}
+        if "extra" in doc:   # checks added by hand after the run
+            summary["extra"] = doc["extra"]
         (RESULTS / "seq2.json").write_text(json.dumps(summary, indent=1) + "\n")
         png = RESULTS / "seq2.png"
     plot(doc["runs"], n, flat_ns, png)

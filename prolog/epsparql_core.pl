@@ -82,7 +82,7 @@
     engine_store/4,             % engine_store(Module, Name/Arity, Window, NodeId)
     engine_rule_pred/2,         % engine_rule_pred(Module, Name/Arity)
     engine_rule/2,              % engine_rule(Module, Rule)
-    engine_swept/3,             % engine_swept(Module, StoreName, Now)
+    engine_swept/4,             % engine_swept(Module, StoreName, Now, Sweeps)
     engine_has_pending/1.       % engine_has_pending(Module): has eqopt/leftjoin steps
 
 %   Per-engine dynamic predicates, created in each engine module.
@@ -217,7 +217,7 @@ engine_reset(M) :-
 engine_clear_state(M) :-
     must_be_engine(M),
     forall(engine_store(M, N/A, _, _), (functor(H, N, A), retractall(M:H))),
-    retractall(engine_swept(M, _, _)),
+    retractall(engine_swept(M, _, _, _)),
     retractall(M:ep_det(_, _, _)),
     retractall(M:ep_err(_, _)),
     retractall(M:ep_pend(_, _, _)),
@@ -672,17 +672,26 @@ collect_garbage(M, Now, Mode) :-
            sweep(M, Name, A, W, Now, Mode)).
 
 sweep(M, Name, A, W, Now, Mode) :-
+    (   engine_swept(M, Name, Last, N0) -> true ; Last = -inf, N0 = 0 ),
     (   Mode == lazy,
-        engine_swept(M, Name, Last),
+        Last =\= -inf,
         Now - Last < W / 4
     ->  true
-    ;   retractall(engine_swept(M, Name, _)),
-        assertz(engine_swept(M, Name, Now)),
+    ;   retractall(engine_swept(M, Name, _, _)),
+        N is N0 + 1,
+        assertz(engine_swept(M, Name, Now, N)),
         Lim is Now - W,
         functor(H, Name, A),
         P is A - 1,
         arg(P, H, T1),
-        forall(( clause(M:H, true, Ref), T1 < Lim ), erase(Ref))
+        (   Mode == lazy, N mod 8 =\= 0
+        ->  % goals are stored oldest first (mostly: a composite partial match
+            % can start earlier than one stored before it): drop the expired
+            % prefix; every 8th sweep walks the whole store
+            ignore(\+ ( clause(M:H, true, Ref),
+                        (   T1 < Lim -> erase(Ref), fail ; true ) ))
+        ;   forall(( clause(M:H, true, Ref), T1 < Lim ), erase(Ref))
+        )
     ).
 
 		 /*******************************

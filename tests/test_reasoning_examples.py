@@ -193,13 +193,34 @@ def decisions_as_names(decisions):
              short(x.choice) if x.choice else None) for x in decisions]
 
 
+def test_reroute_query_answers_on_the_hand_made_city():
+    d = delivery_run.delivery(CITY, PLANS)
+    try:
+        d.engine.push_many([(URIRef(s), URIRef(p), URIRef(o), t) for t, s, p, o in HAND_STREAM[:6]])
+        d.engine.flush()
+        got = sorted((str(a["agent"])[len(D):], str(a["dest"])[len(D):],
+                      str(a["alt"])[len(D):] if "alt" in a.bindings else None, a.start, a.end)
+                     for a in d.reroute.results())
+        assert got == [("agent1", "l2", "l3", 100, 300), ("agent1", "l2", "l7", 100, 300),
+                       ("agent1", "l6", None, 1500, 2400)]
+        hops = sorted((str(a["from"])[len(D):], str(a["hop"])[len(D):], a.start, a.end)
+                      for a in d.blocked_q.results())
+        assert hops == [("l1", "l2", 100, 300), ("l5", "l6", 1500, 2400)]
+    finally:
+        d.engine.close()
+
+
 def test_delivery_hand_checked_reroutings():
     d = delivery_run.delivery(CITY, PLANS)
     try:
-        d.push(HAND_STREAM[:2])                       # the answers of reroute.rq itself
-        assert sorted((str(a["alt"])[len(D):], a.start, a.end) for a in d._reroutes) == \
-            [("l3", 100, 300), ("l7", 100, 300)]
-        d.push(HAND_STREAM[2:])
+        for row in HAND_STREAM:                       # one event at a time
+            d.push([row])
+        assert decisions_as_names(d.flush()) == HAND_DECISIONS
+    finally:
+        d.engine.close()
+    d = delivery_run.delivery(CITY, PLANS)
+    try:
+        d.push(HAND_STREAM)                           # all at once
         assert decisions_as_names(d.flush()) == HAND_DECISIONS
     finally:
         d.engine.close()

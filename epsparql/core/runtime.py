@@ -63,6 +63,13 @@ class _Runtime:
         f.restype, f.argtypes = ctypes.c_int, []
         f = lib.PL_thread_attach_engine
         f.restype, f.argtypes = ctypes.c_int, [ctypes.c_void_p]
+        # our own function objects for the string-buffer marks (pyswip declares
+        # these with other argument types on its shared handle)
+        own = ctypes.CDLL(lib._name)
+        self._mark = own.PL_mark_string_buffers
+        self._mark.restype, self._mark.argtypes = None, [ctypes.POINTER(ctypes.c_size_t)]
+        self._release = own.PL_release_string_buffers_from_mark
+        self._release.restype, self._release.argtypes = None, [ctypes.c_size_t]
         self._lib = lib
         self._preds: dict[tuple[str, int], int] = {}
         self._atom = pc.PL_ATOM | pc.REP_UTF8
@@ -90,6 +97,11 @@ class _Runtime:
         with self._lock:
             if lib.PL_thread_self() == -1 and lib.PL_thread_attach_engine(None) < 0:
                 raise PrologError("cannot attach a Prolog engine to this thread")
+            # Replies are fetched with BUF_STACK: SWI frees those buffers only
+            # at a string-buffer mark, not with the foreign frame.  Without
+            # the mark every reply would stay allocated.
+            mark = ctypes.c_size_t()
+            self._mark(ctypes.byref(mark))
             fid = lib.PL_open_foreign_frame()
             try:
                 n = len(args) + 1
@@ -115,6 +127,7 @@ class _Runtime:
                 return ctypes.string_at(s, length.value).decode("utf-8")
             finally:
                 lib.PL_discard_foreign_frame(fid)
+                self._release(mark.value)
 
     def consult(self, path: Path | str) -> None:
         """Load a Prolog file into the process (once)."""

@@ -293,7 +293,7 @@ def reference(c: City, plans: list[list[int]], rows, window: int = BLOCK_VALID) 
                             key=lambda x: iri[x]))
         blocked = tuple(sorted({hop for _, hop in recent}, key=lambda x: iri.get(x, -1)))
         out.append((t, agent, at, dest, min(since), alts, blocked))
-    return sorted(out, key=lambda r: (r[0], r[1]))
+    return sorted(out, key=lambda r: (r[0], int(r[1].rsplit("agent", 1)[-1])))
 
 
 def write(agents: int, rounds: int, seed: int, out: Path = HERE) -> tuple[City, list[list[int]], list]:

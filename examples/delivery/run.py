@@ -20,6 +20,7 @@ the next stop (ties: the lowest location number); none left -> wait.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
@@ -56,49 +57,64 @@ class Delivery:
     engine: Engine
     roads: dict[str, set[str]]
     labels: dict[str, str] = field(default_factory=dict)
+    reroute_text: str | None = None     # another re-routing query (same variables); default reroute.rq
 
     def __post_init__(self) -> None:
-        self.reroute = self.engine.register((HERE / "reroute.rq").read_text(), name="reroute")
+        self.reroute = self.engine.register(self.reroute_text or (HERE / "reroute.rq").read_text(),
+                                            name="reroute")
         self.blocked_q = self.engine.register((HERE / "blocked.rq").read_text(), name="blocked")
-        self._reroutes: list = []
-        self._blocked: list = []
+        # answers of arrivals not decided yet, keyed by arrival
+        self._alts: dict[tuple, set[str]] = {}          # (agent, at, dest, time) -> alternatives
+        self._since: dict[tuple, float] = {}
+        self._blocked: dict[tuple, set[str]] = {}       # (agent, at, time) -> blocked roads
+        self._done: list[Decision] = []
+        self._now = -math.inf
 
     def push(self, rows) -> None:
         """(time, s, p, o) rows (IRIs as strings or URIRefs), in time order."""
+        rows = list(rows)
         self.engine.push_many([(URIRef(s), URIRef(p), URIRef(o), t) for t, s, p, o in rows])
+        if rows:
+            self._now = max(self._now, max(r[0] for r in rows))
         self.collect()
+        # both queries answer an arrival while it is processed: every arrival
+        # before the latest time pushed has all its answers
+        self._decide(before=self._now)
 
     def collect(self) -> None:
-        self._reroutes += self.reroute.results()
-        self._blocked += self.blocked_q.results()
+        """Drain both queries' answers into the open arrivals."""
+        for a in self.blocked_q.results():
+            self._blocked.setdefault((str(a["agent"]), str(a["from"]), a.end), set()).add(str(a["hop"]))
+        for a in self.reroute.results():
+            key = (str(a["agent"]), str(a["from"]), str(a["dest"]), a.end)
+            found = self._alts.setdefault(key, set())
+            if "alt" in a.bindings:                     # unbound: no other road leads there
+                found.add(str(a["alt"]))
+            self._since[key] = min(self._since.get(key, a.start), a.start)
+
+    def _decide(self, before: float) -> None:
+        ready = sorted((k for k in self._alts if k[3] < before), key=lambda k: (k[3], number(k[0])))
+        for key in ready:
+            agent, at, dest, t = key
+            alts = self._alts.pop(key)
+            closed = self._blocked.get((agent, at, t), set())
+            self._done.append(Decision(t, agent, at, dest, self._since.pop(key),
+                                       tuple(sorted(alts, key=number)),
+                                       tuple(sorted(closed, key=number)),
+                                       choose(self.roads, alts, closed, dest)))
+        for key in [k for k in self._blocked if k[2] < before]:
+            del self._blocked[key]
 
     def flush(self) -> list[Decision]:
+        """End of stream: decide the remaining arrivals; all decisions."""
         self.engine.flush()
         self.collect()
+        self._decide(before=math.inf)
         return self.decisions()
 
     def decisions(self) -> list[Decision]:
-        """One decision per arrival with a blocked next road, in time order."""
-        blocked: dict[tuple, set[str]] = defaultdict(set)
-        for a in self._blocked:
-            blocked[(str(a["agent"]), str(a["from"]), a.end)].add(str(a["hop"]))
-        alts: dict[tuple, set[str]] = {}
-        since: dict[tuple, float] = {}
-        for a in self._reroutes:
-            key = (str(a["agent"]), str(a["from"]), str(a["dest"]), a.end)
-            found = alts.setdefault(key, set())
-            if "alt" in a.bindings:                     # unbound: no other road leads there
-                found.add(str(a["alt"]))
-            since[key] = min(since.get(key, a.start), a.start)
-        out = []
-        for key in sorted(alts, key=lambda k: (k[3], number(k[0]))):
-            agent, at, dest, t = key
-            closed = blocked.get((agent, at, t), set())
-            out.append(Decision(t, agent, at, dest, since[key],
-                                tuple(sorted(alts[key], key=number)),
-                                tuple(sorted(closed, key=number)),
-                                choose(self.roads, alts[key], closed, dest)))
-        return out
+        """The decisions so far, one per arrival with a blocked next road, in time order."""
+        return list(self._done)
 
     def name(self, iri: str) -> str:
         short = iri[len(NS):] if iri.startswith(NS) else iri
@@ -135,8 +151,10 @@ def hops(roads: dict[str, set[str]], a: str, b: str) -> int:
 
 
 def delivery(city: Path | str | Graph = HERE / "city.ttl",
-             plans: Path | str | Graph = HERE / "plans.ttl", **engine_options) -> Delivery:
-    """A Delivery over a road graph and tours (Turtle files, Turtle text or graphs)."""
+             plans: Path | str | Graph = HERE / "plans.ttl", reroute: str | None = None,
+             **engine_options) -> Delivery:
+    """A Delivery over a road graph and tours (Turtle files, Turtle text or
+    graphs); ``reroute`` replaces reroute.rq's text."""
     def graph(src) -> Graph:
         if isinstance(src, Graph):
             return src
@@ -154,7 +172,7 @@ def delivery(city: Path | str | Graph = HERE / "city.ttl",
     for s, _, o in gc.triples((None, ROAD, None)):
         roads[str(s)].add(str(o))
     labels = {str(s): str(o) for s, _, o in gc.triples((None, LABEL, None))}
-    return Delivery(engine, dict(roads), labels)
+    return Delivery(engine, dict(roads), labels, reroute)
 
 
 def _generate():
