@@ -23,6 +23,7 @@
             py_set_option/4,     % +Engine, +Key, +ValueText, -Reply
             py_stats/2,          % +Engine, -Reply
             py_rule_graph/2,     % +Engine, -Reply
+            py_goals/2,          % +Engine, -Reply
             py_background/4,     % +Engine, +Op, +TriplesText, -Reply
             py_gc/2,             % +Engine, -Reply
             py_advance/3,        % +Engine, +TimeText, -Reply
@@ -68,6 +69,14 @@ write_out(error_json(E)) :- !,
     write('}').
 write_out(ok) :- !, write('{"ok":true}').
 write_out(raw(Text)) :- !, write(Text).
+write_out(goals(Gs)) :- !,
+    write('['),
+    foldl([g(N, Id, Args), Sep, ","]>>( write(Sep),
+                                        write('{"store":'), json:json_write_string(current_output, N),
+                                        format(',"node":~w,"goal":', [Id]),
+                                        write_json(current_output, Args), write('}') ),
+          Gs, "", _),
+    write(']').
 write_out(json(Term)) :- !, json_value(Term).
 write_out(detections(M, Ds)) :- !,
     engine_errors(M, Errs),
@@ -191,6 +200,19 @@ py_background(M, clear, _, R) :- !,
     reply(ep_rdfs:bg_clear(M), ok, R).
 py_background(M, mode, Mode, R) :-
     reply(( atom_string(A, Mode), ep_rdfs:bg_set_mode(M, A) ), ok, R).
+
+%!  py_goals(+Engine, -Reply) is det.
+%
+%   Every stored goal of every step (for tracing small runs), as JSON:
+%   [{"store": Name, "node": Id, "goal": [Args...]}, ...].
+py_goals(M, R) :-
+    reply(( findall(g(N, Id, Args),
+                    ( epsparql_core:engine_store(M, N/A, _, Id),
+                      functor(H, N, A),
+                      catch(M:H, _, fail),
+                      H =.. [_|Args] ),
+                    Gs) ),
+          goals(Gs), R).
 
 %!  py_rule_graph(+Engine, -Reply) is det.
 %

@@ -169,6 +169,12 @@ class CoreEngine:
         window, goals stored now)."""
         return self._call("py_rule_graph", self.module)
 
+    def goals(self) -> list[dict[str, Any]]:
+        """Every stored goal (partial match) now: ``store``, ``node`` and the
+        ``goal`` arguments (join values, other values, start, end).  For
+        tracing small runs: it copies the whole goal store."""
+        return self._call("py_goals", self.module)
+
     def gc(self) -> None:
         """Run the garbage collection of expired goals now."""
         self._call("py_gc", self.module)
