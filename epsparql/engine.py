@@ -209,6 +209,23 @@ class Query:
         return f"<Query {self.name} {self.form} {self.variables}>"
 
 
+@dataclass(frozen=True)
+class EngineError:
+    """An error inside a rule: the queries it concerns, a message, and what
+    triggered it (the event ``event(Term, [Start, End])`` for rule errors,
+    the arguments for extension functions)."""
+
+    queries: list[str]
+    message: str
+    context: Any
+    function: str | None = None
+    exception: BaseException | None = None
+
+    def __str__(self) -> str:
+        where = ", ".join(self.queries) or "a rule"
+        return f"{where}: {self.message} (on {self.context})"
+
+
 class UnboundedStateWarning(UserWarning):
     """A query keeps partial matches forever (no getDURATION() bound)."""
 
@@ -515,13 +532,55 @@ class Engine:
                 q._deliver(d)
 
     @property
-    def errors(self) -> list:
-        """Errors raised inside rules, with the event that triggered them
-        (core rules, Prolog functions), then the exceptions of Python
-        extension functions as (IRI, arguments, exception).  A function
-        that raises makes its expression a SPARQL error (the filter drops
-        the solution) and the engine goes on."""
-        return list(self.core.errors) + list(self._function_errors)
+    def errors(self) -> list["EngineError"]:
+        """What went wrong inside rules since the engine started, oldest
+        first: exceptions in core rules or Prolog code (with the event that
+        triggered them), and exceptions raised by Python extension functions
+        (with their arguments).  Each names the queries concerned.  The
+        engine goes on with the next event; a function that raises makes its
+        expression a SPARQL error, so the filter drops that solution."""
+        out: list[EngineError] = []
+        for err in self.core.errors:
+            ctx = err.context
+            if isinstance(ctx, Compound) and ctx.name == "function" and len(ctx.args) == 2:
+                iri = str(ctx.args[0])
+                names = [q.name for q in self._queries.values() if iri in q.compiled.rules]
+                out.append(EngineError(names, f"extension function <{iri}>: {err.message}",
+                                       tuple(decode(a) for a in ctx.args[1]), iri))
+                continue
+            out.append(EngineError(self._queries_of_message(err.message), err.message, ctx))
+        for iri, args, exc in self._function_errors:
+            names = [q.name for q in self._queries.values() if iri in q.compiled.rules]
+            out.append(EngineError(names, f"extension function <{iri}> raised "
+                                          f"{type(exc).__name__}: {exc}", args, iri, exc))
+        return out
+
+    def _queries_of_message(self, message: str) -> list[str]:
+        """The queries a failing rule step belongs to (from the step named in
+        Prolog's message, through the rule graph)."""
+        import re
+        m = re.search(r"\bep_[nc](\d+)/\d+", message)
+        if not m:
+            return []
+        node = int(m.group(1))
+        graph = self.core.rule_graph()
+        parents: dict[int, list[int]] = {}
+        for n in graph["nodes"]:
+            for c in n["children"]:
+                parents.setdefault(c, []).append(n["id"])
+        up, todo = {node}, [node]
+        while todo:
+            for p in parents.get(todo.pop(), []):
+                if p not in up:
+                    up.add(p)
+                    todo.append(p)
+        names = []
+        for r in graph["rules"]:
+            if r["node"] in up:
+                head = r["head"].split("(", 1)[0]
+                q = self._by_head.get(head)
+                names.append(q.name if q is not None else head)
+        return sorted(set(names))
 
     def close(self) -> None:
         self.core.close()

@@ -81,7 +81,8 @@
             sparql_builtin/3,               % ?Name, ?MinArgs, ?MaxArgs
             sparql_register_function/2,     % +IRI, :Pred
             sparql_unregister_function/1,   % +IRI
-            sparql_function_registered/1    % +IRI
+            sparql_function_registered/1,   % +IRI
+            sparql_function_errors/1        % -Errors
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(lists)).
@@ -111,6 +112,28 @@ have_uuid :- fail.
 %   Declared global state: the registry of extension functions, and the
 %   counter flag(ep_sparql_bnode) that numbers BNODE()'s blank nodes.
 :- dynamic registered_function/3.       % registered_function(IRI, Closure, Arity|any)
+:- dynamic function_error/3.            % function_error(IRI, Args, Message): not yet reported
+
+%   An exception inside an extension function is an evaluation error for
+%   SPARQL, and is also remembered so that the engine can report it (the
+%   Python bridge drains these after each batch; at most 1,000 kept).
+note_function_error(F, Args, E) :-
+    (   predicate_property(function_error(_, _, _), number_of_clauses(N)), N >= 1000
+    ->  true
+    ;   catch(message_to_codes(E, Text), _, format(string(Text), '~q', [E])),
+        assertz(function_error(F, Args, Text))
+    ).
+
+message_to_codes(E, Text) :-
+    phrase('$messages':translate_message(E), Lines),
+    with_output_to(string(Text), print_message_lines(current_output, '', Lines)).
+
+%!  sparql_function_errors(-Errors:list) is det.
+%
+%   The exceptions raised inside extension functions since the last call,
+%   as error(Message, function(IRI, Args)), oldest first, and forget them.
+sparql_function_errors(Errors) :-
+    findall(error(Text, function(F, Args)), retract(function_error(F, Args, Text)), Errors).
 
 :- meta_predicate sparql_register_function(+, :).
 
@@ -1379,7 +1402,7 @@ extension(F, Args, V) :-
             ( Arity == any -> true ; Arity =:= N + 1 ),
             append(Vals, [R], CallArgs),
             Goal =.. [call, Closure|CallArgs],
-            catch(Goal, E, ( fatal(E) -> throw(E) ; fail ))
+            catch(Goal, E, ( fatal(E) -> throw(E) ; note_function_error(F, Vals, E), fail ))
         ->  ext_result(R, V)
         ;   V = '$error'
         )

@@ -79,9 +79,16 @@ write_out(goals(Gs)) :- !,
     write(']').
 write_out(json(Term)) :- !, json_value(Term).
 write_out(detections(M, Ds)) :- !,
-    engine_errors(M, Errs),
+    engine_errors(M, Errs0),
+    function_errors(Errs1),
+    append(Errs0, Errs1, Errs),
     write('{"d":['), write_detections(Ds), write('],"e":['),
     write_errors(Errs), write(']}').
+
+%   Errors of Prolog extension functions (ep_sparql) raised during the
+%   call: they belong to the engine the call ran.
+function_errors(Errs) :-
+    (   catch(ep_sparql:sparql_function_errors(Errs0), _, fail) -> Errs = Errs0 ; Errs = [] ).
 
 message_text(E, Text) :-
     catch(( phrase('$messages':translate_message(E), Lines),
@@ -152,7 +159,9 @@ push_to_memory_file(M, Batch, MF, Reply) :-
           with_detection_sink(sink_json(Out), engine_events(M, Batch)),
           engine_drain(M, Ds),
           forall(member(detected(E, [T1, T2]), Ds), sink_json(Out, E, T1, T2)),
-          engine_errors(M, Errs),
+          engine_errors(M, Errs0),
+          function_errors(Errs1),
+          append(Errs0, Errs1, Errs),
           write(Out, '],"e":['),
           with_output_to(Out, write_errors(Errs)),
           write(Out, ']}')

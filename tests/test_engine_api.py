@@ -116,8 +116,9 @@ def test_python_extension_function_in_filter_and_select(engine):
                       (U("a"), U("v"), Literal("boom"), 3)])     # the function raises: filter false
     got = [(a["x"], a["d"]) for a in q.results()]
     assert got == [(Literal(3), Literal(6))]
-    iri, args, exc = engine.errors[-1]          # the failure is reported
-    assert iri == EX + "double" and args == (Literal("boom"),) and isinstance(exc, ValueError)
+    err = engine.errors[-1]                     # the failure is reported, with its query
+    assert err.function == EX + "double" and err.context == (Literal("boom"),)
+    assert isinstance(err.exception, ValueError) and err.queries == [q.name]
 
 
 def test_prolog_extension_function(engine, tmp_path):
@@ -193,3 +194,25 @@ def test_bad_rows_are_rejected_before_anything_is_pushed(engine):
     with pytest.raises(ValueError):
         engine.push(U("a"), U("p"), Literal(1), float("nan"))
     assert q.results() == []
+
+
+def test_rule_errors_name_the_query_and_the_event(engine, tmp_path):
+    f = tmp_path / "bad.pl"
+    f.write_text("explode(_) :- throw(error(type_error(integer, oops), _)).\n"
+                 "explode(_, _) :- throw(error(type_error(integer, oops), _)).\n")
+    engine.load_prolog(str(f))
+    engine.register_function(EX + "explode", "user:explode")
+    ok = engine.register("SELECT ?s WHERE { ?s :p ?o }", name="fine")
+    bad = engine.register(f"PREFIX ex: <{EX}> SELECT ?s WHERE {{ ?s :p ?o }} FILTER(ex:explode(?o))",
+                          name="bad")
+    engine.add_rules(f"boom(S) <- triple(S, '{NS}p', _) where user:explode(S).")
+    engine.push(U("a"), U("p"), Literal(1), 1)
+    engine.push(U("b"), U("p"), Literal(2), 2)
+    assert [a["s"] for a in ok.results()] == [U("a"), U("b")]   # the engine went on
+    assert bad.results() == []
+    errs = [e for e in engine.errors if "oops" in e.message]
+    core_rule = [e for e in errs if e.function is None]
+    in_query = [e for e in errs if e.function is not None]
+    assert len(core_rule) == 2 and "p" in str(core_rule[0].context)
+    assert len(in_query) == 2 and in_query[0].queries == ["bad"]
+    assert in_query[0].context == (Literal(1),)
