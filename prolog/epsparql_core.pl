@@ -505,21 +505,16 @@ seen_key(M, Key) :-
 %   (a where-condition, a hook) is recorded with the event and the
 %   engine goes on with the next event.
 dispatch(M, E, T1, T2) :-
-    catch(forall(M:ep_on(E, T1, T2), true),
-          _,
-          dispatch_isolated(M, E, T1, T2)).
-
-%   Some rule raised on this event: run the event's entry clauses one by
-%   one, each in its own catch, so the other rules still see the event
-%   (the raising rule's partial work is undone by backtracking, except
-%   goals it stored before raising).
-dispatch_isolated(M, E, T1, T2) :-
     forall(clause(M:ep_on(E, T1, T2), Body),
-           ( flag(epsparql_depth, _, 0),
-             catch(forall(M:Body, true), Error,
-                   record_error(M, Error, event(E, [T1, T2])))
-           )).
+           catch(forall(M:Body, true), Error,
+                 ( flag(epsparql_depth, _, 0),
+                   record_error(M, Error, event(E, [T1, T2])) ))).
 
+%   Each entry clause of the event (one per atomic pattern that can match
+%   it) runs in its own catch: a rule that raises on this event is
+%   reported with the event, and the other rules still see it.  The
+%   raising rule's partial work is undone by backtracking, except goals it
+%   stored before raising.
 record_error(M, Error, Context) :-
     (   Error = error(resource_error(_), _) -> throw(Error) ; true ),
     message_text(Error, Text),

@@ -130,3 +130,11 @@ t :- add_event_rules([(r(X, Y) <- eqopt(a(X), b(X, Y), true))]),
     r = subprocess.run(["swipl", "-g", "t", "-t", "halt", str(script)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_raising_rule_does_not_duplicate_other_rules_detections(engine):
+    # h's entry clause runs before bad's; bad raises on the same event.
+    engine.add_rules("h(X) <- a(X).\nbad(X) <- a(X) where Y = foo, X > Y.")
+    got = engine.push(T("a", 1), 1)
+    assert dets(got) == [(("h", (1,)), 1, 1)]
+    assert len(engine.errors) == 1 and "a(1)" in repr(engine.errors[0].context)
