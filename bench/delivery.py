@@ -177,30 +177,28 @@ def plot(doc: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     runs = [r for r in doc["runs"] if r["variant"] == "example"]
-    fig, ax = plt.subplots(1, 3, figsize=(17, 5))
+    fig, axs = plt.subplots(2, 2, figsize=(14, 9))
+    ax = axs.ravel()
     for r in runs:
         ks = list(range(1, r["locations"] + 1))
         label = f"{r['agents']} agent{'s' if r['agents'] > 1 else ''}"
         ax[0].plot(ks, r["fig3_time_ms"], marker="o", ms=3, label=label)
-        ax[1].plot(ks, r["fig3_rss_growth_mb_last_day"], marker="o", ms=3,
-                   label=f"{label}: RSS growth, day {r['days']}")
-        ax[1].plot(ks, r["fig3_rss_growth_mb_day1"], ls=":", label=f"{label}: RSS growth, day 1")
-    ax[0].set_xlabel("number of locations visited (per agent)")
-    ax[0].set_ylabel("processing time consumed (ms, mean over days)")
-    ax[0].set_title("(a) time consumed (events pushed one at a time)")
-    ax[0].legend()
-    ax[0].grid(alpha=0.3)
-    ax[1].set_xlabel("number of locations visited (per agent)")
-    ax[1].set_ylabel("process RSS growth since the stream started (MB)")
-    ax[1].set_title("(b) memory")
-    ax2 = ax[1].twinx()
-    for r, color in zip(runs, ("C2", "C3")):
-        ax2.plot(range(1, r["locations"] + 1), r["fig3_goals_last_day"], color=color, ls="--",
-                 label=f"{r['agents']} agent(s): stored partial matches")
-    ax2.set_ylabel("partial matches stored by the engine (dashed)")
-    h1, l1 = ax[1].get_legend_handles_labels()
-    h2, l2 = ax2.get_legend_handles_labels()
-    ax[1].legend(h1 + h2, l1 + l2, fontsize=7, loc="upper left")
+        ax[1].plot(ks, r["fig3_rss_growth_mb_last_day"], marker="o", ms=3, label=f"{label}, day {r['days']}")
+        ax[1].plot(ks, r["fig3_rss_growth_mb_day1"], ls=":", label=f"{label}, day 1")
+        ax[2].plot(ks, r["fig3_goals_last_day"], marker="o", ms=3, label=f"{label}, day {r['days']}")
+    for a in ax[:3]:
+        a.set_xlabel("number of locations visited (per agent)")
+        a.set_xticks([1, 5, 10, 15, 20])
+        a.grid(alpha=0.3)
+        a.legend(fontsize=8)
+    ax[0].set_ylabel("ms")
+    ax[0].set_title("(a) processing time consumed until every agent has visited k locations\n"
+                    "(events pushed one at a time; mean over the days)", fontsize=10)
+    ax[1].set_ylabel("MB")
+    ax[1].set_title("(b) process RSS growth since the stream started", fontsize=10)
+    ax[2].set_ylabel("partial matches")
+    ax[2].set_title("(c) partial matches stored by the engine (garbage-collected\n"
+                    "every 100 events: the saw teeth)", fontsize=10)
     labels, data = [], []
     for r in doc["runs"]:
         lat, kinds = r["single"]["latencies_us"], r["single"]["kinds"]
@@ -209,17 +207,18 @@ def plot(doc: dict, path: Path) -> None:
             if xs:
                 labels.append(f"{name}, {r['agents']} ag." + (" (every-arrival)" if r["variant"] != "example" else ""))
                 data.append(xs)
-    ax[2].boxplot(data, showfliers=False)
-    ax[2].set_xticks(range(1, len(labels) + 1))
-    ax[2].set_xticklabels(labels, fontsize=7, rotation=50, ha="right")
-    ax[2].set_yscale("log")
-    ax[2].set_ylabel("µs per event (wall, one push)")
-    ax[2].set_title("delay per event, by kind (boxes: quartiles, whiskers 1.5 IQR)")
+    ax[3].boxplot(data, showfliers=False)
+    ax[3].set_xticks(range(1, len(labels) + 1))
+    ax[3].set_xticklabels(labels, fontsize=7, rotation=40, ha="right")
+    ax[3].set_yscale("log")
+    ax[3].set_ylabel("µs per event (wall, one push)")
+    ax[3].set_title("(d) delay per event by kind (boxes: quartiles; whiskers: 1.5 IQR)", fontsize=10)
+    ax[3].grid(alpha=0.3, axis="y")
     m = doc["machine"]
-    fig.suptitle(f"Goods delivery (EP-SPARQL Test 3): 20 locations, {runs[0]['days']} days — "
-                 f"{m['cpu']}, {m['cores']} cores, Python {m['python']}", fontsize=10)
+    fig.suptitle(f"Goods delivery (EP-SPARQL Test 3, Figure 3): 20 locations, {runs[0]['days']} days — "
+                 f"{m['cpu']}, {m['cores']} cores, Python {m['python']}", fontsize=11)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 

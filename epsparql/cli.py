@@ -4,6 +4,7 @@ check them, or explain how they are compiled.
     epsparql run QUERY.rq... --stream FILE|- [--format nt|jsonl|csv]
                  [--out FILE] [--output-format jsonl|csv|sparql-json|nt|table]
                  [--on-error skip|stop] [--base IRI] [--progress] [--quiet]
+                 [--trace [--trace-limit N]]
     epsparql check QUERY.rq...
     epsparql explain QUERY.rq... [--png FILE]
 
@@ -166,6 +167,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(f"stream file not found: {args.stream}")
         if sp.is_dir():
             raise UsageError(f"stream path is a directory: {args.stream}")
+    if args.trace:                 # one triple at a time, with what it did (epsparql/trace.py)
+        from .trace import run_trace
+        return run_trace(args, qfs)
+    if args.trace_limit is not None:
+        raise UsageError("--trace-limit goes with --trace")
     fmt = args.format or guess_format(args.stream)
     if args.batch_size < 1:
         raise UsageError("--batch-size must be at least 1")
@@ -1011,6 +1017,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     r.add_argument("--batch-size", type=int, default=5000, metavar="N",
                    help="stream rows pushed per engine call (default 5000)")
+    r.add_argument("--trace", action="store_true",
+                   help="push the stream one triple at a time and show, after each, the "
+                   "partial matches it stored, checked or expired and the answers it "
+                   "completed (text, or JSON lines with --output-format jsonl)")
+    r.add_argument("--trace-limit", type=int, metavar="N",
+                   help="with --trace: refuse streams of more than N triples (default 10000)")
     r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("check", help="parse and compile queries",

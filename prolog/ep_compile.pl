@@ -334,17 +334,9 @@ compile_binary(Ctx, Op, L, R, Cond0, Id) :-
     term_variables(L-R-Cond0, Vs),
     condition_goal(Cond0, Filter),
     declare_occ(M, Id, Vs),
-    shared_vars(LVs, RVs, JVs),
-    exclude_vars(LVs, JVs, LOnly),
-    exclude_vars(RVs, JVs, ROnly),
-    store_name(Id, l, LName),
-    store_name(Id, r, RName),
-    append([JVs, LOnly, [T1, T2]], LArgs),
-    append([JVs, ROnly, [T3, T4]], RArgs),
-    GL =.. [LName|LArgs],
-    GR =.. [RName|RArgs],
-    length(LArgs, LA),
-    length(RArgs, RA),
+    goal_stores(Id, LVs, RVs, t(T1, T2, T3, T4), GL, GR),
+    functor(GL, LName, LA),
+    functor(GR, RName, RA),
     declare_store(M, LName/LA, W, Id),
     temporal(Op, T1, T2, T3, T4, Check),
     span(Op, T1, T2, T3, T4, TS, TE, Span),
@@ -377,6 +369,23 @@ compile_binary(Ctx, Op, L, R, Cond0, Id) :-
             assert_clause(M, (HR :- (FindL -> H ; InsR, fail)))
         )
     ).
+
+%!  goal_stores(+Id, +LVs, +RVs, +Times, -GL, -GR) is det.
+%
+%   The goal terms of step Id's left and right stores: the join variables
+%   (shared by both sides) first, so that SWI-Prolog's argument indexing
+%   finds a side's partners by them, then that side's other variables and
+%   its interval.
+goal_stores(Id, LVs, RVs, t(T1, T2, T3, T4), GL, GR) :-
+    shared_vars(LVs, RVs, JVs),
+    exclude_vars(LVs, JVs, LOnly),
+    exclude_vars(RVs, JVs, ROnly),
+    store_name(Id, l, LName),
+    store_name(Id, r, RName),
+    append([JVs, LOnly, [T1, T2]], LArgs),
+    append([JVs, ROnly, [T3, T4]], RArgs),
+    GL =.. [LName|LArgs],
+    GR =.. [RName|RArgs].
 
 conj(A, true, A) :- !.
 conj(A, B, (A, B)).
@@ -452,17 +461,9 @@ compile_optional(Ctx, Kind, L, R, Cond0, S-E, Vs, Id) :-
     term_variables(R, RVs),
     declare_occ(M, Id, Vs),
     condition_goal(Cond0, Cond),
-    shared_vars(LVs, RVs, JVs),
-    exclude_vars(LVs, JVs, LOnly),
-    exclude_vars(RVs, JVs, ROnly),
-    store_name(Id, l, LName),
-    store_name(Id, r, RName),
-    append([JVs, LOnly, [T1, T2]], LArgs),
-    append([JVs, ROnly, [T3, T4]], RArgs),
-    GL =.. [LName|LArgs],
-    GR =.. [RName|RArgs],
-    length(LArgs, LA),
-    length(RArgs, RA),
+    goal_stores(Id, LVs, RVs, t(T1, T2, T3, T4), GL, GR),
+    functor(GL, LName, LA),
+    functor(GR, RName, RA),
     occ_head(CL, LVs, T1, T2, HL),
     occ_head(CR, RVs, T3, T4, HR),
     (   Kind \== optseq, \+ epsparql_core:engine_has_pending(M)
