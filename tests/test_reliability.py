@@ -66,7 +66,7 @@ def test_soak_five_million_events_memory_stays_flat():
     """5,000,000 price triples through the paper's query (1) with a 10-minute
     window: resident memory at the end within 10% of memory after the first
     500,000 events, and the goal store bounded by the window."""
-    e = Engine()
+    e = Engine(reasoning="none")        # no background: memory is the question
     q = e.register("""SELECT ?company WHERE { ?company hasStockPrice ?price1 }
         SEQ { ?company hasStockPrice ?price2 } SEQ { ?company hasStockPrice ?price3 }
         FILTER (?price2 < ?price1 * 0.7 && ?price3 > ?price1 * 1.05

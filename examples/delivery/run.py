@@ -9,8 +9,8 @@ stream.csv (arrivals ``:agentN :at :lK`` and traffic updates
 ``:lA :blockedTo :lB``) through the engine, and prints a re-routing
 decision for every arrival whose next road was blocked:
 
-    day 1 08:47  agent1 at l5 Porta Venezia -> l18 Bovisa blocked since 08:39:
-                 via l8 Garibaldi (alternatives l4, l8; blocked l15)
+    day 1 08:19  agent1 at l5 Porta Venezia -> l18 Bovisa blocked since 08:13:
+                 via l15 Corvetto (alternatives l4, l8, l15; blocked l4, l8)
 
 The decision: the alternatives of reroute.rq (roads out of the location
 from where the next stop is reachable) minus the roads blocked.rq reports
