@@ -78,12 +78,16 @@ BACKGROUND = "urn:epsparql:background"
 
 def _unbounded(p: Any) -> bool:
     """Does the pattern store partial matches with no window above them?"""
-    from .algebra.nodes import (BGP, EqJoin, EqLeftJoin, Join, LeftJoin, SeqJoin,
-                                SeqRightJoin, Union_, Window)
+    from .algebra.nodes import (BGP, Background, EqJoin, EqLeftJoin, Join, LeftJoin,
+                                SeqJoin, SeqRightJoin, Union_, Window)
     if isinstance(p, Window):
         return False
     if isinstance(p, BGP):
         return len(p.triples) > 1
+    if isinstance(p, (Join, LeftJoin)) and isinstance(p.right, Background):
+        return _unbounded(p.left)           # a background join stores nothing
+    if isinstance(p, Join) and isinstance(p.left, Background):
+        return _unbounded(p.right)
     if isinstance(p, (Join, SeqJoin, EqJoin, LeftJoin, SeqRightJoin, EqLeftJoin)):
         return True
     if isinstance(p, Union_):
@@ -258,8 +262,9 @@ class Engine:
     def __init__(self, *, base: str | None = None, reasoning: str = "rdfs",
                  allowed_lateness: float = 0.0,
                  on_late: Callable[[tuple, str], None] | None = None,
-                 max_goals: int | None = None,
-                 gc_every: int = 100, batch_size: int = 5000, max_depth: int = 200) -> None:
+                 max_goals: int | None = None, gc_every: int = 100,
+                 gc_period: float | None = None, batch_size: int = 5000,
+                 max_depth: int = 200) -> None:
         if reasoning not in ("rdfs", "owlrl", "none"):
             raise ValueError(f"reasoning must be 'rdfs', 'owlrl' or 'none', got {reasoning!r}")
         self.base = base
@@ -272,7 +277,8 @@ class Engine:
         rt = runtime()
         for module in ("ep_sparql.pl", "ep_construct.pl", "ep_rdfs.pl"):
             rt.consult(PROLOG_DIR / module)
-        self.core = CoreEngine(gc_every=gc_every, batch_size=batch_size, max_depth=max_depth)
+        self.core = CoreEngine(gc_every=gc_every, gc_period=gc_period,
+                               batch_size=batch_size, max_depth=max_depth)
         self.core.set_option("dedup", True)
         self._background_call("mode", "none" if reasoning == "none" else "rdfs")
         self._queries: dict[str, Query] = {}

@@ -147,8 +147,13 @@ def _decode(value: Any) -> Any:
         return value
 
 
-def _goal_key(g: dict) -> str:
-    return g["store"] + repr(tuple(g["goal"]))
+def _goal_key(g: dict) -> Any:
+    try:
+        key = tuple(g["goal"])
+        hash(key)
+        return key
+    except TypeError:                  # a list inside: compare by text
+        return repr(g["goal"])
 
 
 def read_goal(g: dict, layouts: dict[str, StoreLayout]) -> Goal:
@@ -173,16 +178,40 @@ def read_goal(g: dict, layouts: dict[str, StoreLayout]) -> Goal:
 # ---------------------------------------------------------------------------
 # the tracer
 
+class _StoreSnap:
+    """One store's goals at one moment: goal key -> [goal, count], and an
+    index on the join values built when first needed."""
+
+    __slots__ = ("entries", "multi", "_index")
+
+    def __init__(self) -> None:
+        self.entries: dict[Any, list] = {}
+        self.multi = False                 # some goal stored more than once
+        self._index: dict[tuple, list] | None = None
+
+    def index(self, join_values) -> dict[tuple, list]:
+        if self._index is None:
+            idx: dict[tuple, list] = {}
+            for k, (g, c) in self.entries.items():
+                args = g["goal"]
+                idx.setdefault(join_values(k, g), []).append((args[-2], args[-1], c, g))
+            self._index = idx
+        return self._index
+
+
 @dataclass
 class Checked:
     layout: StoreLayout
-    key: dict[str, Any]           # join variable label -> value the triple fixes
+    keys: list[dict[str, Any]]    # the join keys the triple brings: variable label -> value
     before: int                   # stored with that key before the triple
     after: int                    # and after it
     usable: int                   # of ``before``: within the window (and ended before it, for seq)
     ordered: bool                 # seq-like: a partner must end before the triple starts
     windowed: bool                # the store has a window
     derived: tuple | None = None  # a triple derived by a CONSTRUCT answer, not the pushed one
+    unfixed: list[str] = field(default_factory=list)   # join variables it does not fix
+
+_MAX_ALTERNATIVES = 100           # join keys followed per step
 
 
 class Tracer:
@@ -199,34 +228,47 @@ class Tracer:
         from .cli import _shape, _topological
         order = {nid: i for i, nid in enumerate(reversed(_topological(self.nodes)))}
         self._check_order = sorted(self.layouts.values(), key=lambda l: order.get(l.node, 0))
-        self._shapes = {_shape(l.text): l.node for l in self.layouts.values() if l.text}
+        self._shapes = {_shape(l.text): (l.node, l.text) for l in self.layouts.values() if l.text}
         self._goals = self._snapshot()
         self.step_no = 0
+        self.now: Any = None
         self.totals = Counter({"inserted": 0, "expired": 0, "consumed": 0, "answers": 0})
 
-    def _snapshot(self) -> dict[str, tuple[dict, int]]:
-        counts: Counter = Counter()
-        first: dict[str, dict] = {}
+    def _snapshot(self) -> dict[str, "_StoreSnap"]:
+        """The goal store now, per store."""
+        out: dict[str, _StoreSnap] = {}
         for g in self.engine.core.goals():
+            store = out.get(g["store"])
+            if store is None:
+                store = out[g["store"]] = _StoreSnap()
             k = _goal_key(g)
-            counts[k] += 1
-            first.setdefault(k, g)
-        return {k: (first[k], c) for k, c in counts.items()}
-
-    def _now(self) -> Any:
-        try:
-            return self.engine.core.stats().get("now")
-        except Exception:
-            return None
+            e = store.entries.get(k)
+            if e is None:
+                store.entries[k] = [g, 1]
+            else:
+                e[1] += 1
+                store.multi = True
+        return out
 
     def _diff(self, before: dict, after: dict) -> tuple[list[Goal], list[Goal]]:
         new, gone = [], []
-        for k, (g, c) in after.items():
-            c0 = before.get(k, (None, 0))[1]
-            new.extend(read_goal(g, self.layouts) for _ in range(c - c0))
-        for k, (g, c) in before.items():
-            c1 = after.get(k, (None, 0))[1]
-            gone.extend(read_goal(g, self.layouts) for _ in range(c - c1))
+        empty = _StoreSnap()
+        for name in sorted(set(before) | set(after)):
+            b, a = before.get(name, empty).entries, after.get(name, empty).entries
+            added = a.keys() - b.keys()
+            removed = b.keys() - a.keys()
+            changed = []
+            if before.get(name, empty).multi or after.get(name, empty).multi:
+                changed = [k for k in a.keys() & b.keys() if a[k][1] != b[k][1]]
+            plus, minus = added.union(changed), removed.union(changed)
+            for k in (k for k in a if k in plus) if plus else ():     # in store order
+                g, c = a[k]
+                c0 = b[k][1] if k in b else 0
+                new.extend(read_goal(g, self.layouts) for _ in range(c - c0))
+            for k in (k for k in b if k in minus) if minus else ():
+                g, c = b[k]
+                c1 = a[k][1] if k in a else 0
+                gone.extend(read_goal(g, self.layouts) for _ in range(c - c1))
         return new, gone
 
     def _reason(self, g: Goal, now: Any) -> str:
@@ -244,7 +286,8 @@ class Tracer:
             out.extend(q.results())
         return out
 
-    def _join_values(self, lay: StoreLayout, k: str, g: dict) -> tuple:
+    def _join_values(self, lay: StoreLayout, k: Any, g: dict) -> tuple:
+        k = (lay.name, k)
         vals = self._keycache.get(k)
         if vals is None:
             vals = tuple(_decode(a) for a in g["goal"][:len(lay.keys)])
@@ -256,17 +299,22 @@ class Tracer:
     def _checked(self, triple: tuple, t1: Any, t2: Any, before: dict, after: dict,
                  derived: bool = False) -> list[Checked]:
         """The stores whose checking operand ``triple`` could arrive on, with
-        the stored partial matches of the join key it fixes."""
+        the stored partial matches of the join keys it brings."""
         out = []
-        done: set[int] = set()         # steps that found partners (composite operands)
+        # per step that found partners: the bindings (in its own pattern's
+        # variables) of the occurrences it could build, for the steps above
+        done: dict[int, list[dict]] = {}
         for lay in self._check_order:
-            if not lay.keys or lay.other is None or lay.vars is None:
+            if lay.other is None or lay.vars is None:
                 continue
-            fixed = _arrival(lay, triple, self._shapes, done)
-            if fixed is None:
+            alts = _arrival(lay, triple, self._shapes, done)
+            if not alts:
                 continue
-            key = {v: fixed[v] for v in lay.keys if v in fixed}
-            pos = [(lay.keys.index(v), val) for v, val in key.items()]
+            nkeys = len(lay.keys)
+            probes: dict[tuple, dict] = {}      # (index, value)… -> the bindings bringing it
+            for alt in alts[:_MAX_ALTERNATIVES]:
+                probe = tuple((i, alt[v]) for i, v in enumerate(lay.keys) if v in alt)
+                probes.setdefault(probe, alt)
             w = lay.window
             lim = None
             if w not in (None, "inf"):
@@ -278,26 +326,49 @@ class Tracer:
             # only when that operand is the triple itself
             ordered = lay.kind in ("seq", "optseq") and lay.side == "l" and _simple(lay.other)
 
-            def count(snapshot: dict) -> tuple[int, int]:
-                n = usable = 0
-                for k, (g, c) in snapshot.items():
-                    if g["store"] != lay.name:
-                        continue
-                    vals = self._join_values(lay, k, g)
-                    if all(vals[i] == val for i, val in pos):
-                        n += c
-                        gs, ge = g["goal"][-2], g["goal"][-1]
-                        if (lim is None or _num(gs) >= lim) and (not ordered or _num(ge) < _num(t1)):
-                            usable += c
-                return n, usable
+            def matches(snapshot: dict):
+                """(goal, count, usable?, bindings of the arrival) per match."""
+                snap = snapshot.get(lay.name)
+                if snap is None:
+                    return
+                index = snap.index(lambda k, g: self._join_values(lay, k, g))
+                seen: set[int] = set()
+                for probe, alt in probes.items():
+                    if len(probe) == nkeys:
+                        groups = [index.get(tuple(v for _, v in probe), ())]
+                    else:
+                        groups = [items for vals, items in index.items()
+                                  if all(vals[i] == v for i, v in probe)]
+                    for items in groups:
+                        for item in items:
+                            if id(item) in seen:
+                                continue
+                            seen.add(id(item))
+                            gs, ge, c, g = item
+                            ok = (lim is None or _num(gs) >= lim) and \
+                                (not ordered or _num(ge) < _num(t1))
+                            yield g, c, ok, alt
 
-            b, usable = count(before)
+            n_before = usable = 0
+            built: list[dict] = []
+            for g, c, ok, alt in matches(before):
+                n_before += c
+                if ok:
+                    usable += c
+                    if len(built) < _MAX_ALTERNATIVES:
+                        vals = dict(zip(lay.vars, (_decode(x) for x in g["goal"][:-2])))
+                        built.append({**alt, **vals})
             if usable:
-                done.add(lay.node)
-            if b and key:
-                out.append(Checked(lay, {lay.labels.get(v, v): val for v, val in key.items()},
-                                   b, count(after)[0], usable, ordered, lim is not None,
-                                   triple if derived else None))
+                done.setdefault(lay.node, []).extend(built)
+            complete = [p for p in probes if len(p) == nkeys]
+            if n_before and (complete or not lay.keys or not _simple(lay.other)):
+                n_after = sum(c for _, c, _, _ in matches(after))
+                keys = [{lay.labels.get(lay.keys[i], lay.keys[i]): v for i, v in p}
+                        for p in probes if p]
+                unfixed = sorted({lay.labels.get(v, v) for i, v in enumerate(lay.keys)
+                                  if any(i not in dict(p) for p in probes)})
+                out.append(Checked(lay, keys, n_before, n_after, usable, ordered,
+                                   lim is not None, triple if derived else None, unfixed))
         return out
 
     def push(self, row: tuple) -> dict:
@@ -310,7 +381,9 @@ class Tracer:
         self.engine.push(*row)
         self.engine.core.gc()              # expire at the step the window passes
         after = self._snapshot()
-        now = self._now()
+        if self.engine.late == late0:      # the core's clock: the latest end time pushed
+            self.now = row[4] if self.now is None else max(self.now, row[4])
+        now = self.now
         new, gone = self._diff(before, after)
         answers = self._drain()
         checked = self._checked(row[:3], row[3], row[4], before, after)
@@ -335,7 +408,7 @@ class Tracer:
         before = self._goals
         self.engine.flush()
         after = self._snapshot()
-        now = self._now()
+        now = self.now
         new, gone = self._diff(before, after)
         rec = {"step": "end", "row": None, "now": now, "checked": [], "inserted": new,
                "removed": [(g, self._reason(g, now)) for g in gone],
@@ -346,8 +419,9 @@ class Tracer:
 
     def waiting(self) -> list[Goal]:
         out = []
-        for g, c in self._goals.values():
-            out.extend(read_goal(g, self.layouts) for _ in range(c))
+        for store in self._goals.values():
+            for g, c in store.entries.values():
+                out.extend(read_goal(g, self.layouts) for _ in range(c))
         out.sort(key=lambda g: (g.layout.node, g.layout.name, _num(g.start), _num(g.end)))
         return out
 
@@ -376,17 +450,19 @@ def _simple(t: _Term | None) -> bool:
 _RIGHT_COMPLETES = {"seq", "meets", "optseq"}     # occur when their right operand arrives
 
 
-def _arrival(lay: StoreLayout, triple: tuple, shapes: dict[str, int],
-             done: set[int]) -> dict[str, Any] | None:
+def _arrival(lay: StoreLayout, triple: tuple, shapes: dict[str, tuple[int, str]],
+             done: dict[int, list[dict]]) -> list[dict[str, Any]] | None:
     """Could ``triple`` make the operand that checks this store occur now?
-    The values it gives to the operand's variables, or None.
+    The bindings of the operand's variables (in this store's pattern text)
+    it could occur with, one dict per alternative, or None.
 
     A triple pattern matches on its constant IRIs and on the predicate a
     pattern names (``stream_property``; subproperties are not followed).  A
     composite operand occurs when the triple arrives on the part that
     completes it (the right operand of a ``seq``, either operand of an
-    ``and``, …) and, if the operand is a step with a store, when that step
-    had partners for it in this same trace step (``done``)."""
+    ``and``, …); if the operand is a step with a store, only when that step
+    found partners in this same trace step (``done``), and with their
+    values."""
     if lay.other is None:
         return None
     text = lay.text
@@ -396,8 +472,12 @@ def _arrival(lay: StoreLayout, triple: tuple, shapes: dict[str, int],
     return _arrive(lay.other, text, triple, constraints, shapes, done)
 
 
+_OPTIONAL_KINDS = ("optseq", "eqopt", "leftjoin")
+
+
 def _arrive(t: _Term, text: str, triple: tuple, constraints: dict[str, set[str]],
-            shapes: dict[str, int], done: set[int]) -> dict[str, Any] | None:
+            shapes: dict[str, tuple[int, str]],
+            done: dict[int, list[dict]]) -> list[dict[str, Any]] | None:
     from rdflib.term import URIRef
 
     from .cli import _shape
@@ -420,22 +500,32 @@ def _arrive(t: _Term, text: str, triple: tuple, constraints: dict[str, set[str]]
                 if not (isinstance(val, URIRef) and str(val) == txt[1:-1]):
                     return None
             # other constants (literals): not compared
-        return fixed
-    node = shapes.get(_shape(text, t.start, t.end))
-    if node is not None and node not in done:
-        return None                    # a step with a store that found no partner now
+        return [fixed]
+    hit = shapes.get(_shape(text, t.start, t.end))
+    if hit is not None:
+        node, node_text = hit
+        if node in done:               # its occurrences: the partners' values, renamed
+            mapping = dict(zip(_var_tokens(node_text), _var_tokens(text, t.start, t.end)))
+            return [{mapping[v]: val for v, val in b.items() if v in mapping}
+                    for b in done[node]]
+        inner = t.args[0] if f == "where" and t.args and isinstance(t.args[0], _Term) else t
+        if inner.functor not in _OPTIONAL_KINDS:
+            return None                # a step with a store that found no partner now
+        # an optional step can occur with its mandatory side alone
     kids = [a for a in t.args if isinstance(a, _Term)]
-    if f in ("where", "within", "span", "aggregate") and kids:
-        kids = kids[:1] if f != "aggregate" else kids[1:2]
+    if f in ("where", "within", "span") and kids:
+        kids = kids[:1]
+    elif f == "aggregate":
+        kids = kids[1:2]
     elif f in _RIGHT_COMPLETES and len(t.args) >= 2:
         kids = [t.args[1]] if isinstance(t.args[1], _Term) else []
-    elif f == "cnot" and kids:
+    elif f in ("cnot", "eqopt", "leftjoin") and kids:
         kids = kids[:1]
     else:
         kids = kids[:2]
     for k in kids:
         r = _arrive(k, text, triple, constraints, shapes, done)
-        if r is not None:
+        if r:
             return r
     return None
 
@@ -473,18 +563,18 @@ class TextRenderer:
         return f"[{self.time(a)}, {self.time(b)}]"
 
     def goal(self, g: Goal) -> str:
+        from rdflib.term import URIRef
         parts = []
         hidden = g.layout.iris
         for label, v, named in sorted(g.values, key=lambda x: not x[2]):
-            if not named and label != "_" and not label.startswith("#") and label not in (
-                    "group", "value"):
-                # an internal variable (the stream predicate under RDFS
-                # reasoning): shown only when it says more than the pattern
-                from rdflib.term import URIRef
-                if isinstance(v, URIRef) and str(v) in hidden:
-                    continue
             if label == "_":
                 continue
+            if not named and not label.startswith("#") and label not in ("group", "value"):
+                # an internal variable: the stream predicate under RDFS
+                # reasoning (shown when it is a subproperty, not the IRI the
+                # pattern names) or a helper of a condition (never shown)
+                if not isinstance(v, URIRef) or str(v) in hidden:
+                    continue
             parts.append(f"{label}={self.term(v)}")
         return "{" + ", ".join(parts) + "} " + self.interval(g.start, g.end)
 
@@ -512,7 +602,8 @@ class TextRenderer:
     def step(self, rec: dict) -> None:
         lines: list[str] = []
         for c in rec["checked"]:
-            key = ", ".join(f"{k}={self.term(v)}" for k, v in c.key.items())
+            keys = [", ".join(f"{k}={self.term(v)}" for k, v in key.items()) for key in c.keys]
+            key = " or ".join(keys[:3]) + (f" or … ({len(keys)} keys)" if len(keys) > 3 else "")
             who = "the triple"
             if c.derived is not None:
                 who = "the derived triple " + " ".join(self.term(x) for x in c.derived)
@@ -521,9 +612,14 @@ class TextRenderer:
                 cond = " and ".join(x for x in (("ended before it" if c.ordered else ""),
                                                 ("within the window" if c.windowed else "")) if x)
                 note += f"; {c.usable} of them {cond}"
+            if c.unfixed:
+                key = ", ".join(filter(None, [key, "any " + ", ".join(c.unfixed)]))
+                who += " (completing the other operand, whose key came earlier)"
+            elif not key:
+                key = "no join variables"
             lines.append(f"    checked   {c.layout.title}: {c.before} stored partial "
-                         f"match{'es' if c.before != 1 else ''} with {key} {who} could "
-                         f"pair with ({note})")
+                         f"match{'es' if c.before != 1 else ''} with {key}: {who} could "
+                         f"pair with {'it' if c.before == 1 else 'them'} ({note})")
         for g in rec["inserted"]:
             lines.append(f"    inserted  {g.layout.title} stores partial match {self.goal(g)}")
         for g, why in rec["removed"]:
@@ -640,7 +736,8 @@ class JsonRenderer:
         obj["checked"] = []
         for c in rec["checked"]:
             item = {"store": c.layout.name, "node": c.layout.node, "kind": c.layout.kind,
-                    "key": {k.replace("?", ""): self._term(v) for k, v in c.key.items()},
+                    "keys": [{k.replace("?", ""): self._term(v) for k, v in key.items()}
+                             for key in c.keys],
                     "before": c.before, "after": c.after, "usable": c.usable}
             if c.derived is not None:
                 item["derived"] = {"s": self._term(c.derived[0]), "p": self._term(c.derived[1]),

@@ -207,12 +207,13 @@ entailed_type(M, P, Role, Class) :-
 %   and sub-class closure, domain and range.  Each entailed triple is
 %   given once.
 bg_triple(M, G, S, P, O) :-
-    ensure_local(M),
     (   mode(M, none)
     ->  M:ep_bg(P, S, O, G)
     ;   rdf_type(Type),
         (   P == Type
         ->  type_triple(M, G, S, O)
+        ;   nonvar(P), \+ bg_flags(M, flags(true, _))
+        ->  M:ep_bg(P, S, O, G)                 % no sub-properties: a plain lookup
         ;   nonvar(P)
         ->  distinct(S-O-G, prop_triple(M, G, S, P, O))
         ;   distinct(S-P-O-G, ( ( P = Type, type_triple(M, G, S, O) )

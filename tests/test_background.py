@@ -154,3 +154,10 @@ def test_owlrl_materialises_the_background_first():
 def test_background_only_query_is_rejected(engine):
     with pytest.raises(QueryError, match="stream"):
         engine.register(f"SELECT ?a WHERE {{ GRAPH <{BG}> {{ ?a :road ?b }} }}")
+
+
+def test_a_background_join_is_not_reported_as_unbounded(engine):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        engine.register(f"SELECT ?a ?alt WHERE {{ ?a :at ?l . GRAPH <{BG}> {{ ?l :road ?alt }} }}")

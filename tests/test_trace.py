@@ -81,7 +81,7 @@ def test_text_trace_shows_insertion_answer_and_expiry(files, capsys):
     assert "checked" not in b["2"]
     # s1's second reading pairs with the first, but the filter rejects it
     assert re.search(r"checked   step n\d+ \(seq\): 1 stored partial match with "
-                     r"\?sensor=<http://example.org/s1> the triple could pair with "
+                     r"\?sensor=<http://example.org/s1>: the triple could pair with it "
                      r"\(1 before, 2 after; 1 of them ended before it and within the window\)",
                      b["3"])
     assert "answer" not in b["3"]
@@ -176,8 +176,8 @@ def test_trace_of_construct_and_optional_steps(tmp_path, capsys):
                      r"\{\?s=<http://example.org/s1>, \?t=30\} \[0, 0\]", b["1"])
     assert "answer    hum {?s=<http://example.org/s1>, ?t=30, ?h=50} [0, 0]" in b["2"]
     assert re.search(r"checked   step n\d+ \(seq\): 1 stored partial match with "
-                     r"\?s=<http://example.org/s1> the derived triple <http://example.org/s1> "
-                     r"ex:alarm 31 could pair with", b["3"])
+                     r"\?s=<http://example.org/s1>: the derived triple <http://example.org/s1> "
+                     r"ex:alarm 31 could pair with it", b["3"])
     assert "answer    twice {?s=<http://example.org/s1>, ?a=30, ?b=31} [0, 60]" in b["3"]
     # the reading at 60 closes instant 0 ... and the end closes instant 60: ?t=31 alone
     assert "answer    hum {?s=<http://example.org/s1>, ?t=31} [60, 60]" in b["end of stream"]
