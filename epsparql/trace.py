@@ -19,7 +19,6 @@ import io
 import json
 import math
 import re
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import IO, Any, Sequence
@@ -29,8 +28,6 @@ from .cli import (GraphNode, _IRI_ATOM, _Term, _duration_text, _parse_term, _spa
 
 _STORE_NAME = re.compile(r"ep_g(\d+)([lrna])$")
 _STREAM_PROPERTY = re.compile(r"stream_property\([^,()]*,\s*([A-Z_][A-Za-z0-9_]*)\s*,\s*'([^']*)'\)")
-_KIND_NOTE = {"seq": "seq", "and": "and", "equals": "equals", "optseq": "optseq",
-              "eqopt": "eqopt", "leftjoin": "leftjoin", "cnot": "cnot", "aggregate": "aggregate"}
 
 
 # ---------------------------------------------------------------------------
@@ -130,14 +127,6 @@ class Goal:
     end: Any
     values: list[tuple[str, Any, bool]]   # (label, rdflib term or raw value, named?)
 
-    def key_values(self) -> dict[str, Any]:
-        out = {}
-        lay = self.layout
-        if lay.vars is not None:
-            for v, a in zip(lay.keys, self.args):
-                out[v] = _decode(a)
-        return out
-
 
 def _decode(value: Any) -> Any:
     from .rdf.codec import decode
@@ -210,6 +199,7 @@ class Checked:
     windowed: bool                # the store has a window
     derived: tuple | None = None  # a triple derived by a CONSTRUCT answer, not the pushed one
     unfixed: list[str] = field(default_factory=list)   # join variables it does not fix
+
 
 _MAX_ALTERNATIVES = 100           # join keys followed per step
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 from collections import Counter, defaultdict
-from datetime import datetime, timezone
+from datetime import datetime
 from decimal import Decimal
 
 import pytest

@@ -17,7 +17,6 @@ import csv
 import heapq
 import sys
 import time
-from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
