@@ -68,6 +68,7 @@ compile_rule(M, Rule, Options) :-
     copy_term(Head-Body, H1-B1),
     b_setval(ep_compile_parent, rule(H1)),
     b_setval(ep_compile_module, M),
+    b_setval(ep_compile_policy, Policy),
     node(Ctx, B1, Id),
     term_variables(B1, Vs),
     occ_head(Id, Vs, T1, T2, OccHead),
@@ -247,7 +248,8 @@ build(Ctx, P, Id) :-
     term_variables(P, Vs),
     declare_occ(M, Id, Vs),
     occ_head(Id, Vs, T1, T2, H),
-    assert_clause(M, (ep_on(P, T1, T2) :- H)).
+    assert_clause(M, (ep_on(P, T1, T2) :- H)),
+    note_entry(M, P).
 build(_, P, _) :-
     domain_error(event_pattern, P).
 
@@ -312,7 +314,11 @@ store_name(Id, Side, Name) :-
 
 declare_store(M, Name/Arity, W, Id) :-
     dynamic(M:Name/Arity),
-    assertz(epsparql_core:engine_store(M, Name/Arity, W, Id)).
+    assertz(epsparql_core:engine_store(M, Name/Arity, W, Id)),
+    (   nb_current(ep_compile_policy, recent)       % newest first: no prefix sweeps
+    ->  assertz(epsparql_core:engine_store_newest_first(M, Name))
+    ;   true
+    ).
 
 %!  compile_binary(+Ctx, +Op, +L, +R, +Cond, +Id) is det.
 %
@@ -368,6 +374,17 @@ compile_binary(Ctx, Op, L, R, Cond0, Id) :-
         ;   assert_clause(M, (HL :- (FindR -> H ; InsL, fail))),
             assert_clause(M, (HR :- (FindL -> H ; InsR, fail)))
         )
+    ).
+
+%   Remember event names that several atomic patterns take: the executor
+%   isolates their entry clauses from each other (see dispatch/4).
+note_entry(M, P) :-
+    functor(P, N, A),
+    functor(Q, N, A),
+    aggregate_all(count, clause(M:ep_on(Q, _, _), _), C),
+    (   C > 1, \+ M:ep_multi(N, A)
+    ->  assertz(M:ep_multi(N, A))
+    ;   true
     ).
 
 %!  goal_stores(+Id, +LVs, +RVs, +Times, -GL, -GR) is det.
