@@ -90,11 +90,6 @@ write_out(detections(M, Ds)) :- !,
 function_errors(Errs) :-
     (   catch(ep_sparql:sparql_function_errors(Errs0), _, fail) -> Errs = Errs0 ; Errs = [] ).
 
-message_text(E, Text) :-
-    catch(( phrase('$messages':translate_message(E), Lines),
-            with_output_to(string(Text), print_message_lines(current_output, '', Lines)) ),
-          _, format(string(Text), '~q', [E])).
-
 py_create(M, R)  :- reply(engine_create(M), ok, R).
 py_destroy(M, R) :- reply(engine_destroy(M), ok, R).
 py_reset(M, R)   :- reply(engine_reset(M), ok, R).

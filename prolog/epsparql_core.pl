@@ -53,6 +53,7 @@
             flush_events/0,
             read_event_rules/3,         % +Stream, -Terms, +Options
             with_detection_sink/2,      % :Sink, :Goal
+            message_text/2,             % +Error, -Text
             op(1200, xfx, <-),
             op(1095, yfx, within),
             op(1090, xfx, where),
@@ -531,14 +532,15 @@ record_error(M, Error, Context) :-
     message_text(Error, Text),
     assertz(M:ep_err(Text, Context)).
 
+%!  message_text(+Error, -Text:string) is det.
+%
+%   Prolog's own message for Error (as the toplevel would print it), or
+%   the error term written out if it has none.
 message_text(E, Text) :-
-    catch(( message_to_codes(E, Codes), string_codes(Text, Codes) ),
+    catch(( phrase('$messages':translate_message(E), Lines),
+            with_output_to(string(Text), print_message_lines(current_output, '', Lines)) ),
           _,
           format(string(Text), '~q', [E])).
-
-message_to_codes(E, Codes) :-
-    phrase('$messages':translate_message(E), Lines),
-    with_output_to(codes(Codes), print_message_lines(current_output, '', Lines)).
 
 %!  update_emit(+Module) is det.
 %

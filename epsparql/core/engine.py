@@ -123,13 +123,15 @@ class CoreEngine:
         """Push a batch already written as the text of a Prolog list of e/3."""
         return self._collect(self._call("py_push", self.module, ("s", text)))
 
-    def _collect(self, reply: dict) -> list[Detection]:
+    def _collect(self, reply: dict, notify: bool = True) -> list[Detection]:
+        """Take a bridge reply's detections (kept until drain(); passed to
+        on_detected when ``notify``) and rule errors."""
         new = tuple.__new__
         ds = [new(Detection, d) for d in reply["d"]]
         for err in reply["e"]:
             self.errors.append(RuleError(err["message"].strip(), err["context"]))
         self._pending.extend(ds)
-        if self.on_detected is not None:
+        if notify and self.on_detected is not None:
             for d in ds:
                 self.on_detected(d)
         return ds
@@ -148,15 +150,9 @@ class CoreEngine:
     def drain(self) -> list[Detection]:
         """All detections not yet drained, in detection order."""
         reply = self._call("py_drain", self.module)
-        self._collect_quiet(reply)
+        self._collect(reply, notify=False)
         out, self._pending = self._pending, []
         return out
-
-    def _collect_quiet(self, reply: dict) -> None:
-        new = tuple.__new__
-        self._pending.extend(new(Detection, d) for d in reply["d"])
-        for err in reply["e"]:
-            self.errors.append(RuleError(err["message"].strip(), err["context"]))
 
     # -- state ---------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
