@@ -18,8 +18,10 @@ what they consume).
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import warnings
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Sequence
@@ -29,7 +31,7 @@ from rdflib.term import BNode, Literal, Node, URIRef
 from .algebra import translate
 from .algebra.passes import optimise
 from .core import CoreEngine, Compound
-from .core.engine import Detection
+from .core.engine import Detection, unpack_state
 from .core.runtime import PROLOG_DIR, check, runtime
 from .core.terms import Raw, from_json, to_prolog
 from .language import QueryError, parse_query
@@ -70,6 +72,40 @@ def _text(node: Node) -> str:
     if not isinstance(node, (URIRef, Literal, BNode)):
         raise TypeError(f"a triple position must be an rdflib URIRef, Literal or BNode, got {node!r}")
     return to_prolog(encode(node))
+
+
+#: First bytes of an Engine.snapshot() blob (then zlib-compressed: one line
+#: of JSON for the Python side, a newline, the core's state text).
+SNAPSHOT_MAGIC = b"EPSE1"
+
+
+def _node_out(node: Node) -> Any:
+    """An RDF term as JSON data for snapshots: an IRI as its string, a
+    blank node as ["b", id], a literal as ["l", lexical, datatype, lang]."""
+    if type(node) is URIRef:
+        return str(node)
+    if isinstance(node, Literal):
+        dt = node.datatype
+        return ["l", str(node), None if dt is None else str(dt), node.language]
+    if isinstance(node, BNode):
+        return ["b", str(node)]
+    if isinstance(node, URIRef):
+        return str(node)
+    raise TypeError(f"not an RDF term: {node!r}")
+
+
+def _node_in(x: Any) -> Node:
+    """The inverse of _node_out (the lexical form kept as it was)."""
+    if type(x) is str:
+        return URIRef(x)
+    if type(x) is list and len(x) == 2 and x[0] == "b" and type(x[1]) is str:
+        return BNode(x[1])
+    if type(x) is list and len(x) == 4 and x[0] == "l" and type(x[1]) is str \
+            and (x[2] is None or type(x[2]) is str) and (x[3] is None or type(x[3]) is str) \
+            and not (x[2] is not None and x[3] is not None):
+        return Literal(x[1], lang=x[3], datatype=None if x[2] is None else URIRef(x[2]),
+                       normalize=False)
+    raise ValueError(f"not an encoded RDF term: {str(x)[:100]!r}")
 
 
 #: The background graph triples go to when no graph is named.
@@ -212,6 +248,32 @@ class Query:
     def __repr__(self) -> str:
         return f"<Query {self.name} {self.form} {self.variables}>"
 
+    # -- snapshots -------------------------------------------------------------
+    def _state(self) -> dict:
+        out: dict[str, Any] = {"name": self.name, "head": self.compiled.head}
+        if self.form == "ASK":
+            out["asked"] = self._asked
+        if self.distinct:
+            out["seen"] = [[[k, _node_out(v)] for k, v in key] for key in self._seen]
+        return out
+
+    def _restored(self, data: Any) -> tuple[set, bool]:
+        """The DISTINCT seen-set and ASK flag of a snapshot's query state
+        (ValueError if it does not belong to this query)."""
+        if not isinstance(data, dict) or data.get("name") != self.name \
+                or data.get("head") != self.compiled.head:
+            got = (data.get("name"), data.get("head")) if isinstance(data, dict) else data
+            raise ValueError(f"the snapshot's query {str(got)[:100]} is not this engine's "
+                             f"{(self.name, self.compiled.head)}: register the same queries in "
+                             f"the same order before restoring")
+        asked = data.get("asked", False)
+        if type(asked) is not bool:
+            raise ValueError(f"malformed snapshot: ASK flag {asked!r}")
+        seen: set = set()
+        for key in data.get("seen", []):
+            seen.add(tuple((str(k), _node_in(v)) if type(k) is str else _bad(k) for k, v in key))
+        return seen, asked
+
 
 @dataclass(frozen=True)
 class EngineError:
@@ -228,6 +290,10 @@ class EngineError:
     def __str__(self) -> str:
         where = ", ".join(self.queries) or "a rule"
         return f"{where}: {self.message} (on {self.context})"
+
+
+def _bad(x: Any) -> Any:
+    raise ValueError(f"malformed snapshot: {str(x)[:100]!r}")
 
 
 class UnboundedStateWarning(UserWarning):
@@ -587,6 +653,76 @@ class Engine:
                 q = self._by_head.get(head)
                 names.append(q.name if q is not None else head)
         return sorted(set(names))
+
+    # -- snapshots -------------------------------------------------------------
+    def snapshot(self) -> bytes:
+        """Everything needed to continue the stream later, as compact bytes:
+        the core's state (partial matches of every query, clock, answers
+        waiting for an instant to close, dedup set; see
+        CoreEngine.export_state), the reorder buffer (buffered rows,
+        watermarks, late count) and each query's DISTINCT seen-set and ASK
+        flag.  Not in it: queries, functions, background knowledge, options,
+        and answers not yet taken with ``results()`` (take the snapshot
+        after draining) or ``late_rows``.  One Prolog crossing.
+
+        ``other.restore(engine.snapshot())``, where ``other`` has the same
+        queries registered in the same order, makes ``other`` continue
+        exactly as ``engine`` would.  See docs/LANGUAGE.md, "State
+        snapshots"."""
+        core = self.core._export_text()
+        py = {"v": 1,
+              "order": self._order.export_state(_node_out),
+              "queries": [q._state() for q in self._queries.values()]}
+        head = json.dumps(py, separators=(",", ":"), ensure_ascii=False)
+        return SNAPSHOT_MAGIC + zlib.compress(head.encode("utf-8") + b"\n" + core.encode("utf-8"))
+
+    def restore(self, state: bytes) -> None:
+        """Replace this engine's stream state by a snapshot's (see
+        :meth:`snapshot`).  Answers not yet taken, ``late_rows`` and errors
+        are discarded.  Raises ValueError, changing nothing, for a snapshot
+        of an engine with other queries or rules, or a malformed one; the
+        snapshot is read as data, never run.  One Prolog crossing."""
+        payload = unpack_state(state, SNAPSHOT_MAGIC, "Engine snapshot")
+        head, sep, core = payload.partition(b"\n")
+        try:
+            if not sep:
+                raise ValueError("no core state")
+            py = json.loads(head.decode("utf-8"))
+            core_text = core.decode("utf-8")
+        except (UnicodeDecodeError, ValueError) as e:
+            raise ValueError(f"malformed Engine snapshot: {e}") from None
+        if not isinstance(py, dict) or py.get("v") != 1:
+            raise ValueError("malformed Engine snapshot: unknown version "
+                             f"{py.get('v') if isinstance(py, dict) else py!r}")
+        order = self._order.restored(py.get("order"), _node_in)
+        qs = py.get("queries")
+        mine = list(self._queries.values())
+        if not isinstance(qs, list) or len(qs) != len(mine):
+            n = len(qs) if isinstance(qs, list) else qs
+            raise ValueError(f"the snapshot has {n} queries, this engine {len(mine)}: register "
+                             f"the same queries in the same order before restoring")
+        try:
+            qstates = [q._restored(d) for q, d in zip(mine, qs)]
+        except (TypeError, AttributeError) as e:
+            raise ValueError(f"malformed Engine snapshot: {e}") from None
+        self.core._import_text(core_text)         # validates, then replaces (atomic)
+        self._order = order
+        for q, (seen, asked) in zip(mine, qstates):
+            q._seen, q._asked = seen, asked
+            q._answers = []
+        self._function_errors.clear()
+
+    def clear_state(self) -> None:
+        """Forget the stream state (partial matches, clock, reorder buffer,
+        watermarks, DISTINCT and ASK memory, answers not yet taken,
+        ``late_rows``, errors); keep the queries, functions, background
+        knowledge, options and declared sources.  The engine then behaves
+        as a fresh one with the same queries."""
+        self.core.clear_state()
+        self._order = self._order.cleared()
+        for q in self._queries.values():
+            q._seen, q._asked, q._answers = set(), False, []
+        self._function_errors.clear()
 
     def close(self) -> None:
         self.core.close()

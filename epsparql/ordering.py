@@ -35,6 +35,7 @@ class Reorderer:
         self._seq = 0
         self._released = -math.inf        # everything ending before this has gone out
         self._sources: dict[str, float] = {}
+        self._declared: set[str] = set()  # sources named with register()
 
     @property
     def buffered(self) -> int:
@@ -85,6 +86,7 @@ class Reorderer:
     def register(self, source: str) -> None:
         """Declare a source before it sends anything: until it does (or
         advances), it holds the watermark back."""
+        self._declared.add(source)
         self._sources.setdefault(source, -math.inf)
 
     def advance(self, t: float, source: str | None = None) -> list[Row]:
@@ -116,3 +118,87 @@ class Reorderer:
             self.on_late(row, source)
         elif len(self.late_rows) < 100_000:
             self.late_rows.append(row)
+
+    # -- snapshots ---------------------------------------------------------------
+    def export_state(self, encode_node: Callable[[Any], Any]) -> dict:
+        """The buffer's state as JSON-ready data: the buffered rows (in heap
+        order, with their tie-breaking sequence numbers), the release point,
+        every source's watermark and the late count.  ``late_rows`` are side
+        output, not state: they are not in it.  ``encode_node`` turns a
+        triple position into JSON-ready data."""
+        return {
+            "heap": [[e, seq, [encode_node(r[0]), encode_node(r[1]), encode_node(r[2]), r[3], r[4]]]
+                     for e, seq, r in self._heap],
+            "seq": self._seq,
+            "released": _num_out(self._released),
+            "sources": {k: _num_out(v) for k, v in self._sources.items()},
+            "late": self.late,
+        }
+
+    def restored(self, data: Any, decode_node: Callable[[Any], Any]) -> "Reorderer":
+        """A new buffer with this one's lateness, callback and declared
+        sources, in the state ``data`` (from :meth:`export_state`).  Raises
+        ValueError for malformed data; ``self`` is never changed."""
+        try:
+            if not isinstance(data, dict):
+                raise ValueError("not an object")
+            heap = []
+            for item in data["heap"]:
+                e, seq, row = item
+                s, p, o, t1, t2 = row
+                row = (decode_node(s), decode_node(p), decode_node(o), _time(t1), _time(t2))
+                if _time(e) != row[4] or type(seq) is not int:
+                    raise ValueError(f"inconsistent buffered row {item!r}")
+                heap.append((row[4], seq, row))
+            new = Reorderer(self.lateness, self.on_late)
+            heapq.heapify(heap)
+            new._heap = heap
+            new._seq = data["seq"]
+            if type(new._seq) is not int or new._seq < 0:
+                raise ValueError(f"bad sequence number {new._seq!r}")
+            new._released = _num_in(data["released"])
+            sources = data["sources"]
+            if not isinstance(sources, dict):
+                raise ValueError("sources must be an object")
+            new._sources = {str(k): _num_in(v) for k, v in sources.items()}
+            new._declared = set(self._declared)
+            for name in self._declared:
+                new._sources.setdefault(name, -math.inf)
+            new.late = data["late"]
+            if type(new.late) is not int or new.late < 0:
+                raise ValueError(f"bad late count {new.late!r}")
+            return new
+        except (KeyError, TypeError, ValueError) as ex:
+            raise ValueError(f"malformed reorder buffer state: {ex}") from None
+
+    def cleared(self) -> "Reorderer":
+        """A new, empty buffer with this one's lateness, callback and
+        declared sources (their watermarks back at -inf)."""
+        new = Reorderer(self.lateness, self.on_late)
+        new._declared = set(self._declared)
+        for name in self._declared:
+            new._sources[name] = -math.inf
+        return new
+
+
+def _num_out(x: float) -> Any:
+    """A watermark for JSON: infinities as strings."""
+    if x == math.inf:
+        return "inf"
+    if x == -math.inf:
+        return "-inf"
+    return x
+
+
+def _num_in(x: Any) -> float:
+    if x == "inf":
+        return math.inf
+    if x == "-inf":
+        return -math.inf
+    return _time(x)
+
+
+def _time(x: Any) -> float:
+    if type(x) not in (int, float) or not math.isfinite(x):
+        raise ValueError(f"bad time {x!r}")
+    return x

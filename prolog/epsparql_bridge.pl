@@ -28,6 +28,8 @@
             py_gc/2,             % +Engine, -Reply
             py_advance/3,        % +Engine, +TimeText, -Reply
             py_flush/2,          % +Engine, -Reply
+            py_export_state/2,   % +Engine, -Reply
+            py_import_state/3,   % +Engine, +StateText, -Reply
             py_consult/2,        % +File, -Reply
             py_register_function/3,   % +IRI, +IdText|+PredText, -Reply
             py_register_prolog_function/3, % +IRI, +PredText, -Reply
@@ -185,6 +187,21 @@ py_advance(M, Text, R) :-
           detections(M, Ds), R).
 py_flush(M, R) :-
     reply(( engine_flush(M), engine_drain(M, Ds) ), detections(M, Ds), R).
+
+%!  py_export_state(+Engine, -Reply) is det.
+%!  py_import_state(+Engine, +StateText, -Reply) is det.
+%
+%   The engine's dynamic state as text (engine_export_state/2): Reply is
+%   that text itself (it starts with `epsparql_state(`), or the usual
+%   {"error": ...} JSON.  Importing replaces the state by StateText, read
+%   as data (engine_import_state/2); Reply is {"ok":true} or an error
+%   whose "term" starts with `error(invalid_engine_state(` when the text
+%   was rejected (the engine is then unchanged).
+py_export_state(M, R) :-
+    catch(engine_export_state(M, R0), E, true),
+    (   var(E) -> R = R0 ; reply(throw(E), ok, R) ).
+py_import_state(M, Text, R) :-
+    reply(engine_import_state(M, Text), ok, R).
 
 %!  py_set_option(+Engine, +Key, +ValueText, -Reply) is det.
 py_set_option(M, K, VText, R) :-

@@ -49,6 +49,8 @@
             engine_gc/1,                % +Module
             engine_advance/2,           % +Module, +Time
             engine_flush/1,             % +Module
+            engine_export_state/2,      % +Module, -State
+            engine_import_state/2,      % +Module, +State
             advance_time/1,             % +Time
             flush_events/0,
             read_event_rules/3,         % +Stream, -Terms, +Options
@@ -73,6 +75,7 @@
 :- use_module(library(apply)).
 :- use_module(library(error)).
 :- use_module(library(nb_set)).
+:- use_module(library(sha)).
 :- use_module(ep_compile).
 
 %   Declared global state: the registry of engines and what the compiler
@@ -85,7 +88,8 @@
     engine_rule/2,              % engine_rule(Module, Rule)
     engine_swept/4,             % engine_swept(Module, StoreName, Now, Sweeps)
     engine_has_pending/1,       % engine_has_pending(Module): has eqopt/leftjoin steps
-    engine_store_newest_first/2.  % engine_store_newest_first(Module, Store): recent policy
+    engine_store_newest_first/2,  % engine_store_newest_first(Module, Store): recent policy
+    engine_fingerprint_cache/2.   % engine_fingerprint_cache(Module, Hex): of the rule layout
 
 %   Per-engine dynamic predicates, created in each engine module.
 engine_local(ep_on/3).          % ep_on(Event, T1, T2): entry of atomic patterns
@@ -212,6 +216,7 @@ engine_reset(M) :-
     retractall(engine_store_newest_first(M, _)),
     retractall(engine_rule(M, _)),
     retractall(engine_has_pending(M)),
+    retractall(engine_fingerprint_cache(M, _)),
     retractall(M:ep_on(_, _, _)),
     retractall(M:ep_multi(_, _)),
     forget_nodes(M).
@@ -278,6 +283,7 @@ engine_add_rules(M, Rules) :-
     maplist(check_rule_item, Rules),
     engine_option(M, policy, Policy),
     dry_run(Rules, Policy),
+    retractall(engine_fingerprint_cache(M, _)),
     forall(member(R, Rules), add_item(M, R, Policy)).
 
 %   Compile the rules into a scratch engine first, so that a bad rule
@@ -752,3 +758,298 @@ engine_stats(M, Stats) :-
 pi_clauses(M, N/A, C) :-
     functor(H, N, A),
     (   predicate_property(M:H, number_of_clauses(C0)) -> C = C0 ; C = 0 ).
+
+		 /*******************************
+		 *        STATE SNAPSHOTS       *
+		 *******************************/
+
+%   The dynamic state of an engine is what changes while events are
+%   pushed: the goals of every store (in clause order: policies and
+%   count windows depend on it), the clock and counters (ep_state/6),
+%   the answers waiting for an instant to close (ep_pend/3), the dedup
+%   set of the open instant, and the bookkeeping of the lazy garbage
+%   collection (engine_swept/4).  Rules, options, helper predicates and
+%   background knowledge are not state; neither are detections and
+%   errors not yet drained (they are output: export after draining).
+%
+%   The exported text is a sequence of terms, each written with
+%   write_term/2 (quoted, ignore_ops, full stop), module-free:
+%
+%       epsparql_state(1, Fingerprint).      header: version, rule layout
+%       s(Now, Events, SinceGC, LastGC, Late, Stamp).   ep_state/6
+%       w(Store, LastSweep, Sweeps).         engine_swept/4
+%       ep_g<N><side>(Args...).              a stored goal
+%       p(End, NodeId, ep_c<N>(Args...)).    ep_pend/3
+%       o(Event, T1, T2).                    dedup set of the open instant
+
+%!  engine_export_state(+Module, -State:string) is det.
+%
+%   State is the text of the dynamic state of the engine in Module (see
+%   above), to be given to engine_import_state/2 of an engine with the
+%   same rules, in this or another process.  Raises a domain_error if a
+%   stored goal holds a term that cannot be written and read back (a
+%   stream, a clause reference, a cyclic term).
+engine_export_state(M, State) :-
+    must_be_engine(M),
+    engine_fingerprint(M, FP),
+    with_output_to(string(State), write_state(M, FP)).
+
+write_state(M, FP) :-
+    state_out(epsparql_state(1, FP)),
+    M:ep_state(Now, N, Since, Last, Late, Stamp),
+    state_out(s(Now, N, Since, Last, Late, Stamp)),
+    forall(engine_swept(M, Name, T, K), state_out(w(Name, T, K))),
+    forall(engine_store(M, Name/A, _, _),
+           (   functor(H, Name, A),
+               forall(clause(M:H, true), state_out_checked(H))
+           )),
+    forall(clause(M:ep_pend(T, Id, G0), true),
+           (   strip_module(G0, _, G),
+               state_out_checked(p(T, Id, G))
+           )),
+    seen_key(M, Key),
+    (   nb_current(Key, Set)
+    ->  forall(gen_nb_set(Set, occ(E, T1, T2)), state_out_checked(o(E, T1, T2)))
+    ;   true
+    ).
+
+state_out(T) :-
+    write_term(T, [quoted(true), ignore_ops(true), fullstop(true), nl(true),
+                   numbervars(false), module(epsparql_core)]).
+
+state_out_checked(T) :-
+    (   acyclic_term(T), plain_data(T)
+    ->  state_out(T)
+    ;   domain_error(exportable_term, T)
+    ).
+
+%   Terms that read back as themselves: no blobs but atoms (streams,
+%   clause references, ... are written as <type>(0x...)).
+plain_data(T) :-
+    (   compound(T)
+    ->  compound_name_arity(T, _, A),
+        plain_args(A, T)
+    ;   atom(T)
+    ->  (   blob(T, Type) -> memberchk(Type, [text, reserved_symbol]) ; true )
+    ;   true
+    ).
+
+plain_args(I, T) :-
+    (   I =:= 0
+    ->  true
+    ;   arg(I, T, X),
+        plain_data(X),
+        I1 is I - 1,
+        plain_args(I1, T)
+    ).
+
+%!  engine_import_state(+Module, +State) is det.
+%
+%   Replace the dynamic state of the engine in Module by State, the text
+%   (string, atom or codes) that engine_export_state/2 gave for an engine
+%   with the same rules (added in the same order; the module may differ).
+%   Detections and errors not yet drained are discarded, as by
+%   engine_clear_state/1.
+%
+%   State is data, never code: it is read with read_term/3 (no operators
+%   needed, strings as strings) and every term must be a fact of the
+%   engine's own goal stores, its clock, its pending answers (whose goal
+%   must be one of the engine's closing steps) or its dedup set.  Anything
+%   else -- a clause with a body, an unknown predicate, a malformed or
+%   truncated text, the state of an engine with other rules -- raises
+%   error(invalid_engine_state(Why), _) and leaves the engine as it was.
+engine_import_state(M, State) :-
+    must_be_engine(M),
+    state_text(State, Text),
+    read_state(Text, Terms),
+    (   Terms = [Header|Items] -> true ; state_error('empty state') ),
+    check_state_header(M, Header),
+    store_table(M, Stores),
+    close_table(M, Closes),
+    classify_items(Items, Stores, Closes, Clock, Swept, Goals, Pend, Seen),
+    (   Clock = [s(Now, N, Since, Last, Late, Stamp)] -> true
+    ;   Clock == [] -> state_error('no clock term s/6')
+    ;   state_error('more than one clock term s/6')
+    ),
+    % commit: nothing below can fail on validated terms
+    engine_clear_state(M),
+    retractall(M:ep_state(_, _, _, _, _, _)),
+    assertz(M:ep_state(Now, N, Since, Last, Late, Stamp)),
+    forall(member(w(Name, T, K), Swept), assertz(engine_swept(M, Name, T, K))),
+    forall(member(G, Goals), assertz(M:G)),
+    forall(member(p(T, Id, G), Pend), assertz(M:ep_pend(T, Id, G))),
+    (   Seen == []
+    ->  true
+    ;   seen_key(M, Key),
+        empty_nb_set(Set0),
+        nb_setval(Key, Set0),
+        nb_getval(Key, Set),
+        forall(member(o(E, T1, T2), Seen), add_nb_set(occ(E, T1, T2), Set))
+    ).
+
+state_text(S, Text) :-
+    (   string(S) -> Text = S
+    ;   atom(S) -> atom_string(S, Text)
+    ;   is_list(S), catch(string_codes(Text, S), _, fail) -> true
+    ;   state_error('the state must be a string, an atom or a list of codes')
+    ).
+
+read_state(Text, Terms) :-
+    catch(setup_call_cleanup(
+              open_string(Text, S),
+              read_state_terms(S, Terms),
+              close(S)),
+          E,
+          (   E = error(syntax_error(What), Ctx)
+          ->  syntax_where(Ctx, Where),
+              format(atom(Why), 'malformed text: syntax error (~w)~w', [What, Where]),
+              state_error(Why)
+          ;   E = error(invalid_engine_state(_), _)
+          ->  throw(E)
+          ;   message_text(E, Msg),
+              format(atom(Why), 'unreadable text: ~w', [Msg]),
+              state_error(Why)
+          )).
+
+syntax_where(Ctx, Where) :-
+    (   nonvar(Ctx), Ctx = string(_, Pos), integer(Pos)
+    ->  format(atom(Where), ' at character ~d', [Pos])
+    ;   nonvar(Ctx), Ctx = stream(_, Line, LinePos, _)
+    ->  format(atom(Where), ' at line ~w, column ~w', [Line, LinePos])
+    ;   Where = ''
+    ).
+
+read_state_terms(S, Terms) :-
+    read_term(S, T, [syntax_errors(error), double_quotes(string), back_quotes(codes),
+                     module(epsparql_core)]),
+    (   T == end_of_file
+    ->  Terms = []
+    ;   Terms = [T|Rest],
+        read_state_terms(S, Rest)
+    ).
+
+check_state_header(M, H) :-
+    (   nonvar(H), H = epsparql_state(V, FP)
+    ->  true
+    ;   state_error('it does not start with an epsparql_state/2 header')
+    ),
+    (   V == 1 -> true
+    ;   format(atom(Why), 'unsupported state version ~q', [V]), state_error(Why)
+    ),
+    engine_fingerprint(M, Own),
+    (   FP == Own
+    ->  true
+    ;   state_error('it was exported from an engine with other rules (rule fingerprints differ): register the same queries/rules, in the same order, before restoring')
+    ).
+
+%   The engine's stores (Name/Arity) and closing steps (ep_c<N>/Arity - N).
+store_table(M, Stores) :-
+    findall(N/A-W, engine_store(M, N/A, W, _), Stores).
+
+close_table(M, Closes) :-
+    findall(N/A-Id,
+            ( engine_rule_pred(M, N/A),
+              atom_concat(ep_c, Digits, N),
+              atom_number(Digits, Id), integer(Id) ),
+            Closes).
+
+classify_items([], _, _, [], [], [], [], []).
+classify_items([T|Ts], Stores, Closes, Clock, Swept, Goals, Pend, Seen) :-
+    classify_item(T, Stores, Closes, Kind),
+    (   Kind == clock -> Clock = [T|Clock1] ; Clock = Clock1 ),
+    (   Kind == swept -> Swept = [T|Swept1] ; Swept = Swept1 ),
+    (   Kind == goal  -> Goals = [T|Goals1] ; Goals = Goals1 ),
+    (   Kind == pend  -> Pend  = [T|Pend1]  ; Pend  = Pend1 ),
+    (   Kind == seen  -> Seen  = [T|Seen1]  ; Seen  = Seen1 ),
+    classify_items(Ts, Stores, Closes, Clock1, Swept1, Goals1, Pend1, Seen1).
+
+classify_item(T, _, _, _) :-
+    var(T), !,
+    state_error('a variable where a fact was expected').
+classify_item(T, Stores, _, goal) :-
+    compound(T),
+    compound_name_arity(T, N, A),
+    memberchk(N/A-_, Stores), !.
+classify_item(s(Now, N, Since, Last, Late, Stamp), _, _, clock) :-
+    state_time(Now), nonneg_int(N), nonneg_int(Since), state_time(Last),
+    nonneg_int(Late), state_time(Stamp), !.
+classify_item(w(Name, T, K), Stores, _, swept) :-
+    atom(Name), memberchk(Name/_-W, Stores), W \== inf,
+    state_time(T), nonneg_int(K), !.
+classify_item(p(T, Id, G), _, Closes, pend) :-
+    state_time(T), integer(Id),
+    compound(G), compound_name_arity(G, N, A),
+    memberchk(N/A-Id, Closes), !.
+classify_item(o(E, T1, T2), _, _, seen) :-
+    callable(E), state_time(T1), state_time(T2), !.
+classify_item(T, _, _, _) :-
+    (   T = (_ :- _)
+    ->  Why0 = 'a clause with a body'
+    ;   callable(T), functor(T, N, A)
+    ->  format(atom(Why0), 'a term that is no fact of this engine''s state (~q/~d)', [N, A])
+    ;   Why0 = 'a term that is no fact of this engine''s state'
+    ),
+    short_text(T, Short),
+    format(atom(Why), '~w: ~w', [Why0, Short]),
+    state_error(Why).
+
+state_time(T) :- number(T).
+nonneg_int(N) :- integer(N), N >= 0.
+
+short_text(T, Short) :-
+    format(string(S), '~W', [T, [quoted(true), max_depth(6), ignore_ops(true)]]),
+    (   string_length(S, L), L > 120
+    ->  sub_string(S, 0, 120, _, S1), string_concat(S1, "...", Short)
+    ;   Short = S
+    ).
+
+state_error(Why) :-
+    throw(error(invalid_engine_state(Why), _)).
+
+:- multifile prolog:error_message//1.
+prolog:error_message(invalid_engine_state(Why)) -->
+    [ 'Invalid engine state: ~w'-[Why] ].
+
+%!  engine_fingerprint(+Module, -Hex:atom) is det.
+%
+%   SHA-1 of the engine's rule layout: its rules (in order), the nodes of
+%   the binarised rule graph (pattern, window, policy), their edges, the
+%   goal stores and their windows.  The module name is replaced by a
+%   placeholder, so engines in different modules with the same rules
+%   added in the same order have the same fingerprint.  Cached until the
+%   rules change.
+engine_fingerprint(M, FP) :-
+    (   engine_fingerprint_cache(M, FP0)
+    ->  FP = FP0
+    ;   layout_term(M, L0),
+        replace_atom(L0, M, '$engine', L),
+        copy_term(L, L1),
+        numbervars(L1, 0, _, [singletons(true)]),
+        with_output_to(string(Text),
+                       write_term(L1, [quoted(true), ignore_ops(true),
+                                       numbervars(false)])),
+        sha_hash(Text, Hash, [algorithm(sha1), encoding(utf8)]),
+        hash_atom(Hash, FP),
+        assertz(engine_fingerprint_cache(M, FP))
+    ).
+
+layout_term(M, layout(Rules, Nodes, Edges, Stores, Newest)) :-
+    findall(R, engine_rule(M, R), Rules),
+    findall(Id-(P-W-Pol), ( ep_compile:ep_node(M, Key, Id), Key = P-W-Pol-_ ), Nodes0),
+    msort(Nodes0, Nodes),
+    findall(Parent-Child, ep_compile:ep_edge(M, Parent, Child), Edges),
+    findall(S-W-Id, engine_store(M, S, W, Id), Stores0),
+    msort(Stores0, Stores),
+    findall(S, engine_store_newest_first(M, S), Newest0),
+    msort(Newest0, Newest).
+
+replace_atom(T, A, B, T2) :-
+    (   T == A
+    ->  T2 = B
+    ;   compound(T)
+    ->  compound_name_arguments(T, F0, Args0),
+        (   F0 == A -> F = B ; F = F0 ),
+        maplist([X, Y]>>replace_atom(X, A, B, Y), Args0, Args),
+        compound_name_arguments(T2, F, Args)
+    ;   T2 = T
+    ).

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
@@ -28,6 +29,28 @@ class RuleError(NamedTuple):
 
     message: str
     context: Any
+
+
+#: First bytes of a CoreEngine.export_state() blob (then zlib-compressed text).
+CORE_STATE_MAGIC = b"EPSC1"
+
+
+def unpack_state(state: bytes, magic: bytes, what: str) -> bytes:
+    """The payload of a state blob: check the magic, decompress.  Raises
+    ValueError for anything that is not such a blob."""
+    if not isinstance(state, (bytes, bytearray, memoryview)):
+        raise TypeError(f"a {what} is bytes, got {type(state).__name__}")
+    state = bytes(state)
+    if not state.startswith(magic):
+        raise ValueError(f"not a {what}: it does not start with {magic!r}")
+    try:
+        d = zlib.decompressobj()
+        payload = d.decompress(state[len(magic):])
+        if not d.eof or d.unused_data:
+            raise ValueError("truncated or trailing data")
+        return payload
+    except (zlib.error, ValueError) as e:
+        raise ValueError(f"malformed {what}: {e}") from None
 
 
 _ids = itertools.count(1)
@@ -170,6 +193,47 @@ class CoreEngine:
         ``goal`` arguments (join values, other values, start, end).  For
         tracing small runs: it copies the whole goal store."""
         return self._call("py_goals", self.module)
+
+    # -- snapshots -------------------------------------------------------------
+    def export_state(self) -> bytes:
+        """The engine's dynamic state, compact: every goal store, the clock
+        and counters, the answers waiting for an instant to close, the dedup
+        set of the open instant, the garbage collector's bookkeeping.  Not
+        in it: rules, options, helper predicates, background knowledge, and
+        detections not yet drained (take a snapshot after draining).  One
+        Prolog crossing; see docs/CORE.md, "State snapshots"."""
+        return CORE_STATE_MAGIC + zlib.compress(self._export_text().encode("utf-8"))
+
+    def import_state(self, state: bytes) -> None:
+        """Replace this engine's dynamic state by one from :meth:`export_state`
+        of an engine with the same rules added in the same order.  Detections
+        and errors not yet drained are discarded.  Raises ValueError (and
+        changes nothing) for a blob of an engine with other rules or a
+        malformed one; the blob is read as data, never run."""
+        payload = unpack_state(state, CORE_STATE_MAGIC, "CoreEngine state")
+        try:
+            text = payload.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"malformed CoreEngine state: {e}") from None
+        self._import_text(text)
+
+    def _export_text(self) -> str:
+        """The state as the text of engine_export_state/2."""
+        reply = self._rt.call("py_export_state", self.module)
+        if reply.startswith("epsparql_state("):
+            return reply
+        check(from_json(reply))
+        raise PrologError(f"unexpected reply to py_export_state: {reply[:200]!r}")
+
+    def _import_text(self, text: str) -> None:
+        """Import the text of engine_export_state/2 (one crossing)."""
+        reply = from_json(self._rt.call("py_import_state", self.module, ("s", text)))
+        if isinstance(reply, dict) and "error" in reply:
+            if str(reply.get("term", "")).startswith("error(invalid_engine_state("):
+                raise ValueError(reply["error"].strip())
+            check(reply)
+        self._pending.clear()
+        self.errors.clear()
 
     def gc(self) -> None:
         """Run the garbage collection of expired goals now."""
