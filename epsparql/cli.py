@@ -6,7 +6,8 @@ check them, or explain how they are compiled.
                  [--on-error skip|stop] [--base IRI] [--progress] [--quiet]
                  [--trace [--trace-limit N]]
     epsparql check QUERY.rq...
-    epsparql explain QUERY.rq... [--png FILE]
+    epsparql explain QUERY.rq... [--png FILE] [--background FILE]
+    epsparql spark run|stream ...     (Apache Spark; see epsparql/spark/cli.py)
 
 Exit codes: 0 ok, 2 usage or query error, 1 runtime failure (a malformed
 stream line with ``--on-error stop``, an engine error).  See docs/CLI.md.
@@ -948,6 +949,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         out.extend("  " + line for line in _tree_lines(tree))
         out.append("")
         prefixes.update(prefixes_q)
+    out.extend(_partitioning(qfs, args))
     graph = engine.core.rule_graph()
     nodes = analyse_rule_graph(graph, queries)
     roots = rule_graph_tree(nodes, graph, prefixes)
@@ -974,6 +976,29 @@ def cmd_explain(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot write {args.png}: {e.strerror or e}") from None
         _say(f"{PROG}: wrote {args.png}")
     return EXIT_OK
+
+
+def _partitioning(qfs: Sequence[QueryFile], args: argparse.Namespace) -> list[str]:
+    """The Spark partitioning of the queries (epsparql spark), explained."""
+    from .algebra import optimise, translate
+    from .algebra.partition import NO_SCHEMA, plan, schema_of
+    from .language import parse_query
+    schema = NO_SCHEMA
+    if getattr(args, "background", None):
+        from rdflib import Graph
+        g = Graph()
+        for b in args.background:
+            if not Path(b).is_file():
+                raise UsageError(f"background file not found: {b}")
+            g.parse(b)
+        schema = schema_of(g)
+    algs = []
+    for qf in qfs:
+        a = translate(parse_query(qf.text, base=args.base))
+        algs.append((qf.name, type(a)(**{**a.__dict__, "pattern": optimise(a.pattern)})))
+    lines = ["partitioning (epsparql spark): a key every stream pattern binds"]
+    lines.extend("  " + line for line in plan(algs, schema).describe())
+    return lines + [""]
 
 
 # ---------------------------------------------------------------------------
@@ -1038,7 +1063,12 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("queries", nargs="+", metavar="QUERY.rq")
     e.add_argument("--png", metavar="FILE", help="also draw both as a PNG image")
     e.add_argument("--base", metavar="IRI", help="base IRI of the queries (bare names)")
+    e.add_argument("--background", action="append", metavar="FILE",
+                   help="background knowledge the partitioning must respect (RDFS schema)")
     e.set_defaults(func=cmd_explain)
+
+    from .spark.cli import add_parser as add_spark
+    add_spark(sub)
     return ap
 
 

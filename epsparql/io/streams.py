@@ -523,6 +523,46 @@ def _parse_nt_line(line: str) -> Row | None:
     return (s, p, o, start, end)
 
 
+def _nt_texts_line(line: str) -> Row | None:
+    """A line of the timestamped N-Triples format as N-Triples texts:
+    without escapes the terms are cut out of the line as they are
+    (checked as :func:`_parse_nt_line` checks them), else parsed and
+    written back canonically."""
+    m = _FAST_NT_RE.fullmatch(line)
+    if m is not None and "\\" not in line:
+        g = m.groups()
+        try:
+            if g[0] is not None:
+                _iri(g[0], 0)
+                s = f"<{g[0]}>"
+            else:
+                s = "_:" + g[1]
+            _iri(g[2], 0)
+            p = f"<{g[2]}>"
+            if g[3] is not None:
+                _iri(g[3], 0)
+                o = f"<{g[3]}>"
+            elif g[4] is not None:
+                o = "_:" + g[4]
+            elif g[6] is not None:
+                o = f'"{g[5]}"@{g[6]}'
+            elif g[7] is not None:
+                _iri(g[7], 0)
+                o = f'"{g[5]}"^^<{g[7]}>'
+            else:
+                o = f'"{g[5]}"'
+            start = int(g[8])
+            end = None if g[9] is None else int(g[9])
+            _check_interval(start, end)
+            return (s, p, o, start, end)
+        except _Bad:
+            pass                           # the full parse says where
+    row = _parse_nt_line(line)
+    if row is None:
+        return None
+    return (format_term(row[0]), format_term(row[1]), format_term(row[2]), row[3], row[4])
+
+
 def _ws_required(line: str, pos: int, after: str) -> int:
     end = _WS_RE.match(line, pos).end()
     if end == pos:
@@ -698,13 +738,25 @@ class StreamReader:
 
     # -- iteration -------------------------------------------------------------
     def __iter__(self) -> Iterator[Row]:
+        return self._rows(_parse_nt_line)
+
+    def texts(self) -> Iterator[Row]:
+        """Rows with the terms as N-Triples text instead of rdflib terms
+        (what travels between Spark stages): the same lines accepted and
+        the same errors; plain N-Triples lines skip building terms."""
+        if self.format == "nt":
+            return self._rows(_nt_texts_line)
+        return ((format_term(s), format_term(p), format_term(o), t1, t2)
+                for s, p, o, t1, t2 in self._rows(_parse_nt_line))
+
+    def _rows(self, parse_nt: Callable[[str], Row | None]) -> Iterator[Row]:
         f = self._open()
         self._file = f
         try:
             if self.format == "csv":
                 yield from self._csv_rows(f)
             else:
-                parse = _parse_nt_line if self.format == "nt" else _parse_jsonl_line
+                parse = parse_nt if self.format == "nt" else _parse_jsonl_line
                 for line in self._lines(f):
                     self.line += 1
                     if line is None:

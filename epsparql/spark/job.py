@@ -1,0 +1,178 @@
+"""What a Spark job runs: the queries, their partitioning, the router.
+
+A :class:`JobSpec` is built once on the driver (queries parsed, compiled
+and checked there, so errors surface before Spark starts) and shipped to
+the workers, where :mod:`epsparql.spark.worker` builds engines from it.
+Terms travel through Spark as N-Triples text; a group key is the
+canonical N-Triples text of a term (the text the engine's own decoding
+gives back), so equal terms always meet in one group.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from ..algebra import optimise, translate
+from ..algebra.partition import NO_SCHEMA, Plan, plan, schema_of
+from ..language import parse_query
+
+#: The group of the queries that cannot be partitioned: the whole stream.
+WHOLE = ""
+
+
+@dataclass
+class JobSpec:
+    """Queries (name, text) in registration order, engine options, the
+    background as N-Triples text, and the partitioning plan."""
+
+    queries: list[tuple[str, str]]
+    base: str | None = None
+    reasoning: str = "rdfs"
+    background: str = ""
+    allowed_lateness: float = 0.0
+    gc_every: int = 100
+    plan: Plan | None = field(default=None, compare=False)
+
+    @classmethod
+    def build(cls, queries: Sequence[tuple[str, str]], *, base: str | None = None,
+              reasoning: str = "rdfs", background: Sequence[Any] = (),
+              allowed_lateness: float = 0.0, gc_every: int = 100,
+              partition: bool = True) -> "JobSpec":
+        """Check the queries (a QueryError names the query, line and column),
+        load the background files or graphs, and plan the partitioning.
+        ``partition=False`` runs everything as one group."""
+        from rdflib import Graph
+        g = Graph()
+        for src in background:
+            if isinstance(src, Graph):
+                g += src
+            else:
+                g.parse(str(src))
+        bg_text = g.serialize(format="nt") if len(g) else ""
+        spec = cls([tuple(q) for q in queries], base, reasoning, bg_text,
+                   float(allowed_lateness), gc_every)
+        algs = []
+        for name, text in spec.queries:
+            a = translate(parse_query(text, base=base))
+            algs.append((name, type(a)(**{**a.__dict__, "pattern": optimise(a.pattern)})))
+        schema = schema_of(g) if reasoning != "none" and len(g) else NO_SCHEMA
+        p = plan(algs, schema)
+        if not partition:
+            from ..algebra.partition import KeyPlan
+            p = Plan([KeyPlan(k.query, None, reason="partitioning switched off")
+                      for k in p.queries], schema)
+        spec.plan = p
+        spec.check()
+        return spec
+
+    def check(self) -> None:
+        """Register every query in a throwaway engine: compile errors now, not
+        in a worker."""
+        from .worker import new_engine
+        eng = new_engine(self, [n for n, _ in self.queries], load_background=False)
+        eng.close()
+
+    # -- partitioning -------------------------------------------------------
+    @property
+    def key_vars(self) -> dict[str, str | None]:
+        return {k.query: k.variable for k in self.plan.queries}
+
+    @property
+    def keyed(self) -> list[str]:
+        return [k.query for k in self.plan.keyed]
+
+    @property
+    def whole(self) -> list[str]:
+        return [k.query for k in self.plan.whole]
+
+    @property
+    def positions(self) -> tuple[int, ...]:
+        return tuple(sorted(self.plan.positions))
+
+    @property
+    def per_key(self) -> bool:
+        """Must each key group run on its own?  Yes when a triple can go to
+        several keyed groups (keys read from more than one position): a
+        partition then holds copies of a triple for different groups.
+        Otherwise each triple is in one keyed group, every answer's
+        triples are in its key's partition, and one engine can run a
+        whole partition in time order (no per-key reset)."""
+        return len(self.positions) > 1
+
+    @property
+    def fingerprint(self) -> str:
+        """Identifies the engines this spec builds (cache key in workers)."""
+        h = hashlib.sha1()
+        for part in (repr(self.queries), repr(self.base), self.reasoning, self.background,
+                     repr(self.allowed_lateness), repr(self.gc_every), repr(self.key_vars)):
+            h.update(part.encode("utf-8", "surrogatepass"))
+            h.update(b"\0")
+        return h.hexdigest()[:16]
+
+
+class Router:
+    """Routes a triple (N-Triples texts) to its groups: the canonical text at
+    every key position of the plan, plus :data:`WHOLE` when some query
+    runs unpartitioned."""
+
+    def __init__(self, spec: JobSpec) -> None:
+        self.positions = spec.positions
+        self.whole = bool(spec.whole)
+        self._canon: dict[str, str] = {}
+
+    def canonical(self, text: str) -> str:
+        c = self._canon.get(text)
+        if c is None:
+            c = canonical_key(text)
+            if len(self._canon) >= 1 << 18:
+                self._canon.clear()
+            self._canon[text] = c
+        return c
+
+    def groups(self, s: str, p: str, o: str) -> list[str]:
+        out: list[str] = []
+        triple = (s, p, o)
+        for i in self.positions:
+            k = self.canonical(triple[i])
+            if k not in out:
+                out.append(k)
+        if self.whole:
+            out.append(WHOLE)
+        return out
+
+
+def canonical_key(text: str) -> str:
+    """The N-Triples text of a term as the engine gives it back (literals
+    through the engine's codec: language tags lower-cased, and so on)."""
+    from ..io.streams import format_term, parse_term
+    from ..rdf.codec import decode, encode
+    term = parse_term(text)
+    if text.startswith('"'):
+        term = decode(encode(term))
+    return format_term(term)
+
+
+def expand_paths(paths: Iterable[str]) -> list[str]:
+    """Files named by paths, directories (their files, sorted, hidden and
+    ``_``-prefixed ones skipped) and glob patterns, in order, each once."""
+    import glob
+    out: list[str] = []
+    for p in paths:
+        matches = sorted(glob.glob(p)) if any(c in p for c in "*?[") else [p]
+        if not matches:
+            raise FileNotFoundError(f"no stream file matches {p}")
+        for m in matches:
+            mp = Path(m)
+            if mp.is_dir():
+                files = sorted(str(f) for f in mp.rglob("*") if f.is_file()
+                               and not any(part.startswith((".", "_")) for part in f.relative_to(mp).parts))
+            elif mp.is_file():
+                files = [str(mp)]
+            else:
+                raise FileNotFoundError(f"stream file not found: {m}")
+            for f in files:
+                if f not in out:
+                    out.append(f)
+    return out

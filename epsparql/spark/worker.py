@@ -1,0 +1,291 @@
+"""What runs inside Spark's Python workers: one engine per query set, reused.
+
+SWI-Prolog starts once per Python worker process (workers are reused
+across tasks), and so do the engines: each :class:`Runner` registers its
+queries once and is reset between key groups (``Engine.clear_state``), or
+has a group's state restored from Spark's state store
+(``Engine.restore``).  Building a runner costs a parse and compile per
+query and loading the background; that stays off the per-group path.
+
+Answers leave as rows of :data:`OUTPUT_SCHEMA`: ``kind`` is ``answer``,
+``late`` (a row later than the allowed lateness: the side output),
+``skipped`` (a malformed stream line), ``error`` (an error inside a rule)
+or ``stats`` (per task: events pushed in ``count``).
+"""
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from typing import Any, Iterator, Sequence
+
+from .job import WHOLE, JobSpec
+
+OUTPUT_SCHEMA = ("kind string, query string, key string, start double, end double, "
+                 "bindings map<string,string>, triples array<string>, json string, "
+                 "message string, count long")
+OUTPUT_COLUMNS = ["kind", "query", "key", "start", "end", "bindings", "triples", "json",
+                  "message", "count"]
+#: Key of rows that are not triples (malformed lines travelling to the output).
+BAD = "\x00bad"
+
+_RUNNERS: dict[tuple[str, str], "Runner"] = {}
+
+
+def new_engine(spec: JobSpec, names: Sequence[str], load_background: bool = True,
+               on_late: Any = None):
+    """An Engine with ``names`` (of ``spec.queries``) registered, in order."""
+    from ..engine import Engine, UnboundedStateWarning
+    eng = Engine(base=spec.base, reasoning=spec.reasoning, gc_every=spec.gc_every,
+                 allowed_lateness=spec.allowed_lateness, on_late=on_late)
+    if load_background and spec.background:
+        eng.load_background(spec.background, format="nt")
+    wanted = set(names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnboundedStateWarning)
+        for name, text in spec.queries:
+            if name in wanted:
+                eng.register(text, name=name)
+    return eng
+
+
+def runner(spec: JobSpec, kind: str) -> "Runner":
+    """This worker's runner for ``spec`` (``kind``: ``keyed`` or ``whole``)."""
+    key = (spec.fingerprint, kind)
+    r = _RUNNERS.get(key)
+    if r is None:
+        if len(_RUNNERS) >= 8:                     # another job's engines: free them
+            for old in _RUNNERS.values():
+                old.engine.close()
+            _RUNNERS.clear()
+        r = _RUNNERS[key] = Runner(spec, kind)
+    return r
+
+
+def _time(t: float) -> float | int:
+    return int(t) if float(t).is_integer() and abs(t) < 2 ** 53 else float(t)
+
+
+class Runner:
+    """An engine for one kind of group, and the conversions around it."""
+
+    def __init__(self, spec: JobSpec, kind: str) -> None:
+        self.spec = spec
+        self.kind = kind
+        names = spec.keyed if kind == "keyed" else spec.whole
+        self.late: list[tuple] = []
+        self.engine = new_engine(spec, names, on_late=lambda row, src: self.late.append(row))
+        self.keyvar = {q.name: (spec.key_vars.get(q.name) if kind == "keyed" else None)
+                       for q in self.engine.queries}
+        self._terms: dict[str, Any] = {}
+        self.key = WHOLE
+        self.pushed = 0
+        windows = [st["window"] for st in self.engine.core.rule_graph().get("stores", [])]
+        #: the longest window of a store of partial matches (inf: unbounded)
+        self.window = max((float(w) if isinstance(w, (int, float)) else math.inf
+                           for w in windows), default=0.0)
+
+    # -- groups ---------------------------------------------------------------
+    def start(self, key: str | None, state: bytes | None = None) -> None:
+        """Begin a group: a fresh state, or the group's saved one.  ``key``
+        None: a whole partition whose answers all belong to it."""
+        self.engine.clear_state()
+        if state:
+            self.engine.restore(state)
+        self.key = key
+        self.late.clear()
+
+    def term(self, text: str) -> Any:
+        t = self._terms.get(text)
+        if t is None:
+            from ..io.streams import parse_term
+            t = parse_term(text)
+            if len(self._terms) >= 1 << 18:
+                self._terms.clear()
+            self._terms[text] = t
+        return t
+
+    def push(self, s: Sequence[str], p: Sequence[str], o: Sequence[str],
+             start: Sequence[float], end: Sequence[float]) -> None:
+        term = self.term
+        rows = [(term(a), term(b), term(c), _time(t1), _time(t2))
+                for a, b, c, t1, t2 in zip(s, p, o, start, end)]
+        self.engine.push_many(rows)
+        self.pushed += len(rows)
+
+    # -- results ----------------------------------------------------------------
+    def results(self) -> list[tuple]:
+        """Output rows for the answers found since the last call (those of
+        this group's key only), the late rows and the rule errors."""
+        from ..io.results import answer_to_json
+        from ..io.streams import format_term
+        out: list[tuple] = []
+        for q in self.engine.queries:
+            var = self.keyvar.get(q.name)
+            for a in q.results():
+                k = self.key
+                if var is not None:
+                    v = a.bindings.get(var)
+                    k = None if v is None else format_term(v)
+                    if self.key is not None and k != self.key:
+                        continue        # another group's answer: it is found there
+                obj = answer_to_json(a)
+                out.append(("answer", q.name, k, float(a.start), float(a.end),
+                            {k: format_term(v) for k, v in a.bindings.items()},
+                            [f"{format_term(s)} {format_term(p)} {format_term(o)} ."
+                             for s, p, o in a.triples],
+                            json.dumps(obj, ensure_ascii=False), None, None))
+        for s, p, o, t1, t2 in self.late:
+            out.append(("late", None, self.key, float(t1), float(t2), None,
+                        [f"{format_term(s)} {format_term(p)} {format_term(o)} ."],
+                        None, "later than the allowed lateness", None))
+        self.late.clear()
+        errors = self.engine.errors
+        for e in errors[getattr(self, "_errors_seen", 0):]:
+            out.append(("error", ",".join(e.queries), self.key, None, None, None, None, None,
+                        str(e), None))
+        self._errors_seen = len(errors)
+        return out
+
+    def finish(self) -> list[tuple]:
+        """End of the group's stream (batch replay): decide every waiting answer."""
+        self.engine.flush()
+        return self.results()
+
+
+def frame(rows: list[tuple]):
+    import pandas as pd
+    return pd.DataFrame(rows, columns=OUTPUT_COLUMNS)
+
+
+def stats_row(kind: str, count: int, message: str = "") -> tuple:
+    return ("stats", None, kind, None, None, None, None, None, message, count)
+
+
+# -- batch replay ----------------------------------------------------------------
+def run_sorted(spec: JobSpec, batches: Iterator[Any], flush_every: int = 20000) -> Iterator[Any]:
+    """mapInPandas body for a replay partition, rows sorted by (key, end,
+    start, seq) when ``spec.per_key`` (each key's rows one group, run from a
+    clean state and flushed at its end), else by (end, start, seq): one
+    keyed engine and one whole-stream engine take the partition's rows
+    in time order."""
+    runners: dict[str, Runner] = {}       # per_key: the current group's; else by kind
+    key = None
+    out: list[tuple] = []
+    pushed = 0
+
+    def group(k: str) -> Runner:
+        nonlocal key
+        kind = "whole" if k == WHOLE else "keyed"
+        if spec.per_key:
+            if k != key:
+                for r in runners.values():
+                    out.extend(r.finish())
+                runners.clear()
+                key = k
+        r = runners.get(kind)
+        if r is None:
+            r = runners[kind] = runner(spec, kind)
+            r.start(k if spec.per_key else None)
+        return r
+
+    for pdf in batches:
+        if pdf.empty:
+            continue
+        keys = pdf["key"].tolist()
+        cols = [pdf[c].tolist() for c in ("s", "p", "o", "start", "end")]
+        msgs = pdf["error"].tolist()
+        n = len(keys)
+        if not spec.per_key:               # two engines at most: split by kind, keep order
+            bad = [i for i in range(n) if keys[i] == BAD]
+            whole = [i for i in range(n) if keys[i] == WHOLE]
+            if len(bad) + len(whole) == 0:
+                spans = [(keys[0], list(range(n)))]
+            else:
+                skip = set(bad) | set(whole)
+                spans = [(BAD, bad), (WHOLE, whole),
+                         ("keyed", [i for i in range(n) if i not in skip])]
+            for k, idx in spans:
+                if not idx:
+                    continue
+                if k == BAD:
+                    out.extend(_skipped(msgs[i]) for i in idx)
+                    continue
+                sel = [[c[i] for i in idx] for c in cols] if len(idx) < n else cols
+                group(WHOLE if k == WHOLE else "keyed").push(*sel)
+                pushed += len(idx)
+        else:
+            i = 0
+            while i < n:
+                k = keys[i]
+                j = i + 1
+                while j < n and keys[j] == k:
+                    j += 1
+                if k == BAD:
+                    out.extend(_skipped(m) for m in msgs[i:j])
+                else:
+                    group(k).push(*(c[i:j] for c in cols))
+                    pushed += j - i
+                i = j
+        for r in runners.values():
+            if len(out) < flush_every:
+                out.extend(r.results())
+        if len(out) >= flush_every:
+            yield frame(out)
+            out = []
+    for r in runners.values():
+        out.extend(r.finish())
+    out.append(stats_row("events", pushed))
+    yield frame(out)
+
+
+def _skipped(message: str) -> tuple:
+    return ("skipped", None, None, None, None, None, None, None, message, None)
+
+
+# -- structured streaming ------------------------------------------------------------
+STATE_SCHEMA = "snapshot binary, last_end double"
+
+
+def run_with_state(spec: JobSpec, key: tuple, batches: Iterator[Any], state: Any) -> Iterator[Any]:
+    """applyInPandasWithState body: restore the group's engine state, push
+    this micro-batch's rows in time order, move to the watermark, save."""
+    import pandas as pd
+    k = key[0]
+    if k == BAD:
+        rows = [_skipped(m) for pdf in batches for m in pdf["error"].tolist()]
+        yield frame(rows)
+        return
+    r = runner(spec, "whole" if k == WHOLE else "keyed")
+    saved = state.get if state.exists else None
+    r.start(k, saved[0] if saved else None)
+    last_end = saved[1] if saved else -math.inf
+    parts = [pdf for pdf in batches if not pdf.empty]
+    pushed = 0
+    if parts:
+        pdf = pd.concat(parts) if len(parts) > 1 else parts[0]
+        pdf = pdf.sort_values(["end", "start", "s", "p", "o"], kind="stable")
+        r.push(pdf["s"].tolist(), pdf["p"].tolist(), pdf["o"].tolist(),
+               pdf["start"].tolist(), pdf["end"].tolist())
+        pushed = len(pdf)
+        last_end = max(last_end, float(pdf["end"].max()))
+    wm_ms = state.getCurrentWatermarkMs()
+    if wm_ms > 0:
+        r.engine.advance(wm_ms / 1000.0)
+    out = r.results()
+    out.append(stats_row("events", pushed))
+    if state.hasTimedOut and not parts:
+        r.engine.core.gc()                 # quiet key: expire what its windows allow
+        st = r.engine.core.stats()
+        if st.get("goals", 0) == 0 and st.get("pending", 0) == 0 and r.engine._order.buffered == 0:
+            state.remove()                 # nothing left to wait for: forget the key
+            yield frame(out)
+            return
+    state.update((r.engine.snapshot(), last_end))
+    if math.isfinite(last_end):
+        # be called again once the watermark passes the key's last instant (to
+        # close it), and once more when its partial matches have expired
+        due = last_end if wm_ms <= last_end * 1000 else last_end + r.window
+        if math.isfinite(due) and due * 1000 > wm_ms:
+            state.setTimeoutTimestamp(int(due * 1000) + 1)
+    yield frame(out)
