@@ -674,7 +674,7 @@ class Engine:
               "order": self._order.export_state(_node_out),
               "queries": [q._state() for q in self._queries.values()]}
         head = json.dumps(py, separators=(",", ":"), ensure_ascii=False)
-        return SNAPSHOT_MAGIC + zlib.compress(head.encode("utf-8") + b"\n" + core.encode("utf-8"))
+        return SNAPSHOT_MAGIC + zlib.compress(head.encode("utf-8") + b"\n" + core.encode("utf-8"), 1)
 
     def restore(self, state: bytes) -> None:
         """Replace this engine's stream state by a snapshot's (see

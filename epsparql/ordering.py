@@ -127,8 +127,8 @@ class Reorderer:
         output, not state: they are not in it.  ``encode_node`` turns a
         triple position into JSON-ready data."""
         return {
-            "heap": [[e, seq, [encode_node(r[0]), encode_node(r[1]), encode_node(r[2]), r[3], r[4]]]
-                     for e, seq, r in self._heap],
+            "heap": [[seq, [encode_node(r[0]), encode_node(r[1]), encode_node(r[2]), r[3], r[4]]]
+                     for _, seq, r in self._heap],
             "seq": self._seq,
             "released": _num_out(self._released),
             "sources": {k: _num_out(v) for k, v in self._sources.items()},
@@ -144,11 +144,11 @@ class Reorderer:
                 raise ValueError("not an object")
             heap = []
             for item in data["heap"]:
-                e, seq, row = item
+                seq, row = item
                 s, p, o, t1, t2 = row
                 row = (decode_node(s), decode_node(p), decode_node(o), _time(t1), _time(t2))
-                if _time(e) != row[4] or type(seq) is not int:
-                    raise ValueError(f"inconsistent buffered row {item!r}")
+                if type(seq) is not int or row[3] > row[4]:
+                    raise ValueError(f"bad buffered row {str(item)[:100]}")
                 heap.append((row[4], seq, row))
             new = Reorderer(self.lateness, self.on_late)
             heapq.heapify(heap)

@@ -773,7 +773,7 @@ pi_clauses(M, N/A, C) :-
 %   errors not yet drained (they are output: export after draining).
 %
 %   The exported text is a sequence of terms, each written with
-%   write_term/2 (quoted, ignore_ops, full stop), module-free:
+%   write_canonical/1 and a full stop, module-free:
 %
 %       epsparql_state(1, Fingerprint).      header: version, rule layout
 %       s(Now, Events, SinceGC, LastGC, Late, Stamp).   ep_state/6
@@ -788,40 +788,50 @@ pi_clauses(M, N/A, C) :-
 %   above), to be given to engine_import_state/2 of an engine with the
 %   same rules, in this or another process.  Raises a domain_error if a
 %   stored goal holds a term that cannot be written and read back (a
-%   stream, a clause reference, a cyclic term).
+%   blob such as a stream or a clause reference; cyclic terms cannot be
+%   stored in the first place).
 engine_export_state(M, State) :-
     must_be_engine(M),
     engine_fingerprint(M, FP),
-    with_output_to(string(State), write_state(M, FP)).
+    with_output_to(string(State), write_state(M, FP)),
+    (   sub_string(State, _, _, _, ">(0x")
+    ->  % a blob is written <type>(0x...); elsewhere this can only be in
+        % quoted text: look at the terms themselves (rare, slower)
+        forall(state_item(M, T), must_be_plain(T))
+    ;   true
+    ).
 
 write_state(M, FP) :-
     state_out(epsparql_state(1, FP)),
     M:ep_state(Now, N, Since, Last, Late, Stamp),
     state_out(s(Now, N, Since, Last, Late, Stamp)),
-    forall(engine_swept(M, Name, T, K), state_out(w(Name, T, K))),
-    forall(engine_store(M, Name/A, _, _),
-           (   functor(H, Name, A),
-               forall(clause(M:H, true), state_out_checked(H))
-           )),
-    forall(clause(M:ep_pend(T, Id, G0), true),
-           (   strip_module(G0, _, G),
-               state_out_checked(p(T, Id, G))
-           )),
+    forall(state_item(M, T), state_out(T)).
+
+%   The items after the clock, in the order they are written and imported.
+state_item(M, w(Name, T, K)) :-
+    engine_swept(M, Name, T, K).
+state_item(M, H) :-
+    engine_store(M, Name/A, _, _),
+    functor(H, Name, A),
+    clause(M:H, true).
+state_item(M, p(T, Id, G)) :-
+    clause(M:ep_pend(T, Id, G0), true),
+    strip_module(G0, _, G).
+state_item(M, o(E, T1, T2)) :-
     seen_key(M, Key),
-    (   nb_current(Key, Set)
-    ->  forall(gen_nb_set(Set, occ(E, T1, T2)), state_out_checked(o(E, T1, T2)))
-    ;   true
-    ).
+    nb_current(Key, Set),
+    gen_nb_set(Set, occ(E, T1, T2)).
 
+%   write_canonical/1: quoted, no operators, variables named A, B, ... and
+%   _ for singletons (so equal states give equal texts), '$VAR' terms of
+%   the data written as such.  Every item is a compound term: it ends in
+%   `)`, so ".\n" is a safe full stop.
 state_out(T) :-
-    write_term(T, [quoted(true), ignore_ops(true), fullstop(true), nl(true),
-                   numbervars(false), module(epsparql_core)]).
+    write_canonical(T),
+    write('.\n').
 
-state_out_checked(T) :-
-    (   acyclic_term(T), plain_data(T)
-    ->  state_out(T)
-    ;   domain_error(exportable_term, T)
-    ).
+must_be_plain(T) :-
+    (   plain_data(T) -> true ; domain_error(exportable_term, T) ).
 
 %   Terms that read back as themselves: no blobs but atoms (streams,
 %   clause references, ... are written as <type>(0x...)).
@@ -829,8 +839,8 @@ plain_data(T) :-
     (   compound(T)
     ->  compound_name_arity(T, _, A),
         plain_args(A, T)
-    ;   atom(T)
-    ->  (   blob(T, Type) -> memberchk(Type, [text, reserved_symbol]) ; true )
+    ;   blob(T, Type)
+    ->  memberchk(Type, [text, ucs_text, reserved_symbol])
     ;   true
     ).
 

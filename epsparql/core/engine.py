@@ -202,7 +202,7 @@ class CoreEngine:
         in it: rules, options, helper predicates, background knowledge, and
         detections not yet drained (take a snapshot after draining).  One
         Prolog crossing; see docs/CORE.md, "State snapshots"."""
-        return CORE_STATE_MAGIC + zlib.compress(self._export_text().encode("utf-8"))
+        return CORE_STATE_MAGIC + zlib.compress(self._export_text().encode("utf-8"), 1)
 
     def import_state(self, state: bytes) -> None:
         """Replace this engine's dynamic state by one from :meth:`export_state`
