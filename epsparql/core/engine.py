@@ -179,7 +179,9 @@ class CoreEngine:
 
     # -- state ---------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
-        """events, late, now, goals, stores, nodes, rules, pending."""
+        """events, late, now, goals (stored partial matches), stores, nodes,
+        rules, pending (undrained detections), waiting (answers waiting for
+        their instant to close)."""
         return self._call("py_stats", self.module)
 
     def rule_graph(self) -> dict[str, Any]:
