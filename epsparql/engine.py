@@ -673,7 +673,7 @@ class Engine:
         py = {"v": 1,
               "order": self._order.export_state(_node_out),
               "queries": [q._state() for q in self._queries.values()]}
-        head = json.dumps(py, separators=(",", ":"), ensure_ascii=False)
+        head = json.dumps(py, separators=(",", ":"))      # ASCII: no newline, any str
         return SNAPSHOT_MAGIC + zlib.compress(head.encode("utf-8") + b"\n" + core.encode("utf-8"), 1)
 
     def restore(self, state: bytes) -> None:

@@ -775,7 +775,7 @@ pi_clauses(M, N/A, C) :-
 %   errors not yet drained (they are output: export after draining).
 %
 %   The exported text is a sequence of terms, each written with
-%   write_canonical/1 and a full stop, module-free:
+%   write_canonical/2 and a full stop, module-free:
 %
 %       epsparql_state(1, Fingerprint).      header: version, rule layout
 %       s(Now, Events, SinceGC, LastGC, Late, Stamp).   ep_state/6
@@ -834,7 +834,7 @@ state_item(M, o(E, T1, T2)) :-
     nb_current(Key, Set),
     gen_nb_set(Set, occ(E, T1, T2)).
 
-%   write_canonical/1: quoted, no operators, variables named A, B, ... and
+%   write_canonical/2: quoted, no operators, variables named A, B, ... and
 %   _ for singletons (so equal states give equal texts), '$VAR' terms of
 %   the data written as such.  Every item is a compound term: it ends in
 %   `)`, so ".\n" is a safe full stop.
@@ -945,7 +945,10 @@ read_state_terms(S, Terms) :-
     read_term(S, T, [syntax_errors(error), double_quotes(string), back_quotes(codes),
                      module(epsparql_core)]),
     (   T == end_of_file
-    ->  Terms = []
+    ->  (   at_end_of_stream(S)
+        ->  Terms = []
+        ;   state_error('text after an end_of_file item')
+        )
     ;   Terms = [T|Rest],
         read_state_terms(S, Rest)
     ).

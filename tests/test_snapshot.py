@@ -497,6 +497,7 @@ def test_malformed_and_hostile_core_blobs_are_refused_state_intact(tmp_path):
         "no header": "\n".join(good.splitlines()[1:]) + "\n",
         "empty": "",
         "dedup entry with a bad time": good + "o(x, a, 1).\n",
+        "hidden after end_of_file": header + "\nend_of_file.\n" + "\n".join(good.splitlines()[1:]) + "\n",
     }
     blobs = {k: _blob(v) for k, v in bad_texts.items()}
     blobs["not utf-8"] = _blob(b"\xff\xfe" + good.encode())
