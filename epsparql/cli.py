@@ -1113,4 +1113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # run as `python -m epsparql.cli`: use the package's module, so that the
+    # exception classes other modules import from it are the same objects
+    from epsparql.cli import main as _main
+    sys.exit(_main())
