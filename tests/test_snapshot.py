@@ -732,3 +732,47 @@ def test_source_watermarks_are_state():
     for e, h in zip(engines, handles):
         e.source("slow").advance(5)
         assert [(r.start, r.end) for r in h.results()] == [(1, 2)]
+
+
+def test_snapshot_restores_in_another_process(tmp_path):
+    # the crash case: the snapshot was taken by a process that is gone
+    import sys
+    text = (R.PREFIXES + "SELECT * WHERE { ?s :p ?x } EQUALSOPTIONAL { ?s :q ?y } "
+            "SEQ { ?s :r ?z } FILTER (getDURATION() < \"PT10S\"^^xsd:duration)")
+    a_, p_, q_, r_ = (URIRef(NS + n) for n in ("a", "p", "q", "r"))
+    first = [(a_, p_, Literal(1), 1), (a_, q_, Literal(2), 1), (a_, p_, Literal("it's :- halt."), 2)]
+    rest = [(a_, r_, Literal(3), 4), (a_, r_, Literal(4), 5)]
+    out = tmp_path / "snap.bin"
+    script = tmp_path / "take.py"
+    script.write_text(f"""\
+import sys, warnings
+warnings.simplefilter("ignore")
+sys.path.insert(0, {str(ROOT)!r})
+from rdflib import URIRef, Literal
+from epsparql import Engine
+e = Engine(allowed_lateness=1)
+e.register({text!r})
+e.register({text!r}.replace("SELECT *", "SELECT DISTINCT ?s"))
+NS = {NS!r}
+a, p, q = URIRef(NS + "a"), URIRef(NS + "p"), URIRef(NS + "q")
+e.push_many([(a, p, Literal(1), 1), (a, q, Literal(2), 1), (a, p, Literal("it's :- halt."), 2)])
+open({str(out)!r}, "wb").write(e.snapshot())
+""")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    whole = Engine(allowed_lateness=1)
+    hw = [whole.register(text), whole.register(text.replace("SELECT *", "SELECT DISTINCT ?s"))]
+    whole.push_many(first)
+    before = [Counter(map(answer_key, h.results())) for h in hw]
+    assert before == [Counter(), Counter()]       # nothing decided before the cut
+    e = Engine(allowed_lateness=1)
+    he = [e.register(text), e.register(text.replace("SELECT *", "SELECT DISTINCT ?s"))]
+    e.restore(out.read_bytes())
+    for x in (whole, e):
+        x.push_many(rest)
+        x.flush()
+    got = [Counter(map(answer_key, h.results())) for h in he]
+    exp = [Counter(map(answer_key, h.results())) for h in hw]
+    assert got == exp and sum(exp[0].values()) == 4 and sum(exp[1].values()) == 1
+    whole.close()
+    e.close()
