@@ -232,3 +232,25 @@ def test_range_entailment_routes_objects_too():
     spec = check(queries, rows, background=background)
     assert spec.per_key and spec.positions == (0, 2)
     assert len(single_engine(queries, rows, background)) == 2
+
+
+def test_large_files_are_read_in_pieces_with_their_line_numbers(tmp_path, monkeypatch):
+    from epsparql.spark import batch
+    lines = [f"<{NS}c{i % 7}> <{NS}p> \"{i}\" {i} ." for i in range(3000)]
+    lines[2222] = "<http://ex/a> <http://ex/p> oops 5 ."
+    path = tmp_path / "s.nt"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(batch, "SPLIT_BYTES", 8000)
+    tasks = batch.splits([str(path)], None, 4)
+    assert len(tasks) > 3 and tasks[0][1] == 0 and tasks[-1][2] == path.stat().st_size
+    assert all(a[2] == b[1] for a, b in zip(tasks, tasks[1:]))      # no gap, no overlap
+    spec = JobSpec.build([("q", PFX + "SELECT * WHERE { ?k :p ?v } SEQ { ?k :p ?w }")])
+    frame = pd.DataFrame([(i, *t) for i, t in enumerate(tasks)],
+                         columns=["idx", "path", "first", "end", "lines"])
+    out = pd.concat(list(batch.read_and_route(spec, None, "skip", iter([frame]))))
+    good = out[out["key"] != "\x00bad"]
+    assert len(good) == 2999 and sorted(good["start"]) == [float(i) for i in range(3000) if i != 2222]
+    assert good["seq"].is_unique
+    assert list(out.loc[out["key"] == "\x00bad", "error"]) == [
+        [m for m in out["error"] if m][0]]
+    assert f"{path}:2223:" in [m for m in out["error"] if m][0]

@@ -523,12 +523,26 @@ def _parse_nt_line(line: str) -> Row | None:
     return (s, p, o, start, end)
 
 
+_TIME_INT = r"[ \t]+([+-]?[0-9]+)(?:[ \t]+([+-]?[0-9]+))?"
+_TIME_DEC = r"[ \t]+([+-]?[0-9]+(?:\.[0-9]+)?)(?:[ \t]+([+-]?[0-9]+(?:\.[0-9]+)?))?"
+assert _TIME_INT in _FAST_NT_RE.pattern
+_FAST_NT_DEC_RE = re.compile(_FAST_NT_RE.pattern.replace(_TIME_INT, _TIME_DEC))
+
+
+def _num_time(text: str) -> int | float:
+    """A time the fast pattern matched, as :func:`parse_time` gives it."""
+    if "." not in text:
+        return int(text)
+    v = float(text)
+    return int(v) if v.is_integer() and abs(v) < 2**53 else v
+
+
 def _nt_texts_line(line: str) -> Row | None:
     """A line of the timestamped N-Triples format as N-Triples texts:
     without escapes the terms are cut out of the line as they are
     (checked as :func:`_parse_nt_line` checks them), else parsed and
     written back canonically."""
-    m = _FAST_NT_RE.fullmatch(line)
+    m = _FAST_NT_DEC_RE.fullmatch(line)
     if m is not None and "\\" not in line:
         g = m.groups()
         try:
@@ -551,8 +565,8 @@ def _nt_texts_line(line: str) -> Row | None:
                 o = f'"{g[5]}"^^<{g[7]}>'
             else:
                 o = f'"{g[5]}"'
-            start = int(g[8])
-            end = None if g[9] is None else int(g[9])
+            start = _num_time(g[8])
+            end = None if g[9] is None else _num_time(g[9])
             _check_interval(start, end)
             return (s, p, o, start, end)
         except _Bad:

@@ -12,6 +12,7 @@ answers are, as a multiset, those of one engine over the sorted stream.
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
@@ -24,36 +25,97 @@ ROUTED_SCHEMA = ("key string, s string, p string, o string, start double, end do
 ROUTED_COLUMNS = ["key", "s", "p", "o", "start", "end", "seq", "error"]
 
 
+#: Line-format files larger than this are read by several tasks, in pieces.
+SPLIT_BYTES = 32 << 20
+
+
+def splits(files: Sequence[str], format: str | None, pieces: int) -> list[tuple]:
+    """(path, first byte, end byte, lines before) read tasks: a plain (not
+    gzipped) N-Triples or JSON lines file larger than SPLIT_BYTES is cut
+    at line ends into about ``pieces`` parts, each knowing its first line
+    number (so errors still name it); other files are one task each."""
+    from ..io.streams import guess_format
+    out: list[tuple] = []
+    for path in files:
+        size = os.path.getsize(path)
+        fmt = format or guess_format(path)
+        with open(path, "rb") as f:
+            gz = f.read(2) == b"\x1f\x8b"
+        if fmt == "csv" or gz or size <= SPLIT_BYTES or pieces < 2:
+            out.append((path, 0, -1, 0))
+            continue
+        step = max(SPLIT_BYTES // 4, -(-size // pieces))
+        start, lines = 0, 0
+        with open(path, "rb") as f:
+            while start < size:
+                f.seek(min(start + step, size))
+                f.readline()                        # to the end of that line
+                end = min(f.tell(), size)
+                f.seek(start)
+                piece = f.read(end - start)
+                out.append((path, start, end, lines))
+                lines += piece.count(b"\n")
+                start = end
+    return out
+
+
+def _piece(path: str, first: int, end: int):
+    import io
+    if end < 0:
+        return path
+    with open(path, "rb") as f:
+        f.seek(first)
+        return io.BytesIO(f.read(end - first))
+
+
 def read_and_route(spec: JobSpec, format: str | None, on_error: str,
                    batches: Iterator[Any], chunk: int = 50000) -> Iterator[Any]:
-    """mapInPandas body over (idx, path) rows: read each file with the
-    stream reader, route each row to its groups.  ``seq`` keeps the
-    input order (file index, then row) for equal times."""
+    """mapInPandas body over read tasks (idx, path, first, end, lines): read
+    each piece with the stream reader, route each row to its groups.
+    ``seq`` keeps the input order (task index, then row) for equal times."""
     import pandas as pd
-    from ..io.streams import StreamReader
+    from ..io.streams import StreamReader, guess_format
     router = Router(spec)
     groups = router.groups
-    out: list[tuple] = []
+    cols: list[list] = [[] for _ in ROUTED_COLUMNS]
+    key, s_, p_, o_, t1_, t2_, seq_, err_ = cols
+
+    def bad(messages: list[str], seq: int) -> None:
+        for m in messages:
+            for c, v in zip(cols, (BAD, None, None, None, None, None, seq, m)):
+                c.append(v)
+        messages.clear()
+
     for pdf in batches:
-        for idx, path in zip(pdf["idx"].tolist(), pdf["path"].tolist()):
+        for idx, path, first, end, lines in zip(*(pdf[c].tolist() for c in
+                                                 ("idx", "path", "first", "end", "lines"))):
             skipped: list[str] = []
-            reader = StreamReader(path, format, on_error=on_error,
-                                  on_skip=lambda e: skipped.append(str(e)))
+            reader = StreamReader(_piece(path, first, end), format or guess_format(path),
+                                  on_error=on_error, on_skip=lambda e: skipped.append(str(e)),
+                                  name=path)
+            reader.line = lines                     # numbering goes on from the piece's start
             base = int(idx) << 36
             for n, (st, pt, ot, t1, t2) in enumerate(reader.texts()):
-                t2 = t1 if t2 is None else t2
-                seq = base + n
-                for k in groups(st, pt, ot):
-                    out.append((k, st, pt, ot, float(t1), float(t2), seq, None))
                 if skipped:
-                    out.extend((BAD, None, None, None, None, None, base, m) for m in skipped)
-                    skipped.clear()
-                if len(out) >= chunk:
-                    yield pd.DataFrame(out, columns=ROUTED_COLUMNS)
-                    out = []
-            out.extend((BAD, None, None, None, None, None, base, m) for m in skipped)
-    if out:
-        yield pd.DataFrame(out, columns=ROUTED_COLUMNS)
+                    bad(skipped, base + n)
+                t1 = float(t1)
+                t2 = t1 if t2 is None else float(t2)
+                for k in groups(st, pt, ot):
+                    key.append(k)
+                    s_.append(st)
+                    p_.append(pt)
+                    o_.append(ot)
+                    t1_.append(t1)
+                    t2_.append(t2)
+                    seq_.append(base + n)
+                    err_.append(None)
+                if len(key) >= chunk:
+                    yield pd.DataFrame(dict(zip(ROUTED_COLUMNS, cols)))
+                    for c in cols:
+                        c.clear()
+            bad(skipped, base)
+    if key:
+        yield pd.DataFrame(dict(zip(ROUTED_COLUMNS, cols)))
 
 
 @dataclass
@@ -77,8 +139,10 @@ def answers_frame(spark: Any, spec: JobSpec, files: Sequence[str], *, format: st
     """The DataFrame of OUTPUT_SCHEMA rows of a replay (lazy)."""
     sc = spark.sparkContext
     n = partitions or sc.defaultParallelism
-    paths = spark.createDataFrame([(i, str(p)) for i, p in enumerate(files)], "idx long, path string")
-    paths = paths.repartition(max(1, min(len(files), n)), "idx")
+    tasks = splits([str(p) for p in files], format, n)
+    paths = spark.createDataFrame([(i, *t) for i, t in enumerate(tasks)],
+                                  "idx long, path string, first long, end long, lines long")
+    paths = paths.repartition(max(1, min(len(tasks), n)), "idx")
     routed = paths.mapInPandas(lambda it: read_and_route(spec, format, on_error, it), ROUTED_SCHEMA)
     order = ("key", "end", "start", "seq") if spec.per_key else ("end", "start", "seq")
     grouped = routed.repartition(n, "key").sortWithinPartitions(*order)
@@ -114,14 +178,14 @@ def run_batch(spark: Any, spec: JobSpec, files: Sequence[str], out: str | None, 
         result.answers = sum(result.per_query.values())
         if out is not None:
             cols = ["query", "key", "start", "end", "bindings", "triples"]
-            ordered = answers.orderBy("end", "start", "query", "json")
+            ordered = answers.coalesce(1).sortWithinPartitions("end", "start", "query", "json")
             if "parquet" in write:
                 path = f"{out.rstrip('/')}/answers.parquet"
                 ordered.select(*cols).write.mode("overwrite").parquet(path)
                 result.outputs["parquet"] = path
             if "jsonl" in write:
                 path = f"{out.rstrip('/')}/answers.jsonl"
-                ordered.select("json").coalesce(1).write.mode("overwrite").text(path)
+                ordered.select("json").write.mode("overwrite").text(path)
                 result.outputs["jsonl"] = path
         result.skipped.sort()
         result.seconds = time.perf_counter() - t0

@@ -91,10 +91,12 @@ class _Sink:
             counts = {r["kind"]: (r["n"], r["c"]) for r in
                       df.groupBy("kind").agg(F.count("*").alias("n"), F.sum("count").alias("c")).collect()}
             part = f"batch={batch_id:08d}"
-            answers = df.filter(F.col("kind") == "answer").orderBy("end", "start", "query", "json")
+            # one file per batch, in time order (coalesce, then sort: no shuffle)
+            answers = df.filter(F.col("kind") == "answer").coalesce(1) \
+                .sortWithinPartitions("end", "start", "query", "json")
             answers.select("query", "key", "start", "end", "bindings", "triples") \
-                .coalesce(1).write.mode("overwrite").parquet(f"{self.out}/answers.parquet/{part}")
-            answers.select("json").coalesce(1).write.mode("overwrite").text(f"{self.out}/answers.jsonl/{part}")
+                .write.mode("overwrite").parquet(f"{self.out}/answers.parquet/{part}")
+            answers.select("json").write.mode("overwrite").text(f"{self.out}/answers.jsonl/{part}")
             side = df.filter(F.col("kind").isin("late", "skipped", "error"))
             if counts.keys() & {"late", "skipped", "error"}:
                 side.select(F.to_json(F.struct("kind", "query", "key", "start", "end", "triples",

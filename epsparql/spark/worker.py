@@ -277,7 +277,7 @@ def run_with_state(spec: JobSpec, key: tuple, batches: Iterator[Any], state: Any
     if state.hasTimedOut and not parts:
         r.engine.core.gc()                 # quiet key: expire what its windows allow
         st = r.engine.core.stats()
-        if st.get("goals", 0) == 0 and st.get("pending", 0) == 0 and r.engine._order.buffered == 0:
+        if st.get("goals", 0) == 0 and st.get("waiting", 0) == 0 and r.engine._order.buffered == 0:
             state.remove()                 # nothing left to wait for: forget the key
             yield frame(out)
             return

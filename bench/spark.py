@@ -1,0 +1,214 @@
+"""The Spark pipeline against the single-process engine (issue: Spark).
+
+Workloads, over one stream file of N prices of 1,000 companies (one price
+every 86.4 s, so each company has about one price a day; mean-reverting
+with rare spikes and crashes, seeded):
+
+* ``seq2``: ``{?c :price ?p1} SEQ {?c :price ?p2}`` with ``?p2 > ?p1 * 1.05``
+  within 10 days;
+* ``query1``: the paper's query (1), as printed (30 days).
+
+Modes, each in a fresh process (peak memory per run): ``single`` (one
+``Engine``: read the file, ``push_many``, drain), ``spark1`` (``local[1]``,
+1 partition), ``spark2`` (``local[2]``, 2 partitions).  Spark runs are timed
+from the job's start to its end (session start-up excluded and reported
+apart); all include reading and parsing the file.  Peak memory: the
+driver's VmHWM, and the largest resident size seen for the JVM and the
+Python workers (sampled every 0.2 s).
+
+    .venv/bin/python bench/spark.py                 # N = 1,000,000 (about 15 min)
+    .venv/bin/python bench/spark.py --n 10000000    # about 2.5 hours
+    .venv/bin/python bench/spark.py --quick         # N = 100,000
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+NS = "http://epsparql.org/ns#"
+DEC = "http://www.w3.org/2001/XMLSchema#decimal"
+STEP = 86.4
+QUERIES = {
+    "seq2": ("SELECT ?company ?p1 ?p2 WHERE { ?company hasStockPrice ?p1 } "
+             "SEQ { ?company hasStockPrice ?p2 } "
+             "FILTER (?p2 > ?p1 * 1.05 && getDURATION() < \"P10D\"^^xsd:duration)"),
+    "query1": (HERE.parent / "examples" / "stock" / "query1.rq").read_text(),
+}
+
+
+def stream_file(n: int, keys: int = 1000, seed: int = 1) -> Path:
+    path = OUT / f"spark_prices_{n}_{keys}.nt"
+    if path.exists():
+        return path
+    OUT.mkdir(parents=True, exist_ok=True)
+    rnd = random.Random(seed)
+    base = {k: rnd.uniform(20, 200) for k in range(keys)}
+    level = dict.fromkeys(range(keys), 0.0)
+    tmp = path.with_suffix(".tmp")
+    t0 = 1_700_000_000
+    with tmp.open("w") as f:
+        for i in range(n):
+            k = rnd.randrange(keys)
+            level[k] = 0.9 * level[k] + rnd.gauss(0, 0.0044)
+            p = base[k] * (2.718281828 ** level[k])
+            r = rnd.random()
+            if r < 0.002:
+                p *= rnd.uniform(1.06, 1.12)          # spike
+            elif r < 0.003:
+                p *= rnd.uniform(0.55, 0.68)          # crash (query 1's first leg)
+                level[k] -= 0.4
+            f.write(f"<{NS}C{k}> <{NS}hasStockPrice> \"{p:.2f}\"^^<{DEC}> "
+                    f"{t0 + round(i * STEP, 1)} .\n")
+    tmp.rename(path)
+    return path
+
+
+def vmhwm_mb() -> float:
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class ChildPeak(threading.Thread):
+    """Samples the resident size of this process's children (the JVM, the
+    Python workers it forks)."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.jvm = 0.0
+        self.workers = 0.0
+        self.stop = False
+
+    def run(self) -> None:
+        import psutil
+        me = psutil.Process()
+        while not self.stop:
+            jvm = workers = 0.0
+            for c in me.children(recursive=True):
+                try:
+                    rss = c.memory_info().rss / 2**20
+                    if "java" in c.name():
+                        jvm += rss
+                    else:
+                        workers += rss
+                except psutil.Error:
+                    pass
+            self.jvm, self.workers = max(self.jvm, jvm), max(self.workers, workers)
+            time.sleep(0.2)
+
+
+def child(mode: str, workload: str, n: int) -> dict:
+    path = stream_file(n)
+    text = QUERIES[workload]
+    if mode == "single":
+        from epsparql import Engine
+        from epsparql.io.streams import read_stream
+        e = Engine()
+        q = e.register(text)
+        t = time.perf_counter()
+        answers = 0
+        batch: list = []
+        for row in read_stream(str(path)):
+            batch.append(row)
+            if len(batch) == 5000:
+                e.push_many(batch)
+                answers += len(q.results())
+                batch = []
+        e.push_many(batch)
+        e.flush()
+        answers += len(q.results())
+        dt = time.perf_counter() - t
+        return {"seconds": dt, "events_per_s": n / dt, "answers": answers,
+                "peak_driver_mb": vmhwm_mb()}
+    from epsparql.spark import JobSpec, spark_session
+    from epsparql.spark.batch import run_batch
+    parts = 1 if mode == "spark1" else 2
+    peak = ChildPeak()
+    peak.start()
+    t = time.perf_counter()
+    spark = spark_session(f"local[{parts}]", conf={"spark.driver.memory": "4g"})
+    startup = time.perf_counter() - t
+    spec = JobSpec.build([(workload, text)])
+    res = run_batch(spark, spec, [str(path)], None, partitions=parts)
+    peak.stop = True
+    spark.stop()
+    assert res.events == n, res
+    return {"seconds": res.seconds, "events_per_s": n / res.seconds, "answers": res.answers,
+            "startup_s": startup, "peak_driver_mb": vmhwm_mb(), "peak_jvm_mb": peak.jvm,
+            "peak_workers_mb": peak.workers, "late": res.late, "errors": len(res.errors)}
+
+
+def machine() -> dict:
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    swipl = subprocess.run(["swipl", "--version"], capture_output=True, text=True).stdout.strip()
+    import pyspark
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "swipl": swipl, "pyspark": pyspark.__version__,
+            "mem_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--quick", action="store_true", help="N = 100,000, results to bench/out/")
+    ap.add_argument("--workloads", default="seq2,query1")
+    ap.add_argument("--modes", default="single,spark1,spark2")
+    ap.add_argument("--out", help="results JSON (default bench/results/spark_<N>.json)")
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    n = 100_000 if args.quick else args.n
+    if args.child:
+        print(json.dumps(child(args.child[0], args.child[1], n)))
+        return 0
+    info = machine()
+    print(f"machine: {info['cpu']}, {info['cores']} cores, {info['mem_gb']} GB, Python "
+          f"{info['python']}, {info['swipl']}, PySpark {info['pyspark']}", flush=True)
+    stream_file(n)
+    rows = []
+    for workload in args.workloads.split(","):
+        row = {"workload": workload, "n": n, "keys": 1000}
+        for mode in args.modes.split(","):
+            load0 = os.getloadavg()[0]
+            out = subprocess.run([sys.executable, __file__, "--n", str(n), "--child", mode, workload],
+                                 capture_output=True, text=True)
+            if out.returncode != 0:
+                print(out.stderr[-3000:], file=sys.stderr)
+                return 1
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            r["load_before"] = load0
+            row[mode] = r
+            extra = (f", start-up {r['startup_s']:.1f} s, JVM {r['peak_jvm_mb']:.0f} MB, "
+                     f"workers {r['peak_workers_mb']:.0f} MB") if "startup_s" in r else ""
+            print(f"{workload:7} {mode:7} N={n:>10,}: {r['events_per_s']:>9,.0f} events/s "
+                  f"({r['seconds']:.1f} s), {r['answers']:,} answers, driver peak "
+                  f"{r['peak_driver_mb']:.0f} MB{extra}; load {load0:.1f}", flush=True)
+        if "single" in row and "spark1" in row:
+            row["spark1_vs_single"] = row["single"]["events_per_s"] / row["spark1"]["events_per_s"]
+        if "spark1" in row and "spark2" in row:
+            row["speedup_2_partitions"] = row["spark2"]["events_per_s"] / row["spark1"]["events_per_s"]
+        for k in ("spark1_vs_single", "speedup_2_partitions"):
+            if k in row:
+                print(f"{workload:7} {k}: {row[k]:.2f}", flush=True)
+        rows.append(row)
+    dest = Path(args.out) if args.out else (OUT / "spark_quick.json" if args.quick
+                                            else HERE / "results" / f"spark_{n}.json")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(json.dumps({"machine": info, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                "rows": rows}, indent=1))
+    print(f"wrote {dest}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
