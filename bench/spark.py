@@ -89,6 +89,10 @@ class ChildPeak(threading.Thread):
         self.jvm = 0.0
         self.workers = 0.0
         self.stop = False
+        self.cpu: dict[int, tuple[str, float]] = {}     # pid -> (kind, CPU seconds so far)
+
+    def cpu_seconds(self, kind: str) -> float:
+        return sum(c for k, c in self.cpu.values() if k == kind)
 
     def run(self) -> None:
         import psutil
@@ -98,7 +102,10 @@ class ChildPeak(threading.Thread):
             for c in me.children(recursive=True):
                 try:
                     rss = c.memory_info().rss / 2**20
-                    if "java" in c.name():
+                    t = c.cpu_times()
+                    kind = "jvm" if "java" in c.name() else "workers"
+                    self.cpu[c.pid] = (kind, t.user + t.system)
+                    if kind == "jvm":
                         jvm += rss
                     else:
                         workers += rss
@@ -140,13 +147,20 @@ def child(mode: str, workload: str, n: int) -> dict:
     spark = spark_session(f"local[{parts}]", conf={"spark.driver.memory": "4g"})
     startup = time.perf_counter() - t
     spec = JobSpec.build([(workload, text)])
+    time.sleep(0.5)
+    cpu0 = {k: peak.cpu_seconds(k) for k in ("jvm", "workers")}
+    own0 = time.process_time()
     res = run_batch(spark, spec, [str(path)], None, partitions=parts)
+    time.sleep(0.5)
+    cpu = {k: peak.cpu_seconds(k) - cpu0[k] for k in ("jvm", "workers")}
+    cpu["driver"] = time.process_time() - own0
     peak.stop = True
     spark.stop()
     assert res.events == n, res
     return {"seconds": res.seconds, "events_per_s": n / res.seconds, "answers": res.answers,
             "startup_s": startup, "peak_driver_mb": vmhwm_mb(), "peak_jvm_mb": peak.jvm,
-            "peak_workers_mb": peak.workers, "late": res.late, "errors": len(res.errors)}
+            "peak_workers_mb": peak.workers, "late": res.late, "errors": len(res.errors),
+            "cpu_s": cpu}
 
 
 def machine() -> dict:
@@ -189,7 +203,9 @@ def main() -> int:
             r["load_before"] = load0
             row[mode] = r
             extra = (f", start-up {r['startup_s']:.1f} s, JVM {r['peak_jvm_mb']:.0f} MB, "
-                     f"workers {r['peak_workers_mb']:.0f} MB") if "startup_s" in r else ""
+                     f"workers {r['peak_workers_mb']:.0f} MB; CPU s: "
+                     + ", ".join(f"{k} {v:.1f}" for k, v in r["cpu_s"].items())) \
+                if "startup_s" in r else ""
             print(f"{workload:7} {mode:7} N={n:>10,}: {r['events_per_s']:>9,.0f} events/s "
                   f"({r['seconds']:.1f} s), {r['answers']:,} answers, driver peak "
                   f"{r['peak_driver_mb']:.0f} MB{extra}; load {load0:.1f}", flush=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-import zlib
 from collections import Counter
 
 import pandas as pd
@@ -133,8 +132,10 @@ def replay_in_process(spec: JobSpec, rows, partitions: int) -> list:
     for seq, (s, p, o, t1, t2) in enumerate(rows):
         st, pt, ot = format_term(s), format_term(p), format_term(o)
         for k in router.groups(st, pt, ot):
-            parts[zlib.crc32(k.encode()) % partitions].append(
-                (k, st, pt, ot, float(t1), float(t2 if t2 is not None else t1), seq, None))
+            h = router.part(k)
+            parts[h % partitions].append(
+                (k if spec.per_key or k == WHOLE else "k", h, st, pt, ot, float(t1),
+                 float(t2 if t2 is not None else t1), seq, None))
     out = []
     order = ["key", "end", "start", "seq"] if spec.per_key else ["end", "start", "seq"]
     for part in parts:

@@ -1,7 +1,7 @@
 """Batch replay of historical streams on Spark.
 
-    files ──read+route (mapInPandas)──▶ (key, s, p, o, start, end, seq)
-          ──repartition(key)──▶ sort within partitions by (key, end, start, seq)
+    files ──read+route (mapInPandas)──▶ (key, part, s, p, o, start, end, seq)
+          ──repartition(part)──▶ sort within partitions by ([key,] end, start, seq)
           ──run one engine group per key (mapInPandas)──▶ answers
           ──▶ Parquet and JSON lines
 
@@ -17,12 +17,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
-from .job import JobSpec, Router
+from .job import WHOLE, JobSpec, Router
 from .worker import BAD, OUTPUT_SCHEMA, run_sorted
 
-ROUTED_SCHEMA = ("key string, s string, p string, o string, start double, end double, "
-                 "seq long, error string")
-ROUTED_COLUMNS = ["key", "s", "p", "o", "start", "end", "seq", "error"]
+ROUTED_SCHEMA = ("key string, part int, s string, p string, o string, start double, "
+                 "end double, seq long, error string")
+ROUTED_COLUMNS = ["key", "part", "s", "p", "o", "start", "end", "seq", "error"]
+#: The key column of keyed rows when groups need not run one by one: the
+#: partition (``part``, a hash of the group key) is all that matters then,
+#: and the short text keeps the shuffle small.
+KEYED = "k"
 
 
 #: Line-format files larger than this are read by several tasks, in pieces.
@@ -78,11 +82,13 @@ def read_and_route(spec: JobSpec, format: str | None, on_error: str,
     router = Router(spec)
     groups = router.groups
     cols: list[list] = [[] for _ in ROUTED_COLUMNS]
-    key, s_, p_, o_, t1_, t2_, seq_, err_ = cols
+    key, part_, s_, p_, o_, t1_, t2_, seq_, err_ = cols
+    per_key = spec.per_key
+    part = router.part
 
     def bad(messages: list[str], seq: int) -> None:
         for m in messages:
-            for c, v in zip(cols, (BAD, None, None, None, None, None, seq, m)):
+            for c, v in zip(cols, (BAD, 0, None, None, None, None, None, seq, m)):
                 c.append(v)
         messages.clear()
 
@@ -101,7 +107,8 @@ def read_and_route(spec: JobSpec, format: str | None, on_error: str,
                 t1 = float(t1)
                 t2 = t1 if t2 is None else float(t2)
                 for k in groups(st, pt, ot):
-                    key.append(k)
+                    key.append(k if per_key or k == WHOLE else KEYED)
+                    part_.append(part(k))
                     s_.append(st)
                     p_.append(pt)
                     o_.append(ot)
@@ -145,7 +152,7 @@ def answers_frame(spark: Any, spec: JobSpec, files: Sequence[str], *, format: st
     paths = paths.repartition(max(1, min(len(tasks), n)), "idx")
     routed = paths.mapInPandas(lambda it: read_and_route(spec, format, on_error, it), ROUTED_SCHEMA)
     order = ("key", "end", "start", "seq") if spec.per_key else ("end", "start", "seq")
-    grouped = routed.repartition(n, "key").sortWithinPartitions(*order)
+    grouped = routed.repartition(n, "part").sortWithinPartitions(*order)
     return grouped.mapInPandas(lambda it: run_sorted(spec, it), OUTPUT_SCHEMA)
 
 

@@ -10,6 +10,7 @@ gives back), so equal terms always meet in one group.
 from __future__ import annotations
 
 import hashlib
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -121,6 +122,7 @@ class Router:
         self.positions = spec.positions
         self.whole = bool(spec.whole)
         self._canon: dict[str, str] = {}
+        self._part: dict[str, int] = {}
 
     def canonical(self, text: str) -> str:
         c = self._canon.get(text)
@@ -130,6 +132,16 @@ class Router:
                 self._canon.clear()
             self._canon[text] = c
         return c
+
+    def part(self, key: str) -> int:
+        """A stable hash of a group key (Spark partitions rows by it)."""
+        h = self._part.get(key)
+        if h is None:
+            h = zlib.crc32(key.encode("utf-8", "surrogatepass")) & 0x7FFFFFFF
+            if len(self._part) >= 1 << 18:
+                self._part.clear()
+            self._part[key] = h
+        return h
 
     def groups(self, s: str, p: str, o: str) -> list[str]:
         out: list[str] = []
