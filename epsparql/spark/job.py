@@ -113,6 +113,26 @@ class JobSpec:
         return h.hexdigest()[:16]
 
 
+class Memo(dict):
+    """A function's results by argument, forgotten all at once past ``limit``
+    entries (terms repeat a lot in streams, but not without bound)."""
+
+    def __init__(self, fn: Any, limit: int = 1 << 18) -> None:
+        super().__init__()
+        self.fn = fn
+        self.limit = limit
+
+    def __missing__(self, arg: Any) -> Any:
+        if len(self) >= self.limit:
+            self.clear()
+        value = self[arg] = self.fn(arg)
+        return value
+
+
+def _part(key: str) -> int:
+    return zlib.crc32(key.encode("utf-8", "surrogatepass")) & 0x7FFFFFFF
+
+
 class Router:
     """Routes a triple (N-Triples texts) to its groups: the canonical text at
     every key position of the plan, plus :data:`WHOLE` when some query
@@ -121,27 +141,9 @@ class Router:
     def __init__(self, spec: JobSpec) -> None:
         self.positions = spec.positions
         self.whole = bool(spec.whole)
-        self._canon: dict[str, str] = {}
-        self._part: dict[str, int] = {}
-
-    def canonical(self, text: str) -> str:
-        c = self._canon.get(text)
-        if c is None:
-            c = canonical_key(text)
-            if len(self._canon) >= 1 << 18:
-                self._canon.clear()
-            self._canon[text] = c
-        return c
-
-    def part(self, key: str) -> int:
-        """A stable hash of a group key (Spark partitions rows by it)."""
-        h = self._part.get(key)
-        if h is None:
-            h = zlib.crc32(key.encode("utf-8", "surrogatepass")) & 0x7FFFFFFF
-            if len(self._part) >= 1 << 18:
-                self._part.clear()
-            self._part[key] = h
-        return h
+        self.canonical = Memo(canonical_key).__getitem__
+        #: a stable hash of a group key (Spark partitions rows by it)
+        self.part = Memo(_part).__getitem__
 
     def groups(self, s: str, p: str, o: str) -> list[str]:
         out: list[str] = []

@@ -19,7 +19,7 @@ import math
 import warnings
 from typing import Any, Iterator, Sequence
 
-from .job import WHOLE, JobSpec
+from .job import WHOLE, JobSpec, Memo
 
 OUTPUT_SCHEMA = ("kind string, query string, key string, start double, end double, "
                  "bindings map<string,string>, triples array<string>, json string, "
@@ -77,7 +77,9 @@ class Runner:
         self.engine = new_engine(spec, names, on_late=lambda row, src: self.late.append(row))
         self.keyvar = {q.name: (spec.key_vars.get(q.name) if kind == "keyed" else None)
                        for q in self.engine.queries}
-        self._terms: dict[str, Any] = {}
+        from ..io.streams import parse_term
+        #: rdflib term of an N-Triples text
+        self.term = Memo(parse_term).__getitem__
         self.key = WHOLE
         self.pushed = 0
         windows = [st["window"] for st in self.engine.core.rule_graph().get("stores", [])]
@@ -94,16 +96,6 @@ class Runner:
             self.engine.restore(state)
         self.key = key
         self.late.clear()
-
-    def term(self, text: str) -> Any:
-        t = self._terms.get(text)
-        if t is None:
-            from ..io.streams import parse_term
-            t = parse_term(text)
-            if len(self._terms) >= 1 << 18:
-                self._terms.clear()
-            self._terms[text] = t
-        return t
 
     def push(self, s: Sequence[str], p: Sequence[str], o: Sequence[str],
              start: Sequence[float], end: Sequence[float]) -> None:
