@@ -241,3 +241,17 @@ def test_streaming_kill_and_restart_loses_and_duplicates_nothing(spark, tmp_path
     assert st2.batches >= 1
     union = Counter(json.dumps(a, sort_keys=True) for a in committed(o2))
     assert union == full_c, f"missing {full_c - union}, extra {union - full_c}"
+
+
+def test_bundled_spark_example_finds_the_planted_crashes(spark):
+    """examples/spark/run.py: query (1) by batch replay and by streaming."""
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root / "examples" / "spark"))
+    try:
+        import run as example  # type: ignore
+        found = example.main(spark)
+    finally:
+        sys.path.pop(0)
+        sys.modules.pop("run", None)
+    assert set(found["batch"]) == {"ACME", "INITECH", "HOOLI"}
+    assert found["stream"] == found["batch"]
