@@ -245,13 +245,11 @@ def test_streaming_kill_and_restart_loses_and_duplicates_nothing(spark, tmp_path
 
 def test_bundled_spark_example_finds_the_planted_crashes(spark):
     """examples/spark/run.py: query (1) by batch replay and by streaming."""
-    root = Path(__file__).resolve().parent.parent
-    sys.path.insert(0, str(root / "examples" / "spark"))
-    try:
-        import run as example  # type: ignore
-        found = example.main(spark)
-    finally:
-        sys.path.pop(0)
-        sys.modules.pop("run", None)
+    import importlib.util
+    path = Path(__file__).resolve().parent.parent / "examples" / "spark" / "run.py"
+    mod = importlib.util.spec_from_file_location("spark_example", path)
+    example = importlib.util.module_from_spec(mod)
+    mod.loader.exec_module(example)
+    found = example.main(spark)
     assert set(found["batch"]) == {"ACME", "INITECH", "HOOLI"}
     assert found["stream"] == found["batch"]
