@@ -19,6 +19,7 @@
             py_add_rules/3,      % +Engine, +RulesText, -Reply
             py_load_rules/3,     % +Engine, +File, -Reply
             py_push/3,           % +Engine, +BatchText, -Reply
+            py_push_table/3,     % +Engine, +TableBatchText, -Reply
             py_drain/2,          % +Engine, -Reply
             py_set_option/4,     % +Engine, +Key, +ValueText, -Reply
             py_stats/2,          % +Engine, -Reply
@@ -141,6 +142,29 @@ py_push(M, Text, R) :-
 
 push_text(M, Text, Reply) :-
     term_string(Batch, Text, [syntax_errors(error)]),
+    push_batch(M, Batch, Reply).
+
+%!  py_push_table(+Engine, +Text, -Reply) is det.
+%
+%   Like py_push/3 for a batch written with a term table, so that terms
+%   repeated in the batch (IRIs, datatypes) are written once:
+%   Text is the text of `b(Vars, Values, Batch)`, Vars a list of distinct
+%   variables, Values the list of the (ground) terms they stand for, and
+%   Batch a list of e(Event, T1, T2) in which those variables occur.  It
+%   is read as data (read_term, never called); unifying Vars with Values
+%   puts every term in place at once, and the batch must then be ground.
+py_push_table(M, Text, R) :-
+    catch(push_table_text(M, Text, R), E, reply(throw(E), ok, R)).
+
+push_table_text(M, Text, Reply) :-
+    term_string(T, Text, [syntax_errors(error)]),
+    (   T = b(Vars, Values, Batch), is_list(Vars), is_list(Values), ground(Values),
+        Vars = Values, ground(Batch)
+    ->  push_batch(M, Batch, Reply)
+    ;   domain_error(table_batch, b/3)
+    ).
+
+push_batch(M, Batch, Reply) :-
     setup_call_cleanup(
         new_memory_file(MF),
         push_to_memory_file(M, Batch, MF, Reply),
