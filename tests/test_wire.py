@@ -13,7 +13,7 @@ from rdflib import BNode, Literal, URIRef
 from epsparql import Engine
 from epsparql.core import CoreEngine, PrologError
 from epsparql.core.terms import Compound, PlString
-from epsparql.rdf import wire
+from epsparql.rdf import codec, wire
 
 EX = "http://ex.org/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -126,6 +126,19 @@ def test_times_are_plain_numbers(engine):
     engine.push_many([(iri("s"), iri("p"), Literal(1), np.float64(1.5), np.float64(2.5)),
                       (iri("s"), iri("p"), Literal(2), 3, 3.0)])
     assert [(a.start, a.end) for a in q.results()] == [(1.5, 2.5), (3, 3.0)]
+
+
+def test_decoded_terms_are_remembered_only_when_well_formed():
+    n = codec.decode(Compound("n", (1.5, XSD + "double", PlString("1.50"))))
+    assert n == Literal("1.50", datatype=URIRef(XSD + "double"), normalize=False)
+    assert str(codec.decode(Compound("n", (1.5, XSD + "double", PlString("1.50"))))) == "1.50"
+    assert codec.decode(Compound("n", (1, XSD + "integer", PlString("01")))) is \
+        codec.decode(Compound("n", (1.0, XSD + "integer", PlString("01"))))
+    assert codec.decode("http://ex.org/a") is codec.decode("http://ex.org/a")
+    # a string and an atom of the same text are different terms
+    assert isinstance(codec.decode(PlString("http://ex.org/a")), Literal)
+    b1, b2 = codec.decode(Compound("b", ("x",))), codec.decode(Compound("b", ("x",)))
+    assert b1 == b2 == BNode("x")
 
 
 @pytest.mark.parametrize("text", [
