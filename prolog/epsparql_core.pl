@@ -405,8 +405,7 @@ new_instant(i(false, none), _, _) :- !.
 new_instant(i(Close, Seen), M, T2) :-
     (   Close == true -> close_instants(M, T2) ; true ),
     (   Seen == none -> true
-    ;   nb_current(Seen, _) -> nb_delete(Seen)
-    ;   true
+    ;   nb_delete(Seen)                 % succeeds when there is no set (4x cheaper than nb_current/2)
     ).
 
 run_items([], _, _, _, _, S, S).
