@@ -147,6 +147,10 @@ def test_decoded_terms_are_remembered_only_when_well_formed():
     "b([I0],[X],[e(triple(I0,I0,I0),1,1)])",            # a value that is not ground
     "b([I0],['a'],[e(triple(I0,I0,I0),1,1)]) :- halt",  # not a batch
     "[e(triple(a,b,c),1,1)]",                           # the plain format
+    "b([I0],['a'],[x(I0,I0,I0,1,1)])",                  # an unknown item
+    "b([I0],['a'],[t(I0,I0,I0,1)])",                    # an item of the wrong arity
+    "b([I0],['a'],[n(I0,I0,1.5,I0,1,1)])",              # a literal item of the wrong arity
+    "b([I0],['a'],x)",                                  # items not a list
     "b([I0],['a'],[e(triple(I0,I0,I0),1,1)",            # syntax error
 ])
 def test_malformed_table_batches_are_rejected_not_run(text):
@@ -156,8 +160,47 @@ def test_malformed_table_batches_are_rejected_not_run(text):
         with pytest.raises(PrologError):
             eng.push_table_text(text)
         assert eng.stats()["events"] == 0
-        # still alive and working
-        eng.push_table_text("b([I0],['a'],[e(triple(I0,I0,I0),1,1)])")
-        assert [d.event for d in eng.drain()] == [Compound("seen", ("a",))]
+        # still alive and working; every item form
+        eng.push_table_text("b([I0,D0],['a','dt'],[e(triple(I0,I0,I0),1,1),t(I0,I0,I0,2,2),"
+                            "n(I0,I0,1.5,D0,\"1.50\",3,3),d(I0,I0,0.0,D0,\"x\",4,4),"
+                            "dur(I0,I0,60,D0,\"PT1M\",5,5)])")
+        assert [d.event for d in eng.drain()] == [Compound("seen", ("a",))] * 5
+        eng.add_rules("lit(O) <- triple(_, _, O).")
+        eng.push_table_text("b([I0,D0],['a','dt'],[n(I0,I0,1.5,D0,\"1.50\",6,6),"
+                            "d(I0,I0,0.0,D0,\"x\",7,7),dur(I0,I0,60,D0,\"PT1M\",8,8)])")
+        assert [d.event for d in eng.drain() if d.event.name == "lit"] == [
+            Compound("lit", (Compound(f, (v, "dt", PlString(lex))),))
+            for f, v, lex in [("n", 1.5, "1.50"), ("d", 0.0, "x"), ("dur", 60, "PT1M")]]
     finally:
         eng.close()
+
+
+@pytest.mark.parametrize("value", [196.21, -0.0, 0.0, 1e-05, 5e-324, 1.7976931348623157e308, 1e16,
+                                   0.1 + 0.2, 3, 0, -7, 10**20, 2**63])
+def test_canonical_number_shortcut_writes_what_the_codec_would(value, monkeypatch):
+    s, p = URIRef(EX + "s"), URIRef(EX + "p")
+    lits = [Literal(value),
+            Literal(str(value), datatype=URIRef(XSD + ("double" if isinstance(value, float) else "integer"))),
+            Literal("0" + str(abs(value)), datatype=URIRef(XSD + "double"), normalize=False),
+            Literal("1.0E2", datatype=URIRef(XSD + "double"), normalize=False),
+            Literal("+5", datatype=URIRef(XSD + "integer"), normalize=False),
+            Literal("INF", datatype=URIRef(XSD + "double")),
+            Literal("NaN", datatype=URIRef(XSD + "double")),
+            Literal(str(value), datatype=URIRef(XSD + "decimal"))]
+    rows = [(s, p, o, i, i) for i, o in enumerate(lits)]
+    fast = wire.triple_batch_text(rows)
+    monkeypatch.setattr(wire, "_FAST_SLOTS", False)
+    wire._LIT_WIRE.clear()
+    assert wire.triple_batch_text(rows) == fast
+
+
+def test_canonical_numbers_skip_the_codec(monkeypatch):
+    calls = []
+    real = wire.literal_wire
+    monkeypatch.setattr(wire, "literal_wire", lambda x: calls.append(str(x)) or real(x))
+    wire._LIT_WIRE.clear()
+    s, p = URIRef(EX + "s"), URIRef(EX + "p")
+    wire.triple_batch_text([(s, p, Literal(12.5), 1, 1), (s, p, Literal(12), 2, 2),
+                            (s, p, Literal("12.50", datatype=URIRef(XSD + "double"), normalize=False), 3, 3),
+                            (s, p, Literal("x"), 4, 4)])
+    assert calls == ["12.50", "x"]
