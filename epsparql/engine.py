@@ -37,6 +37,7 @@ from .core.terms import Raw, from_json, to_prolog
 from .language import QueryError, parse_query
 from .ordering import Reorderer
 from .rdf.codec import decode, encode
+from .rdf.wire import triple_batch_text
 from .rules import CompiledQuery, compile_query
 
 
@@ -130,6 +131,18 @@ def _unbounded(p: Any) -> bool:
         return _unbounded(p.left) or _unbounded(p.right)
     inner = getattr(p, "pattern", None)
     return _unbounded(inner) if inner is not None else False
+
+
+_TERM_TYPES = (URIRef, Literal, BNode)
+
+
+def _plain(t: float | int) -> float | int:
+    """A time as an exact int or float (numpy and other subclasses converted:
+    their repr is not Prolog number syntax)."""
+    tp = type(t)
+    if tp is int or tp is float:
+        return t
+    return float(t) if isinstance(t, float) else int(t)
 
 
 def seconds(t: float | int | datetime) -> float | int:
@@ -512,7 +525,7 @@ class Engine:
             chunk = list(itertools.islice(it, size))
             if not chunk:
                 break
-            norm = list(self._normalise(chunk, base))
+            norm = self._normalise(chunk, base)
             self._feed(self._order.add(norm, source))
             base += len(chunk)
 
@@ -523,27 +536,44 @@ class Engine:
         return Source(self, name)
 
     @staticmethod
-    def _normalise(rows: Iterable[Sequence[Any]], base: int = 0):
+    def _normalise(rows: Sequence[Sequence[Any]], base: int = 0) -> list[tuple]:
+        """Validated rows ``(s, p, o, t1, t2)``, times as plain finite
+        ``int``/``float`` seconds.  The common case (exact rdflib term types,
+        int/float times) takes the first branch; anything else is checked
+        and converted by the general one."""
+        out = []
+        append = out.append
         for i, row in enumerate(rows, start=base):
-            if len(row) == 4:
-                s, p, o, start = row
-                end = None
-            elif len(row) == 5:
-                s, p, o, start, end = row
+            n = len(row)
+            if n == 4:
+                s, p, o, t1 = row
+                t2 = t1
+            elif n == 5:
+                s, p, o, t1, t2 = row
+                if t2 is None:
+                    t2 = t1
             else:
                 raise ValueError(f"row {i}: expected (s, p, o, start[, end]), got {row!r}")
+            tt1, tt2 = type(t1), type(t2)
+            if ((type(s) in _TERM_TYPES and type(p) in _TERM_TYPES and type(o) in _TERM_TYPES)
+                    and (tt1 is int or (tt1 is float and t1 - t1 == 0.0))
+                    and (tt2 is int or (tt2 is float and t2 - t2 == 0.0))
+                    and t1 <= t2):
+                append((s, p, o, t1, t2))
+                continue
             for x in (s, p, o):
                 if not isinstance(x, (URIRef, Literal, BNode)):
                     raise TypeError(f"row {i}: a triple position must be an rdflib URIRef, "
                                     f"Literal or BNode, got {x!r}")
             try:
-                t1 = seconds(start)
-                t2 = t1 if end is None else seconds(end)
+                t1 = _plain(seconds(t1))
+                t2 = t1 if t2 is None else _plain(seconds(t2))
             except (TypeError, ValueError) as e:
                 raise type(e)(f"row {i}: {e}") from None
             if t2 < t1:
                 raise ValueError(f"row {i}: end {t2!r} is before start {t1!r}")
-            yield (s, p, o, t1, t2)
+            append((s, p, o, t1, t2))
+        return out
 
     def _mark(self) -> None:
         """Errors of extension functions from now on are this engine's."""
@@ -553,9 +583,12 @@ class Engine:
     def _feed(self, ready: list[tuple]) -> None:
         self._mark()
         if ready:
-            self._route(self.core.push_many(
-                (Raw(f"triple({_text(s)},{_text(p)},{_text(o)})"), t1, t2)
-                for s, p, o, t1, t2 in ready))
+            size = self.core.batch_size
+            push = self.core.push_table_text
+            detections: list[Detection] = []
+            for i in range(0, len(ready), size):
+                detections.extend(push(triple_batch_text(ready[i:i + size])))
+            self._route(detections)
             if self.max_goals is not None:
                 goals = self.core.stats()["goals"]
                 if goals > self.max_goals:

@@ -19,6 +19,7 @@
             py_add_rules/3,      % +Engine, +RulesText, -Reply
             py_load_rules/3,     % +Engine, +File, -Reply
             py_push/3,           % +Engine, +BatchText, -Reply
+            py_push_table/3,     % +Engine, +TableBatchText, -Reply
             py_drain/2,          % +Engine, -Reply
             py_set_option/4,     % +Engine, +Key, +ValueText, -Reply
             py_stats/2,          % +Engine, -Reply
@@ -143,6 +144,50 @@ py_push(M, Text, R) :-
 
 push_text(M, Text, Reply) :-
     term_string(Batch, Text, [syntax_errors(error)]),
+    push_batch(M, Batch, Reply).
+
+%!  py_push_table(+Engine, +Text, -Reply) is det.
+%
+%   Like py_push/3 for a batch of stream triples written with a term
+%   table, so that terms repeated in the batch (IRIs, blank nodes,
+%   datatype IRIs) are written once: Text is the text of
+%   `b(Vars, Values, Items)`, Vars a list of distinct variables, Values
+%   the list of the (ground) terms they stand for, and Items a list in
+%   which those variables occur, each item one of
+%
+%     - t(S, P, O, T1, T2): the event triple(S, P, O) over [T1, T2]
+%     - n(S, P, V, D, L, T1, T2): triple(S, P, n(V, D, L)), and likewise
+%       d/7 and dur/7 (the literal's arguments written flat: fewer
+%       nested terms to read)
+%     - e(Event, T1, T2): any event
+%
+%   It is read as data (read_term, never called); unifying Vars with
+%   Values puts every term in place at once, and the batch must then be
+%   ground.  See epsparql/rdf/wire.py.
+py_push_table(M, Text, R) :-
+    catch(push_table_text(M, Text, R), E, reply(throw(E), ok, R)).
+
+push_table_text(M, Text, Reply) :-
+    term_string(T, Text, [syntax_errors(error)]),
+    (   T = b(Vars, Values, Items), is_list(Vars), is_list(Values), ground(Values),
+        Vars = Values, is_list(Items), ground(Items)
+    ->  table_items(Items, Batch),
+        push_batch(M, Batch, Reply)
+    ;   domain_error(table_batch, b/3)
+    ).
+
+table_items([], []).
+table_items([X|Xs], [Y|Ys]) :-
+    (   table_item(X, Y0) -> Y = Y0 ; domain_error(table_batch_item, X) ),
+    table_items(Xs, Ys).
+
+table_item(t(S, P, O, T1, T2), e(triple(S, P, O), T1, T2)).
+table_item(n(S, P, V, D, L, T1, T2), e(triple(S, P, n(V, D, L)), T1, T2)).
+table_item(d(S, P, V, D, L, T1, T2), e(triple(S, P, d(V, D, L)), T1, T2)).
+table_item(dur(S, P, V, D, L, T1, T2), e(triple(S, P, dur(V, D, L)), T1, T2)).
+table_item(e(E, T1, T2), e(E, T1, T2)).
+
+push_batch(M, Batch, Reply) :-
     setup_call_cleanup(
         new_memory_file(MF),
         push_to_memory_file(M, Batch, MF, Reply),

@@ -366,8 +366,8 @@ engine_events(M, Batch) :-
     engine_option(M, gc_every, Every),
     engine_option(M, gc_period, Period),
     flag(epsparql_depth, _, 0),
-    engine_option(M, dedup, Dedup),
-    catch(run_items(Items, M, Dedup, Every, Period,
+    instant_work(M, Instant),
+    catch(run_items(Items, M, Instant, Every, Period,
                     s(Now0, N0, Since0, LastGC0, Late0), s(Now, N, Since, LastGC, Late)),
           Error,
           ( assertz(M:ep_state(Now0, N0, Since0, LastGC0, Late0, Stamp)),
@@ -397,17 +397,29 @@ check_time(T) :-
     ;   true
     ).
 
+%   instant_work(+M, -Work): what a new end instant must do in this
+%   batch, decided once per batch (rules do not change within one):
+%   i(Close, SeenKey).  Close: close the earlier instants (only engines
+%   with eqopt/leftjoin steps ever have answers waiting in ep_pend/3);
+%   SeenKey: the global variable of the dedup set to forget (none
+%   without dedup).
+instant_work(M, i(Close, Seen)) :-
+    (   engine_has_pending(M) -> Close = true ; Close = false ),
+    (   engine_option(M, dedup, true) -> seen_key(M, Seen) ; Seen = none ).
+
+new_instant(i(false, none), _, _) :- !.
+new_instant(i(Close, Seen), M, T2) :-
+    (   Close == true -> close_instants(M, T2) ; true ),
+    (   Seen == none -> true
+    ;   nb_delete(Seen)                 % succeeds when there is no set (4x cheaper than nb_current/2)
+    ).
+
 run_items([], _, _, _, _, S, S).
-run_items([e(E, T1, T2)|Es], M, Dedup, Every, Period, s(Now0, N0, Since0, Last0, Late0), S) :-
+run_items([e(E, T1, T2)|Es], M, Instant, Every, Period, s(Now0, N0, Since0, Last0, Late0), S) :-
     (   T2 < Now0 -> Late is Late0 + 1, Now = Now0
     ;   T2 > Now0
     ->  Late = Late0, Now = T2,
-        (   Dedup == true
-        ->  close_instants(M, T2), forget_seen(M)
-        ;   engine_has_pending(M)
-        ->  close_instants(M, T2)
-        ;   true
-        )
+        new_instant(Instant, M, T2)
     ;   Late = Late0, Now = T2
     ),
     dispatch(M, E, T1, T2),
@@ -419,7 +431,7 @@ run_items([e(E, T1, T2)|Es], M, Dedup, Every, Period, s(Now0, N0, Since0, Last0,
     ->  collect_garbage(M, Now), Since = 0, Last = Now
     ;   Since = Since1, Last = Last0
     ),
-    run_items(Es, M, Dedup, Every, Period, s(Now, N, Since, Last, Late), S).
+    run_items(Es, M, Instant, Every, Period, s(Now, N, Since, Last, Late), S).
 
 %!  consume_goal(+Module, +Goal) is det.
 %

@@ -102,6 +102,39 @@ def test_dedup_makes_detections_a_set(make_engine):
     assert eng.errors == []
 
 
+def test_dedup_set_lives_for_one_instant_across_batches(make_engine):
+    # no optional steps: a new instant only forgets the set of the last one
+    eng = make_engine()
+    eng.set_option("dedup", True)
+    eng.add_rules("h(X) <- a(X).")
+    assert dets(eng.push(T("a", 1), 1)) == [(("h", (1,)), 1, 1)]
+    assert eng.push(T("a", 1), 1) == []                   # same instant, next batch
+    assert dets(eng.push(T("a", 1), 2)) == [(("h", (1,)), 2, 2)]
+    assert dets(eng.push_many([(T("a", 1), 3), (T("a", 2), 3), (T("a", 1), 3)])) == \
+        dets_list([(("h", (1,)), 3, 3), (("h", (2,)), 3, 3)])
+    # the set is a global variable of the engine, dropped at the next instant
+    from pyswip import Prolog
+    from epsparql.core.terms import quote_atom
+    seen = f"nb_current({quote_atom('$epsparql_seen_' + eng.module)}, _)"
+    assert list(Prolog.query(seen))
+    assert eng.push(T("other"), 4) == []
+    assert not list(Prolog.query(seen))
+
+
+def test_dedup_with_answers_waiting_for_their_instant(make_engine):
+    # eqopt answers wait for the instant to close; closing happens before
+    # the instant's set is forgotten, so the waiting duplicates count once
+    eng = make_engine()
+    eng.set_option("dedup", True)
+    eng.add_rules("r(X, Y) <- eqopt(a(X), b(X, Y), true).")
+    assert eng.push(T("a", 1), 5) == []
+    assert eng.push(T("a", 1), 5) == []                   # the same occurrence again
+    assert dets(eng.push(T("z"), 6)) == [(("r", (1, None)), 5, 5)]
+    assert eng.push(T("a", 1), 7) == []
+    assert dets(eng.push(T("z"), 8)) == [(("r", (1, None)), 7, 7)]
+    assert eng.flush() == []
+
+
 def test_rule_added_mid_stream_sees_only_later_events(engine):
     engine.add_rules("h(X) <- a(X) seq b(X).")
     engine.push(T("a", 1), 1)

@@ -146,6 +146,14 @@ class CoreEngine:
         """Push a batch already written as the text of a Prolog list of e/3."""
         return self._collect(self._call("py_push", self.module, ("s", text)))
 
+    def push_table_text(self, text: str) -> list[Detection]:
+        """Push a batch written with a term table: the text of
+        ``b(Vars, Values, Batch)`` (see ``py_push_table/3`` in
+        ``prolog/epsparql_bridge.pl``): each variable of the list Vars
+        stands for the term at the same place in Values wherever it occurs
+        in Batch, a list of e/3."""
+        return self._collect(self._call("py_push_table", self.module, ("s", text)))
+
     def _collect(self, reply: dict, notify: bool = True) -> list[Detection]:
         """Take a bridge reply's detections (kept until drain(); passed to
         on_detected when ``notify``) and rule errors."""

@@ -449,6 +449,18 @@ _DECODERS: dict[tuple[str, int], Callable[..., Node]] = {
 }
 
 
+# Decoded terms, remembered: answers repeat IRIs and literals, and building
+# an rdflib term (URIRef validation, Literal.__new__) costs microseconds.
+# rdflib terms are immutable, so handing out the same object is safe.  Keys:
+# IRI strings, and encoded terms of the known shapes (whose decoding depends
+# only on their functor and the text of their arguments, so the Python
+# equalities 1 == 1.0 and PlString("x") == "x" between keys are harmless).
+_DEC_IRI: dict[str, URIRef] = {}
+_DEC_TERM: dict[Compound, Node] = {}
+_MAX_DECODED = 1 << 15
+_VALUE_FIRST = frozenset({"n", "d", "dur"})   # first argument: the value, not decoded
+
+
 def decode(value: Any) -> Node | None:
     """The rdflib term of an encoded term; None for an unbound variable
     (``None``) or the evaluator's error marker ``'$error'`` (SPARQL leaves a
@@ -459,11 +471,33 @@ def decode(value: Any) -> Node | None:
     """
     tp = type(value)
     if tp is str:
-        return None if value == ERROR else URIRef(value)
+        if value == ERROR:
+            return None
+        node = _DEC_IRI.get(value)
+        if node is None:
+            node = URIRef(value)
+            if len(_DEC_IRI) >= _MAX_DECODED:
+                _DEC_IRI.clear()
+            _DEC_IRI[value] = node
+        return node
     if tp is Compound:
+        try:
+            node = _DEC_TERM.get(value)
+        except TypeError:               # an unhashable argument: not a term we know
+            node = None
+        if node is not None:
+            return node
         dec = _DECODERS.get((value.name, len(value.args)))
         if dec is not None:
-            return dec(*value.args)
+            node = dec(*value.args)
+            # only well-formed terms are remembered (their text arguments are
+            # strings); blank nodes are not (CONSTRUCT makes fresh ones)
+            args = value.args[1:] if value.name in _VALUE_FIRST else value.args
+            if type(node) is not BNode and all(isinstance(a, str) for a in args):
+                if len(_DEC_TERM) >= _MAX_DECODED:
+                    _DEC_TERM.clear()
+                _DEC_TERM[value] = node
+            return node
         raise ValueError(f"not an encoded RDF term: {value!r}")
     if value is None:
         return None

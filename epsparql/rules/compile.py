@@ -146,10 +146,11 @@ class RuleWriter:
             return f"({self.pattern(p.pattern)} within {p.seconds!r})"
         if isinstance(p, Filter):
             inner = self.pattern(p.pattern)
+            bound = certainly_bound(p.pattern)
             if is_temporal(p.expr):
                 s, e = self.fresh(), self.fresh()
-                return f"(span({inner}, {s}, {e}) where {self.condition(p.expr, (s, e))})"
-            return f"({inner} where {self.condition(p.expr, None)})"
+                return f"(span({inner}, {s}, {e}) where {self.condition(p.expr, (s, e), bound)})"
+            return f"({inner} where {self.condition(p.expr, None, bound)})"
         if isinstance(p, Extend):
             inner = self.pattern(p.pattern)
             span = None
@@ -229,13 +230,16 @@ class RuleWriter:
         raise QueryError(f"unsupported property path {p!r}")
 
     # -- expressions ---------------------------------------------------------
-    def condition(self, e: Any, span: tuple[str, str] | None) -> str:
-        """A goal that succeeds iff FILTER(e) keeps the solution."""
-        goals = [self._conjunct(c, span) for c in conjuncts(e)]
+    def condition(self, e: Any, span: tuple[str, str] | None,
+                  bound: frozenset[str] = frozenset()) -> str:
+        """A goal that succeeds iff FILTER(e) keeps the solution (``bound``:
+        variables every solution of the filtered pattern binds)."""
+        goals = [self._conjunct(c, span, bound) for c in conjuncts(e)]
         return ", ".join(goals)
 
-    def _conjunct(self, c: Any, span: tuple[str, str] | None) -> str:
-        fast = self._fast_comparison(c)
+    def _conjunct(self, c: Any, span: tuple[str, str] | None,
+                  bound: frozenset[str] = frozenset()) -> str:
+        fast = self._fast_comparison(c, bound)
         general = f"ep_sparql:sparql_true({self.expr(c, span)})"
         if fast is None:
             return general
@@ -243,9 +247,12 @@ class RuleWriter:
         # numbers on both sides: plain arithmetic; otherwise SPARQL's rules
         return f"( {', '.join(guards)} -> {test} ; {general} )" if guards else test
 
-    def _fast_comparison(self, c: Any) -> tuple[list[str], str] | None:
+    def _fast_comparison(self, c: Any, bound: frozenset[str] = frozenset()
+                         ) -> tuple[list[str], str] | None:
         """Numeric comparisons of variables and numeric constants compile to
-        inline arithmetic, guarded by 'both sides are numbers'."""
+        inline arithmetic, guarded by 'both sides are numbers' (a variable
+        that may be unbound is tested with nonvar/1 first, or the
+        unification would bind it)."""
         if type(c).__name__ != "BinaryOp" or c.op not in COMPARISONS:
             return None
         guards: list[str] = []
@@ -259,7 +266,10 @@ class RuleWriter:
                     seen[e.name] = n
                     # numeric literals are n(Value, Datatype, Lexical): a unification
                     v = self.var(e.name)
-                    guards.append(f"nonvar({v}), {v} = n({n}, _, _)")
+                    if e.name in bound:
+                        guards.append(f"{v} = n({n}, _, _)")
+                    else:
+                        guards.append(f"nonvar({v}), {v} = n({n}, _, _)")
                 return seen[e.name]
             if isinstance(e, Literal):
                 return _numeric_text(e)
@@ -308,6 +318,22 @@ class RuleWriter:
                                  pos.line if pos else None, pos.column if pos else None)
             return f"call({to_prolog(iri)}, [{', '.join(args)}])"
         raise QueryError(f"unsupported expression {e!r}")
+
+
+def certainly_bound(p: Pattern) -> frozenset[str]:
+    """Variables that every solution of ``p`` binds (conservative: the
+    optional side of an optional join, a union branch alone, a computed
+    BIND variable and background patterns count as possibly unbound)."""
+    if isinstance(p, BGP):
+        return frozenset(x.name for t in p.triples for x in (t.s, t.p, t.o)
+                         if type(x).__name__ == "Var")
+    if isinstance(p, (Join, SeqJoin, EqJoin)):
+        return certainly_bound(p.left) | certainly_bound(p.right)
+    if isinstance(p, (Union_, LeftJoin, SeqRightJoin, EqLeftJoin)):
+        return certainly_bound(p.left) & certainly_bound(p.right)
+    if isinstance(p, (Filter, Window, Extend)):
+        return certainly_bound(p.pattern)
+    return frozenset()
 
 
 def compile_query(q: Any, qid: int, *, encode: Callable[[Any], Any],
