@@ -82,6 +82,7 @@ class Runner:
         self.term = Memo(parse_term).__getitem__
         self.key = WHOLE
         self.pushed = 0
+        self._errors_seen = 0
         windows = [st["window"] for st in self.engine.core.rule_graph().get("stores", [])]
         #: the longest window of a store of partial matches (inf: unbounded)
         self.window = max((float(w) if isinstance(w, (int, float)) else math.inf
@@ -96,6 +97,7 @@ class Runner:
             self.engine.restore(state)
         self.key = key
         self.late.clear()
+        self._errors_seen = 0              # clear_state forgot the engine's errors
 
     def push(self, s: Sequence[str], p: Sequence[str], o: Sequence[str],
              start: Sequence[float], end: Sequence[float]) -> None:
@@ -133,7 +135,7 @@ class Runner:
                         None, "later than the allowed lateness", None))
         self.late.clear()
         errors = self.engine.errors
-        for e in errors[getattr(self, "_errors_seen", 0):]:
+        for e in errors[self._errors_seen:]:
             out.append(("error", ",".join(e.queries), self.key, None, None, None, None, None,
                         str(e), None))
         self._errors_seen = len(errors)
