@@ -1,7 +1,9 @@
 #!/usr/bin/env python
 """The language path against the core path, on the same workloads.
 
-    .venv/bin/python bench/language.py [--n 200000] [--window 1000]
+    .venv/bin/python bench/language.py               # N = 200,000, 5 repeats (~3 min on 2 cores)
+    .venv/bin/python bench/language.py --quick       # N = 50,000, 3 repeats, results to bench/out/
+    .venv/bin/python bench/language.py --profile     # cProfile + SWI-Prolog profiler, to bench/out/
 
 Workloads (100 keys, one price per second, seeded, prices as in
 bench/seq2.py: mean-reverting with rare +6..12% spikes):
@@ -16,17 +18,25 @@ Language path: EP-SPARQL text -> parse -> algebra -> rules; rdflib triples
 pushed with Engine.push_many (encoding every term), answers decoded into
 rdflib bindings.  Core path: CoreEngine with the hand-written rule, events
 ``price(Key, Price)`` pushed with push_many.  Both time only the pushing
-(and answer delivery).  Prints events/s, answers, peak RSS, and the ratio
-core/language (the target is <= 1.5).
+(and answer delivery), wall clock and CPU (process time: Python and the
+embedded Prolog), and the part of the wall time spent inside Prolog calls.
+Each run is a fresh process; the input is built first and frozen out of
+the cyclic garbage collector's reach (gc.freeze(), both paths).  Every
+repeat runs both paths of a workload back to back (alternating which goes
+first), so each ratio core/language compares runs under the same load; the
+medians over the repeats are reported (the target is <= 1.5).
 """
 from __future__ import annotations
 
 import argparse
+import functools
+import gc
 import json
 import math
 import os
 import platform
 import random
+import re
 import resource
 import subprocess
 import sys
@@ -54,93 +64,268 @@ def prices(n: int, keys: int = 100, seed: int = 1):
         yield k, round(p, 2), t
 
 
+QUERIES = {
+    "seq2": """PREFIX : <{ns}>
+        SELECT ?k ?p1 ?p2 WHERE {{ ?k :price ?p1 }} SEQ {{ ?k :price ?p2 }}
+        FILTER (?p2 > ?p1 * 1.05 && getDURATION() <= "PT{w}S"^^xsd:duration)""",
+    "query1": """PREFIX : <{ns}>
+        SELECT ?k WHERE {{ ?k :price ?p1 }} SEQ {{ ?k :price ?p2 }} SEQ {{ ?k :price ?p3 }}
+        FILTER (?p2 < ?p1 * 0.7 && ?p3 > ?p1 * 1.05 && getDURATION() <= "PT{w}S"^^xsd:duration)""",
+}
+RULES = {
+    "seq2": "rise(K,P1,P2) <- price(K,P1) seq price(K,P2) where P2 > P1 * 1.05 within {w}.",
+    "query1": "crash(K) <- (price(K,P1) seq price(K,P2) where P2 < P1 * 0.7) "
+              "seq price(K,P3) where P3 > P1 * 1.05 within {w}.",
+}
+BATCH = 5000
+
+
+class _PrologClock:
+    """Wall time spent inside Prolog calls (the bridge's one entry point)."""
+
+    def __init__(self) -> None:
+        from epsparql.core.runtime import runtime
+        self.rt = runtime()
+        self.seconds = 0.0
+        self.calls = 0
+        inner = self.rt.call
+
+        def call(name, *args):
+            t = time.perf_counter()
+            try:
+                return inner(name, *args)
+            finally:
+                self.seconds += time.perf_counter() - t
+                self.calls += 1
+        self.rt.call = call
+
+
+_PROFILERS: list = []       # (start, stop) around the timed section, with --profile
+
+
+def _timed(push_all) -> dict:
+    clock = _PrologClock()
+    gc.collect()
+    gc.freeze()
+    if _PROFILERS:
+        _PROFILERS[0]()
+    w0, c0 = time.perf_counter(), time.process_time()
+    # run through a C function that nothing else calls, so that
+    # --instructions can count this section alone (callgrind --toggle-collect)
+    answers = functools.reduce(lambda acc, _: push_all(), (0,), 0)
+    w1, c1 = time.perf_counter(), time.process_time()
+    if _PROFILERS:
+        _PROFILERS[1]()
+    return {"seconds": w1 - w0, "cpu_seconds": c1 - c0, "prolog_seconds": clock.seconds,
+            "answers": answers}
+
+
 def run_language(workload: str, n: int, w: int) -> dict:
     from rdflib import Literal, URIRef
     from epsparql.engine import Engine
-    q_text = {
-        "seq2": f"""PREFIX : <{NS}>
-            SELECT ?k ?p1 ?p2 WHERE {{ ?k :price ?p1 }} SEQ {{ ?k :price ?p2 }}
-            FILTER (?p2 > ?p1 * 1.05 && getDURATION() <= "PT{w}S"^^xsd:duration)""",
-        "query1": f"""PREFIX : <{NS}>
-            SELECT ?k WHERE {{ ?k :price ?p1 }} SEQ {{ ?k :price ?p2 }} SEQ {{ ?k :price ?p3 }}
-            FILTER (?p2 < ?p1 * 0.7 && ?p3 > ?p1 * 1.05 && getDURATION() <= "PT{w}S"^^xsd:duration)""",
-    }[workload]
     keys = [URIRef(f"{NS}k{i}") for i in range(100)]
     pred = URIRef(NS + "price")
     rows = [(keys[k], pred, Literal(p), t) for k, p, t in prices(n)]
     eng = Engine()
-    q = eng.register(q_text)
-    answers = 0
-    t0 = time.perf_counter()
-    for i in range(0, len(rows), 5000):
-        eng.push_many(rows[i:i + 5000])
-        answers += len(q.results())
-    eng.flush()
-    answers += len(q.results())
-    dt = time.perf_counter() - t0
-    return {"events_per_s": n / dt, "answers": answers, "seconds": dt}
+    q = eng.register(QUERIES[workload].format(ns=NS, w=w))
+
+    def push_all() -> int:
+        answers = 0
+        for i in range(0, len(rows), BATCH):
+            eng.push_many(rows[i:i + BATCH])
+            answers += len(q.results())
+        eng.flush()
+        return answers + len(q.results())
+    return _timed(push_all)
 
 
 def run_core(workload: str, n: int, w: int) -> dict:
     from epsparql.core import CoreEngine, term
-    rule = {
-        "seq2": f"rise(K,P1,P2) <- price(K,P1) seq price(K,P2) where P2 > P1 * 1.05 within {w}.",
-        "query1": f"crash(K) <- (price(K,P1) seq price(K,P2) where P2 < P1 * 0.7) "
-                  f"seq price(K,P3) where P3 > P1 * 1.05 within {w}.",
-    }[workload]
     events = [(term("price", f"k{k}", p), t) for k, p, t in prices(n)]
     eng = CoreEngine()
-    eng.add_rules(rule)
-    answers = 0
-    t0 = time.perf_counter()
-    for i in range(0, len(events), 5000):
-        eng.push_many(events[i:i + 5000])
-        answers += len(eng.drain())
-    dt = time.perf_counter() - t0
-    return {"events_per_s": n / dt, "answers": answers, "seconds": dt}
+    eng.add_rules(RULES[workload].format(w=w))
+
+    def push_all() -> int:
+        answers = 0
+        for i in range(0, len(events), BATCH):
+            eng.push_many(events[i:i + BATCH])
+            answers += len(eng.drain())
+        return answers
+    return _timed(push_all)
 
 
-def child(mode: str, workload: str, n: int, w: int) -> None:
-    r = (run_language if mode == "language" else run_core)(workload, n, w)
+def child(mode: str, workload: str, n: int, w: int, profile: bool) -> dict:
+    run = run_language if mode == "language" else run_core
+    if not profile:
+        r = run(workload, n, w)
+    else:
+        import cProfile
+        import io
+        import pstats
+
+        from pyswip import Prolog
+        from epsparql.core.runtime import runtime
+        runtime()
+        prof = cProfile.Profile()
+
+        def start() -> None:
+            list(Prolog.query("profiler(_, cputime)"))
+            prof.enable()
+
+        def stop() -> None:
+            prof.disable()
+            list(Prolog.query("profiler(_, false)"))
+        _PROFILERS[:] = [start, stop]
+        r = run(workload, n, w)
+        text = list(Prolog.query(
+            "with_output_to(string(S), show_profile([top(40), cumulative(false)]))"))[0]["S"]
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(30)
+        OUT.mkdir(parents=True, exist_ok=True)
+        stem = OUT / f"language_profile_{workload}_{mode}"
+        Path(f"{stem}_python.txt").write_text(buf.getvalue())
+        Path(f"{stem}_prolog.txt").write_text(text)
+        r["profile_files"] = [f"{stem}_python.txt", f"{stem}_prolog.txt"]
+    r["events_per_s"] = n / r["seconds"]
+    r["events_per_cpu_s"] = n / r["cpu_seconds"]
     r["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps(r))
+    return r
+
+
+OUT = ROOT / "bench" / "out"
 
 
 def machine() -> dict:
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     swipl = subprocess.run(["swipl", "--version"], capture_output=True, text=True).stdout.strip()
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "swipl": swipl}
+    import epsparql
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "swipl": swipl,
+            "epsparql": str(Path(epsparql.__file__).resolve().parent.relative_to(ROOT)),
+            "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                     text=True, cwd=ROOT).stdout.strip()}
+
+
+def run_child(args: argparse.Namespace, mode: str, workload: str, profile: bool = False,
+              n: int | None = None, valgrind: bool = False) -> dict:
+    n = args.n if n is None else n
+    cmd = [sys.executable, __file__, "--n", str(n), "--window", str(args.window),
+           "--child", mode, workload] + (["--profile"] if profile else [])
+    if valgrind:
+        cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+               "--collect-atstart=no", "--toggle-collect=functools_reduce"] + cmd
+    load0 = os.getloadavg()[0]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr[-3000:]}")
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    if valgrind:
+        m = re.search(r"Collected\s*:\s*(\d+)", r.stderr)
+        if m is None:
+            raise RuntimeError(f"no instruction count from callgrind:\n{r.stderr[-2000:]}")
+        out["instructions"] = int(m.group(1))
+        out["instructions_per_event"] = int(m.group(1)) / n
+    out["load_avg_before"] = round(load0, 2)
+    out["load_avg_after"] = round(os.getloadavg()[0], 2)
+    return out
+
+
+def median(xs: list[float]) -> float:
+    s = sorted(xs)
+    m = len(s) // 2
+    return s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 2
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=200_000)
     ap.add_argument("--window", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=5, help="runs of each path per workload (default 5)")
+    ap.add_argument("--workloads", default="seq2,query1")
+    ap.add_argument("--quick", action="store_true", help="N = 50,000, 3 repeats, results to bench/out/")
+    ap.add_argument("--profile", action="store_true",
+                    help="one profiled run of each path and workload (cProfile and SWI-Prolog's "
+                         "profiler, to bench/out/language_profile_*.txt)")
+    ap.add_argument("--instructions", type=int, nargs="?", const=20_000, metavar="N",
+                    help="count the instructions of the timed section instead (valgrind's callgrind, "
+                         "N events, default 20,000; deterministic, unlike times on a shared machine; "
+                         "~1 minute per run)")
+    ap.add_argument("--out", help="results file (default bench/results/language.json; "
+                                  "bench/out/language.json with --quick)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child[0], args.child[1], args.n, args.window)
+        print(json.dumps(child(args.child[0], args.child[1], args.n, args.window, args.profile)))
         return 0
+    if args.quick:
+        args.n, args.repeat = 50_000, 3
+    workloads = args.workloads.split(",")
     info = machine()
-    print(f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, {info['swipl']}")
+    print(f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, {info['swipl']}; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    if args.instructions:
+        rows = []
+        for workload in workloads:
+            row = {"workload": workload, "n": args.instructions, "window": args.window}
+            for mode in ("core", "language"):
+                r = run_child(args, mode, workload, n=args.instructions, valgrind=True)
+                row[mode] = {"instructions_per_event": round(r["instructions_per_event"]),
+                             "answers": r["answers"]}
+            row["ratio"] = row["language"]["instructions_per_event"] / row["core"]["instructions_per_event"]
+            rows.append(row)
+            print(f"{workload:7} N={args.instructions:,}: core {row['core']['instructions_per_event']:,} "
+                  f"instructions/event, language {row['language']['instructions_per_event']:,}: "
+                  f"language/core {row['ratio']:.2f}")
+        if args.out:
+            Path(args.out).write_text(json.dumps({"machine": info, "instructions": rows}, indent=2))
+        return 0
+    if args.profile:
+        for workload in workloads:
+            for mode in ("core", "language"):
+                r = run_child(args, mode, workload, profile=True)
+                print(f"{workload:7} {mode:8} {r['events_per_s']:>9,.0f} ev/s under the profilers: "
+                      + ", ".join(r["profile_files"]))
+        return 0
     results = []
-    for workload in ("seq2", "query1"):
-        row = {"workload": workload, "n": args.n, "window": args.window}
+    for workload in workloads:
+        runs = []
+        for rep in range(args.repeat):
+            order = ("core", "language") if rep % 2 == 0 else ("language", "core")
+            pair = {mode: run_child(args, mode, workload) for mode in order}
+            pair["ratio"] = pair["core"]["events_per_s"] / pair["language"]["events_per_s"]
+            pair["cpu_ratio"] = pair["core"]["events_per_cpu_s"] / pair["language"]["events_per_cpu_s"]
+            runs.append(pair)
+            c, l = pair["core"], pair["language"]
+            print(f"{workload:7} #{rep + 1}: core {c['events_per_s']:>9,.0f} ev/s "
+                  f"({c['events_per_cpu_s']:>9,.0f}/CPU s, Prolog {c['prolog_seconds']:.2f} of "
+                  f"{c['seconds']:.2f} s)  language {l['events_per_s']:>9,.0f} ev/s "
+                  f"({l['events_per_cpu_s']:>9,.0f}/CPU s, Prolog {l['prolog_seconds']:.2f} of "
+                  f"{l['seconds']:.2f} s)  core/language {pair['ratio']:.2f} (CPU {pair['cpu_ratio']:.2f})"
+                  f"  load {c['load_avg_before']:.2f}")
+        answers = {runs[0]["core"]["answers"], runs[0]["language"]["answers"]}
+        if len({r[m]["answers"] for r in runs for m in ("core", "language")}) != 1:
+            raise SystemExit(f"{workload}: the paths disagree on the answers: {answers}")
+        summary = {"workload": workload, "n": args.n, "window": args.window, "repeats": args.repeat,
+                   "answers": runs[0]["core"]["answers"]}
         for mode in ("core", "language"):
-            out = subprocess.run([sys.executable, __file__, "--n", str(args.n), "--window",
-                                  str(args.window), "--child", mode, workload],
-                                 capture_output=True, text=True, check=True).stdout
-            row[mode] = json.loads(out.strip().splitlines()[-1])
-        row["ratio"] = row["core"]["events_per_s"] / row["language"]["events_per_s"]
-        results.append(row)
-        print(f"{workload:7} W={args.window}: core {row['core']['events_per_s']:>9,.0f} ev/s "
-              f"({row['core']['answers']} answers, {row['core']['peak_rss_mb']:.0f} MB)  "
-              f"language {row['language']['events_per_s']:>9,.0f} ev/s "
-              f"({row['language']['answers']} answers, {row['language']['peak_rss_mb']:.0f} MB)  "
-              f"core/language = {row['ratio']:.2f}")
-    out = ROOT / "bench" / "results" / "language.json"
-    out.write_text(json.dumps({"machine": info, "results": results}, indent=2))
-    print(f"written {out.relative_to(ROOT)}")
+            summary[mode] = {k: median([r[mode][k] for r in runs])
+                             for k in ("events_per_s", "events_per_cpu_s", "seconds", "cpu_seconds",
+                                       "prolog_seconds", "peak_rss_mb")}
+        summary["ratio_median"] = median([r["ratio"] for r in runs])
+        summary["cpu_ratio_median"] = median([r["cpu_ratio"] for r in runs])
+        summary["load_avg"] = [r["core"]["load_avg_before"] for r in runs]
+        summary["runs"] = runs
+        results.append(summary)
+        print(f"{workload:7} median: core {summary['core']['events_per_s']:,.0f} ev/s, language "
+              f"{summary['language']['events_per_s']:,.0f} ev/s; core/language {summary['ratio_median']:.2f} "
+              f"wall, {summary['cpu_ratio_median']:.2f} CPU")
+    out = Path(args.out) if args.out else (OUT / "language.json" if args.quick
+                                            else ROOT / "bench" / "results" / "language.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"machine": info, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                               "results": results}, indent=2))
+    print(f"written {out}")
     return 0
 
 

@@ -159,6 +159,7 @@ push_text(M, Text, Reply) :-
 %     - n(S, P, V, D, L, T1, T2): triple(S, P, n(V, D, L)), and likewise
 %       d/7 and dur/7 (the literal's arguments written flat: fewer
 %       nested terms to read)
+%     - the same without T2 (t/4, n/6, d/6, dur/6): a point event, T2 = T1
 %     - e(Event, T1, T2): any event
 %
 %   It is read as data (read_term, never called); unifying Vars with
@@ -186,6 +187,10 @@ table_item(n(S, P, V, D, L, T1, T2), e(triple(S, P, n(V, D, L)), T1, T2)).
 table_item(d(S, P, V, D, L, T1, T2), e(triple(S, P, d(V, D, L)), T1, T2)).
 table_item(dur(S, P, V, D, L, T1, T2), e(triple(S, P, dur(V, D, L)), T1, T2)).
 table_item(e(E, T1, T2), e(E, T1, T2)).
+table_item(t(S, P, O, T), e(triple(S, P, O), T, T)).
+table_item(n(S, P, V, D, L, T), e(triple(S, P, n(V, D, L)), T, T)).
+table_item(d(S, P, V, D, L, T), e(triple(S, P, d(V, D, L)), T, T)).
+table_item(dur(S, P, V, D, L, T), e(triple(S, P, dur(V, D, L)), T, T)).
 
 push_batch(M, Batch, Reply) :-
     setup_call_cleanup(

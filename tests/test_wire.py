@@ -120,6 +120,24 @@ def test_batch_text_writes_each_repeated_term_once():
     assert text.count(XSD + "double") == 1
 
 
+def test_point_events_keep_their_end_time_exactly(engine):
+    # the time is written once only when both are the same number written
+    # the same way: 1 and 1.0, -0.0 and 0.0 stay as they are
+    q = all_triples(engine)
+    s, p = iri("s"), iri("p")
+    rows = [(s, p, Literal(1), 1, 1.0), (s, p, Literal(2), 2.0), (s, p, Literal("x"), 3, 3),
+            (s, p, Literal(4), 4.5, 5)]
+    engine.push_many([(s, p, Literal(0), -0.0, 0.0)] + rows)
+    got = [(a.start, a.end) for a in q.results()]
+    assert got == [(-0.0, 0.0), (1, 1.0), (2.0, 2.0), (3, 3), (4.5, 5)]
+    assert [(type(a), type(b)) for a, b in got] == [(float, float), (int, float), (float, float),
+                                                    (int, int), (float, int)]
+    assert str(got[0][0]) == "-0.0" and str(got[0][1]) == "0.0"
+    text = wire.triple_batch_text([(s, p, o, t1, t1 if len(r) == 4 else r[4])
+                                   for r in rows for (_, _, o, t1) in [r[:4]]])
+    assert ",1,1.0)" in text and ",2.0)" in text and ",3)" in text and ",4.5,5)" in text
+
+
 def test_times_are_plain_numbers(engine):
     np = pytest.importorskip("numpy")
     q = all_triples(engine)
@@ -148,8 +166,8 @@ def test_decoded_terms_are_remembered_only_when_well_formed():
     "b([I0],['a'],[e(triple(I0,I0,I0),1,1)]) :- halt",  # not a batch
     "[e(triple(a,b,c),1,1)]",                           # the plain format
     "b([I0],['a'],[x(I0,I0,I0,1,1)])",                  # an unknown item
-    "b([I0],['a'],[t(I0,I0,I0,1)])",                    # an item of the wrong arity
-    "b([I0],['a'],[n(I0,I0,1.5,I0,1,1)])",              # a literal item of the wrong arity
+    "b([I0],['a'],[t(I0,I0,I0)])",                      # an item of the wrong arity
+    "b([I0],['a'],[n(I0,I0,1.5,I0,1)])",                # a literal item of the wrong arity
     "b([I0],['a'],x)",                                  # items not a list
     "b([I0],['a'],[e(triple(I0,I0,I0),1,1)",            # syntax error
 ])
@@ -163,11 +181,14 @@ def test_malformed_table_batches_are_rejected_not_run(text):
         # still alive and working; every item form
         eng.push_table_text("b([I0,D0],['a','dt'],[e(triple(I0,I0,I0),1,1),t(I0,I0,I0,2,2),"
                             "n(I0,I0,1.5,D0,\"1.50\",3,3),d(I0,I0,0.0,D0,\"x\",4,4),"
-                            "dur(I0,I0,60,D0,\"PT1M\",5,5)])")
-        assert [d.event for d in eng.drain()] == [Compound("seen", ("a",))] * 5
+                            "dur(I0,I0,60,D0,\"PT1M\",5,5),t(I0,I0,I0,6),n(I0,I0,1.5,D0,\"1.50\",7),"
+                            "d(I0,I0,0.0,D0,\"x\",8),dur(I0,I0,60,D0,\"PT1M\",9.5)])")
+        got = eng.drain()
+        assert [d.event for d in got] == [Compound("seen", ("a",))] * 9
+        assert [(d.start, d.end) for d in got] == [(t, t) for t in (1, 2, 3, 4, 5, 6, 7, 8, 9.5)]
         eng.add_rules("lit(O) <- triple(_, _, O).")
-        eng.push_table_text("b([I0,D0],['a','dt'],[n(I0,I0,1.5,D0,\"1.50\",6,6),"
-                            "d(I0,I0,0.0,D0,\"x\",7,7),dur(I0,I0,60,D0,\"PT1M\",8,8)])")
+        eng.push_table_text("b([I0,D0],['a','dt'],[n(I0,I0,1.5,D0,\"1.50\",16,16),"
+                            "d(I0,I0,0.0,D0,\"x\",17),dur(I0,I0,60,D0,\"PT1M\",18,18)])")
         assert [d.event for d in eng.drain() if d.event.name == "lit"] == [
             Compound("lit", (Compound(f, (v, "dt", PlString(lex))),))
             for f, v, lex in [("n", 1.5, "1.50"), ("d", 0.0, "x"), ("dur", 60, "PT1M")]]

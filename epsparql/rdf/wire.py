@@ -3,14 +3,15 @@
 A batch of RDF triple events goes to Prolog as the text of
 
     b([I0, I1, …, D0, …], ['http://…', 'http://…', …, 'http://…#double', …],
-      [n(I0, I1, 123.45, D0, "123.45", 10001, 10001), t(I2, I1, I0, 10002, 10002), …])
+      [n(I0, I1, 123.45, D0, "123.45", 10001), t(I2, I1, I0, 10002, 10003), …])
 
 read there as data (``read_term``, never called) by ``py_push_table/3`` in
 ``prolog/epsparql_bridge.pl``, which unifies the variable list with the
 value list (every occurrence of ``I0`` is then the IRI atom) and turns
 each item into the event it stands for: ``t(S, P, O, T1, T2)`` is
 ``e(triple(S, P, O), T1, T2)``, and ``n(S, P, V, D, L, T1, T2)`` (likewise
-``d/7``, ``dur/7``) is ``e(triple(S, P, n(V, D, L)), T1, T2)``.  So an IRI
+``d/7``, ``dur/7``) is ``e(triple(S, P, n(V, D, L)), T1, T2)``; a point
+event (T1 = T2, the same number written the same way) leaves out T2.  So an IRI
 (or blank node) that occurs many times in a batch is written, escaped and
 parsed once, a typed literal names its datatype by a variable instead of
 the full datatype IRI, and the commonest literals are written without a
@@ -216,7 +217,12 @@ def triple_batch_text(rows: Iterable[tuple]) -> str:
                             and v - v == 0 and (dv := _DT_VARS.get(ds)) is not None):
                         if ds not in dts:
                             dts[ds] = dv
-                        out.append(f"n({sv},{pv},{lex},{dv},\"{lex}\",{t1!r},{t2!r})")
+                        r1 = repr(t1)
+                        r2 = r1 if t2 is t1 else repr(t2)
+                        if r1 == r2:
+                            out.append(f"n({sv},{pv},{lex},{dv},\"{lex}\",{r1})")
+                        else:
+                            out.append(f"n({sv},{pv},{lex},{dv},\"{lex}\",{r1},{r2})")
                         continue
             if len(lex) > _MAX_CACHED_LEX:
                 f, ov, dt = literal_wire(o)
@@ -244,7 +250,12 @@ def triple_batch_text(rows: Iterable[tuple]) -> str:
         else:
             f = "t"
             ov = other(o)
-        out.append(f"{f}({sv},{pv},{ov},{t1!r},{t2!r})")
+        r1 = repr(t1)
+        r2 = r1 if t2 is t1 else repr(t2)
+        if r1 == r2:                    # a point event: the time once
+            out.append(f"{f}({sv},{pv},{ov},{r1})")
+        else:
+            out.append(f"{f}({sv},{pv},{ov},{r1},{r2})")
     for dt, v in dts.items():
         names.append(v)
         values.append(quote_atom(dt))
