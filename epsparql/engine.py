@@ -33,7 +33,7 @@ from .algebra.passes import optimise
 from .core import CoreEngine, Compound
 from .core.engine import Detection, unpack_state
 from .core.runtime import PROLOG_DIR, check, runtime
-from .core.terms import Raw, from_json, to_prolog
+from .core.terms import from_json, to_prolog
 from .language import QueryError, parse_query
 from .ordering import Reorderer
 from .rdf.codec import decode, encode

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what is missing on a Debian machine: SWI-Prolog (swi-prolog-nox),
-# python3-venv, a virtual environment in .venv with epsparql and its
+# python3-venv, Java 17 (for Spark), a virtual environment in .venv with epsparql and its
 # dependencies.  Safe to run again: it only does what is not done yet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +9,7 @@ pkgs=()
 command -v swipl >/dev/null 2>&1 || pkgs+=(swi-prolog-nox)
 command -v python3 >/dev/null 2>&1 || pkgs+=(python3)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || pkgs+=(python3-venv)
+command -v java >/dev/null 2>&1 || pkgs+=(openjdk-17-jre-headless)   # for Spark
 if ((${#pkgs[@]})); then
     SUDO=""
     if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
