@@ -55,21 +55,37 @@ def splits(files: Sequence[str], format: str | None, pieces: int) -> list[tuple]
                 f.seek(min(start + step, size))
                 f.readline()                        # to the end of that line
                 end = min(f.tell(), size)
-                f.seek(start)
-                piece = f.read(end - start)
                 out.append((path, start, end, lines))
-                lines += piece.count(b"\n")
+                f.seek(start)
+                left = end - start
+                while left:                         # count its lines, 16 MB at a time
+                    buf = f.read(min(left, 16 << 20))
+                    lines += buf.count(b"\n")
+                    left -= len(buf)
                 start = end
     return out
 
 
-def _piece(path: str, first: int, end: int):
-    import io
-    if end < 0:
-        return path
-    with open(path, "rb") as f:
-        f.seek(first)
-        return io.BytesIO(f.read(end - first))
+class _Piece:
+    """The lines of bytes ``first`` to ``end`` of a file, read lazily (what
+    the stream reader iterates over)."""
+
+    def __init__(self, path: str, first: int, end: int) -> None:
+        self.path, self.first, self.end = path, first, end
+
+    def __iter__(self) -> Iterator[bytes]:
+        with open(self.path, "rb", buffering=1 << 20) as f:
+            f.seek(self.first)
+            left = self.end - self.first
+            for line in f:
+                yield line
+                left -= len(line)
+                if left <= 0:
+                    return
+
+
+def _piece(path: str, first: int, end: int) -> Any:
+    return path if end < 0 else _Piece(path, first, end)
 
 
 def read_and_route(spec: JobSpec, format: str | None, on_error: str,
