@@ -224,19 +224,7 @@ def triple_batch_text(rows: Iterable[tuple]) -> str:
                         else:
                             out.append(f"n({sv},{pv},{lex},{dv},\"{lex}\",{r1},{r2})")
                         continue
-            if len(lex) > _MAX_CACHED_LEX:
-                f, ov, dt = literal_wire(o)
-            else:
-                key = lit_key(o, lex)
-                hit = lit_cache.get(key)
-                if hit is None:
-                    hit = literal_wire(o)
-                    if len(lit_cache) >= _MAX_LIT:
-                        lit_cache.clear()
-                    lit_cache[key] = hit
-                f, ov, dt = hit
-            if dt is not None and dt not in dts:
-                dts[dt] = _DT_VARS[dt]
+            f, ov = literal(o)
         elif to is URIRef:
             f = "t"
             k = str(o)
