@@ -354,7 +354,7 @@ class Engine:
         from . import functions
         self._seen_function_errors = functions.error_count
         rt = runtime()
-        for module in ("ep_sparql.pl", "ep_construct.pl", "ep_rdfs.pl"):
+        for module in ("sparql_eval.pl", "sparql_construct.pl", "sparql_background.pl"):
             rt.consult(PROLOG_DIR / module)
         self.core = CoreEngine(gc_every=gc_every, gc_period=gc_period,
                                batch_size=batch_size, max_depth=max_depth)

@@ -81,9 +81,9 @@ def _install() -> None:
     lib.PL_get_integer.argtypes = [ctypes.c_size_t, ctypes.POINTER(ctypes.c_int)]
     lib.PL_unify_chars.restype = ctypes.c_int
     lib.PL_unify_chars.argtypes = [ctypes.c_size_t, ctypes.c_int, ctypes.c_size_t, ctypes.c_char_p]
-    if not f(b"ep_pyfun", b"epsparql_pycall", 3, ctypes.cast(_callback, ctypes.c_void_p), 0):
+    if not f(b"bridge_pyfun", b"epsparql_pycall", 3, ctypes.cast(_callback, ctypes.c_void_p), 0):
         raise RuntimeError("could not register the Python function bridge in Prolog")
-    rt.consult(PROLOG_DIR / "ep_pyfun.pl")
+    rt.consult(PROLOG_DIR / "bridge_pyfun.pl")
     _installed = True
 
 

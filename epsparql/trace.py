@@ -69,7 +69,7 @@ def _unique_tokens(text: str, span: tuple[int, int]) -> list[str]:
 
 
 def store_layouts(graph: dict, nodes: dict[int, GraphNode]) -> dict[str, StoreLayout]:
-    """A layout per store of the rule graph (see prolog/ep_compile.pl: a
+    """A layout per store of the rule graph (see prolog/core_compile.pl: a
     binary step stores ``J1..Jj, L1..Ll, T1, T2`` on the left, ``J1..Jj,
     R1..Rr, T3, T4`` on the right, the join variables first in the left
     operand's order; ``cnot`` stores the negated pattern's variables, an

@@ -1,7 +1,7 @@
 /*  epsparql_core: an ETALIS-style complex event processor in SWI-Prolog.
 
     Event rules `Head <- Body` are binarised and compiled into
-    event-driven backward-chaining clauses (see ep_compile.pl).  Events
+    event-driven backward-chaining clauses (see core_compile.pl).  Events
     are pushed with explicit interval time stamps; detected complex events
     go to an optional hook and into a buffer that is drained in one call.
 
@@ -76,7 +76,7 @@
 :- use_module(library(error)).
 :- use_module(library(nb_set)).
 :- use_module(library(sha)).
-:- use_module(ep_compile).
+:- use_module(core_compile).
 
 %   Declared global state: the registry of engines and what the compiler
 %   created in each of them.  Everything else lives in the engine modules.
@@ -1072,9 +1072,9 @@ engine_fingerprint(M, FP) :-
 
 layout_term(M, layout(Rules, Nodes, Edges, Stores, Newest)) :-
     findall(R, engine_rule(M, R), Rules),
-    findall(Id-(P-W-Pol), ( ep_compile:ep_node(M, Key, Id), Key = P-W-Pol-_ ), Nodes0),
+    findall(Id-(P-W-Pol), ( core_compile:ep_node(M, Key, Id), Key = P-W-Pol-_ ), Nodes0),
     msort(Nodes0, Nodes),
-    findall(Parent-Child, ep_compile:ep_edge(M, Parent, Child), Edges),
+    findall(Parent-Child, core_compile:ep_edge(M, Parent, Child), Edges),
     findall(S-W-Id, engine_store(M, S, W, Id), Stores0),
     msort(Stores0, Stores),
     findall(S, engine_store_newest_first(M, S), Newest0),

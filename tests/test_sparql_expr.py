@@ -1,9 +1,9 @@
-"""The SPARQL expression evaluator (prolog/ep_sparql.pl) and the RDF term
+"""The SPARQL expression evaluator (prolog/sparql_eval.pl) and the RDF term
 codec (epsparql/rdf/codec.py).
 
-The evaluator's own cases are a plunit suite (tests/prolog/test_ep_sparql.pl)
+The evaluator's own cases are a plunit suite (tests/prolog/test_sparql_eval.pl)
 run in a fresh swipl.  Here: the codec (classes, exact round trips,
-properties), the agreement of the codec with ep_sparql.pl on every lexical
+properties), the agreement of the codec with sparql_eval.pl on every lexical
 form (both must build the very same term, or joins by unification break),
 and encoded terms going through the event core and its FILTER path.
 """
@@ -45,7 +45,7 @@ class _Xsd:
 
 
 XSD = _Xsd()
-PLUNIT = ROOT / "tests" / "prolog" / "test_ep_sparql.pl"
+PLUNIT = ROOT / "tests" / "prolog" / "test_sparql_eval.pl"
 
 
 # ---------------------------------------------------------------------------
@@ -347,19 +347,19 @@ def test_seconds_helpers_forms() -> None:
 
 
 # ---------------------------------------------------------------------------
-# the codec and ep_sparql.pl build the same terms
+# the codec and sparql_eval.pl build the same terms
 
 RULES = """
-lit_out(L, D, T) <- lit_in(L, D) where ep_sparql:sparql_typed_literal(L, D, T).
-dt_out(S, T) <- secs(S) where ep_sparql:sparql_seconds_datetime(S, T).
-dur_out(S, T) <- secs(S) where ep_sparql:sparql_seconds_duration(S, T).
+lit_out(L, D, T) <- lit_in(L, D) where sparql_eval:sparql_typed_literal(L, D, T).
+dt_out(S, T) <- secs(S) where sparql_eval:sparql_seconds_datetime(S, T).
+dur_out(S, T) <- secs(S) where sparql_eval:sparql_seconds_duration(S, T).
 out(S, P, O) <- triple(S, P, O).
 """
 
 
 @pytest.fixture(scope="module")
 def sparql_engine():
-    runtime().consult(PROLOG_DIR / "ep_sparql.pl")
+    runtime().consult(PROLOG_DIR / "sparql_eval.pl")
     eng = CoreEngine()
     eng.add_rules(RULES)
     yield eng
@@ -534,7 +534,7 @@ def test_terms_pass_through_the_core(sparql_engine) -> None:
 def test_join_by_unification_is_term_equality(make_engine) -> None:
     """Equal encodings join; a different lexical form of the same value
     does not (it is a different RDF term)."""
-    runtime().consult(PROLOG_DIR / "ep_sparql.pl")
+    runtime().consult(PROLOG_DIR / "sparql_eval.pl")
     eng = make_engine()
     eng.add_rules("pair(X) <- a(X) seq b(X).")
     one = encode(Literal("1", datatype=XSD.integer))
@@ -547,15 +547,15 @@ def test_join_by_unification_is_term_equality(make_engine) -> None:
 def test_filters_through_the_core(make_engine) -> None:
     """A FILTER as the compiler writes it: numeric comparison across types,
     string functions, errors dropping the solution, GETDURATION on the span."""
-    runtime().consult(PROLOG_DIR / "ep_sparql.pl")
+    runtime().consult(PROLOG_DIR / "sparql_eval.pl")
     eng = make_engine()
     ten = to_prolog(encode(Literal(10)))
     month = to_prolog(encode(Literal("P30D", datatype=XSD.duration)))
     eng.add_rules(f"""
-        big(O) <- triple(_, _, O) where ep_sparql:sparql_true(gt(var(O), const({ten}))).
-        en(O) <- triple(_, _, O) where ep_sparql:sparql_true(call('LANGMATCHES', [call('LANG', [var(O)]), const(s("en"))])).
+        big(O) <- triple(_, _, O) where sparql_eval:sparql_true(gt(var(O), const({ten}))).
+        en(O) <- triple(_, _, O) where sparql_eval:sparql_true(call('LANGMATCHES', [call('LANG', [var(O)]), const(s("en"))])).
         short(A, B) <- span(triple(A, _, _) seq triple(B, _, _), S, E)
-                       where ep_sparql:sparql_true(lt(call('GETDURATION', [S, E]), const({month}))).
+                       where sparql_eval:sparql_true(lt(call('GETDURATION', [S, E]), const({month}))).
     """)
     objs = [Literal(11), Literal("10.5", datatype=XSD.decimal), Literal(9.5), Literal("12", datatype=XSD.byte),
             Literal("abc"), Literal("hi", lang="en-GB"), Literal("abc", datatype=XSD.integer),
@@ -574,11 +574,11 @@ def test_filters_through_the_core(make_engine) -> None:
 
 def test_sparql_eval_results_decode(make_engine) -> None:
     """SELECT expressions: results (and errors as unbound) come back decoded."""
-    runtime().consult(PROLOG_DIR / "ep_sparql.pl")
+    runtime().consult(PROLOG_DIR / "sparql_eval.pl")
     eng = make_engine()
     eng.add_rules("""
-        r(X, V) <- v(X) where ep_sparql:sparql_eval(mul(var(X), const(n(3, 'http://www.w3.org/2001/XMLSchema#integer', "3"))), V).
-        c(V) <- v(X) where ep_sparql:sparql_eval(call('CONCAT', [call('STR', [var(X)]), const(l("!", en))]), V).
+        r(X, V) <- v(X) where sparql_eval:sparql_eval(mul(var(X), const(n(3, 'http://www.w3.org/2001/XMLSchema#integer', "3"))), V).
+        c(V) <- v(X) where sparql_eval:sparql_eval(call('CONCAT', [call('STR', [var(X)]), const(l("!", en))]), V).
     """)
     xs = [Literal("1.1", datatype=XSD.decimal), Literal(2),
           Literal("2.5E0", datatype=XSD.double, normalize=False), Literal("a")]

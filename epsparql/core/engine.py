@@ -149,7 +149,7 @@ class CoreEngine:
     def push_table_text(self, text: str) -> list[Detection]:
         """Push a batch written with a term table: the text of
         ``b(Vars, Values, Batch)`` (see ``py_push_table/3`` in
-        ``prolog/epsparql_bridge.pl``): each variable of the list Vars
+        ``prolog/bridge_python.pl``): each variable of the list Vars
         stands for the term at the same place in Values wherever it occurs
         in Batch, a list of e/3."""
         return self._collect(self._call("py_push_table", self.module, ("s", text)))

@@ -1,7 +1,7 @@
 """One SWI-Prolog per process, reached through pyswip's ctypes handle.
 
 pyswip starts SWI-Prolog when imported; we then call our own entry points
-(``prolog/epsparql_bridge.pl``) directly through the foreign interface:
+(``prolog/bridge_python.pl``) directly through the foreign interface:
 arguments go in as UTF-8 text, the answer comes back as one JSON text.
 That is one crossing per call with no per-term conversion, which is what
 makes batching pay (pyswip's own query path converts every binding).
@@ -77,18 +77,18 @@ class _Runtime:
         self._cvt = pc.CVT_STRING | pc.REP_UTF8 | pc.BUF_STACK
         self._flags = pc.PL_Q_NODEBUG | pc.PL_Q_CATCH_EXCEPTION
         self._main = threading.get_ident()
-        self.consult(PROLOG_DIR / "epsparql_bridge.pl")
+        self.consult(PROLOG_DIR / "bridge_python.pl")
 
     def _pred(self, name: str, arity: int) -> int:
         key = (name, arity)
         p = self._preds.get(key)
         if p is None:
-            p = self._lib.PL_predicate(name.encode(), arity, b"epsparql_bridge")
+            p = self._lib.PL_predicate(name.encode(), arity, b"bridge_python")
             self._preds[key] = p
         return p
 
     def call(self, name: str, *args: str | tuple[str, str]) -> str:
-        """Call ``epsparql_bridge:name(Args..., Reply)`` and return Reply.
+        """Call ``bridge_python:name(Args..., Reply)`` and return Reply.
 
         Each argument is text: a ``str`` goes in as an atom, ``("s", text)``
         as a Prolog string.  Reply is the JSON text the predicate wrote.
@@ -118,12 +118,12 @@ class _Runtime:
                 lib.PL_put_variable(t0 + len(args))
                 ok = lib.PL_call_predicate(None, self._flags, self._pred(name, n), t0)
                 if not ok:
-                    raise PrologError(f"epsparql_bridge:{name}/{n} failed or raised")
+                    raise PrologError(f"bridge_python:{name}/{n} failed or raised")
                 length = ctypes.c_size_t()
                 s = ctypes.c_char_p()
                 if not lib.PL_get_nchars(t0 + len(args), ctypes.byref(length),
                                          ctypes.byref(s), self._cvt):
-                    raise PrologError(f"epsparql_bridge:{name}/{n} gave no text")
+                    raise PrologError(f"bridge_python:{name}/{n} gave no text")
                 return ctypes.string_at(s, length.value).decode("utf-8")
             finally:
                 lib.PL_discard_foreign_frame(fid)

@@ -3,7 +3,7 @@
 The bridge never pastes data into Prolog source: events are written as the
 text of a Prolog list in which every atom is quoted and escaped, read on the
 Prolog side with ``read_term`` (data, never called).  Detections come back
-as JSON (see ``prolog/epsparql_bridge.pl``) and are decoded here.
+as JSON (see ``prolog/bridge_python.pl``) and are decoded here.
 
 Mapping: ``str`` <-> atom, :class:`PlString` <-> string, ``int``/``float``
 <-> numbers, ``list`` <-> list, :class:`Compound` <-> compound term,

@@ -1,4 +1,4 @@
-"""RDF terms (rdflib) <-> the Prolog terms the core and ep_sparql.pl work on.
+"""RDF terms (rdflib) <-> the Prolog terms the core and sparql_eval.pl work on.
 
 The encoding (the Python values are those of :mod:`epsparql.core.terms`):
 
@@ -21,7 +21,7 @@ The lexical form and the datatype are always kept, so two encoded terms
 are the same RDF term iff they are equal (Prolog: unify), and joins by
 unification are RDF-term equality.  The number in ``n/3``, ``d/3`` and
 ``dur/3`` is derived from the lexical form alone (the same rules as
-``sparql_typed_literal/3`` in ``prolog/ep_sparql.pl``, which the tests
+``sparql_typed_literal/3`` in ``prolog/sparql_eval.pl``, which the tests
 check), so a term built in Prolog and the same literal encoded here are
 identical:
 
@@ -37,7 +37,7 @@ identical:
 An ill-typed lexical form (``"abc"^^xsd:integer``, ``"2024-13-01"^^xsd:date``)
 and a valid one whose value is not a finite float (``"INF"``, ``"NaN"``,
 ``"1e400"`` as ``xsd:double``) are encoded generically as ``t(Lex,
-Datatype)``: the bridge carries only finite numbers.  ep_sparql.pl still
+Datatype)``: the bridge carries only finite numbers.  sparql_eval.pl still
 treats those doubles as the IEEE specials.
 
 Known losses: ``xsd:string`` literals decode as simple literals (the same
@@ -187,7 +187,7 @@ def _exact_float(whole: int, frac: str) -> float:
     """The float nearest to ``whole + 0.frac`` (whole may be negative).
 
     Written out as a decimal numeral and read with float(): correctly
-    rounded, exactly as ep_sparql.pl does with number_codes/2.
+    rounded, exactly as sparql_eval.pl does with number_codes/2.
     """
     if not frac:
         return float(whole)
@@ -372,7 +372,7 @@ def encode_seconds_as_datetime(t: float) -> Compound:
     Lexical form ``YYYY-MM-DDThh:mm:ss[.f+]Z``: the fraction is the exact
     decimal of the shortest numeral of ``t`` (so ``encode`` of that literal
     gives back the same float), omitted when ``t`` is whole.  Same output as
-    GETSTARTTIME/GETENDTIME in ep_sparql.pl.
+    GETSTARTTIME/GETENDTIME in sparql_eval.pl.
     """
     x = _finite(t, "encode_seconds_as_datetime")
     neg, n, scale = _decimal_digits(x)
@@ -396,7 +396,7 @@ def encode_seconds_as_duration(s: float) -> Compound:
     Canonical form (XSD's, for a duration without months):
     ``[-]P[nD][T[nH][nM][n[.f+]S]]`` with zero parts left out and ``PT0S``
     for zero, e.g. 90 -> ``PT1M30S``, 2592000 -> ``P30D``, 1.5 -> ``PT1.5S``.
-    Same output as GETDURATION in ep_sparql.pl.
+    Same output as GETDURATION in sparql_eval.pl.
     """
     x = _finite(s, "encode_seconds_as_duration")
     value: int | float

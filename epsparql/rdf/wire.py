@@ -6,7 +6,7 @@ A batch of RDF triple events goes to Prolog as the text of
       [n(I0, I1, 123.45, D0, "123.45", 10001), t(I2, I1, I0, 10002, 10003), …])
 
 read there as data (``read_term``, never called) by ``py_push_table/3`` in
-``prolog/epsparql_bridge.pl``, which unifies the variable list with the
+``prolog/bridge_python.pl``, which unifies the variable list with the
 value list (every occurrence of ``I0`` is then the IRI atom) and turns
 each item into the event it stands for: ``t(S, P, O, T1, T2)`` is
 ``e(triple(S, P, O), T1, T2)``, and ``n(S, P, V, D, L, T1, T2)`` (likewise

@@ -160,7 +160,7 @@ class RuleWriter:
             x = self.fresh()
             v = self.var(p.var.name)
             tree = self.expr(p.expr, span)
-            return (f"({inner} where (ep_sparql:sparql_eval({tree}, {x}), "
+            return (f"({inner} where (sparql_eval:sparql_eval({tree}, {x}), "
                     f"({x} == '$error' -> true ; {v} = {x})))")
         if isinstance(p, Empty):
             raise QueryError("an empty group pattern {} cannot be detected on a stream")
@@ -179,14 +179,14 @@ class RuleWriter:
         m = self.module
         if isinstance(t.p, URIRef) and t.p == RDF_TYPE:
             c, q, x = self.fresh(), self.fresh(), self.fresh()
-            return (f"((triple({s}, {p}, {c}) where ep_rdfs:sub_class({m}, {c}, {o}))"
-                    f" or (triple({s}, {q}, {x}) where ep_rdfs:entailed_type({m}, {q}, subject, {o}))"
-                    f" or (triple({x}, {q}, {s}) where ep_rdfs:entailed_type({m}, {q}, object, {o})))")
+            return (f"((triple({s}, {p}, {c}) where sparql_background:sub_class({m}, {c}, {o}))"
+                    f" or (triple({s}, {q}, {x}) where sparql_background:entailed_type({m}, {q}, subject, {o}))"
+                    f" or (triple({x}, {q}, {s}) where sparql_background:entailed_type({m}, {q}, object, {o})))")
         if isinstance(t.p, URIRef):
             q = self.fresh()
-            return f"(triple({s}, {q}, {o}) where ep_rdfs:stream_property({m}, {q}, {p}))"
+            return f"(triple({s}, {q}, {o}) where sparql_background:stream_property({m}, {q}, {p}))"
         q = self.fresh()
-        return f"(triple({s}, {q}, {o}) where ep_rdfs:sub_property({m}, {q}, {p}))"
+        return f"(triple({s}, {q}, {o}) where sparql_background:sub_property({m}, {q}, {p}))"
 
     def _background_goal(self, p: Pattern) -> str | None:
         """The Prolog goal matching a Background pattern (None otherwise)."""
@@ -202,13 +202,13 @@ class RuleWriter:
         for t in p.triples:
             s, o = self.term(t.s), self.term(t.o)
             if type(t.p).__name__ == "Var" or isinstance(t.p, URIRef):
-                goals.append(f"ep_rdfs:bg_triple({self.module}, {g}, {s}, {self.term(t.p)}, {o})")
+                goals.append(f"sparql_background:bg_triple({self.module}, {g}, {s}, {self.term(t.p)}, {o})")
             else:
-                goals.append(f"ep_rdfs:bg_path({self.module}, {g}, {self.path(t.p)}, {s}, {o})")
+                goals.append(f"sparql_background:bg_path({self.module}, {g}, {self.path(t.p)}, {s}, {o})")
         return ", ".join(goals)
 
     def path(self, p: Any) -> str:
-        """A property path as an ep_rdfs path term."""
+        """A property path as an sparql_background path term."""
         k = type(p).__name__
         if isinstance(p, URIRef):
             return to_prolog(str(p))
@@ -240,7 +240,7 @@ class RuleWriter:
     def _conjunct(self, c: Any, span: tuple[str, str] | None,
                   bound: frozenset[str] = frozenset()) -> str:
         fast = self._fast_comparison(c, bound)
-        general = f"ep_sparql:sparql_true({self.expr(c, span)})"
+        general = f"sparql_eval:sparql_true({self.expr(c, span)})"
         if fast is None:
             return general
         guards, test = fast
@@ -284,7 +284,7 @@ class RuleWriter:
         return guards, f"{a} {PROLOG_CMP[c.op]} {b}"
 
     def expr(self, e: Any, span: tuple[str, str] | None) -> str:
-        """The ep_sparql expression tree of ``e``."""
+        """The sparql_eval expression tree of ``e``."""
         k = type(e).__name__
         if k == "Var":
             return f"var({self.var(e.name)})"
@@ -362,7 +362,7 @@ def compile_query(q: Any, qid: int, *, encode: Callable[[Any], Any],
                 body = f"span({body}, {span[0]}, {span[1]})"
             x = w.fresh()
             tree = w.expr(expr, span)
-            computed.append(f"ep_sparql:sparql_eval({tree}, {x}), "
+            computed.append(f"sparql_eval:sparql_eval({tree}, {x}), "
                             f"({x} == '$error' -> true ; {w.var(var.name)} = {x})")
             extra.append(var.name)
     if computed:
@@ -375,7 +375,7 @@ def compile_query(q: Any, qid: int, *, encode: Callable[[Any], Any],
             if isinstance(x, BNode) and str(x) not in bnodes:
                 bnodes.append(str(x))
     if bnodes:
-        gens = ", ".join(f"ep_construct:construct_fresh_bnode({w.var('_:tpl:' + b)})" for b in bnodes)
+        gens = ", ".join(f"sparql_construct:construct_fresh_bnode({w.var('_:tpl:' + b)})" for b in bnodes)
         body = f"({body} where ({gens}))"
         variables += ["_:tpl:" + b for b in bnodes]
     args = ", ".join(w.var(n) for n in variables) if variables else ""
@@ -385,5 +385,5 @@ def compile_query(q: Any, qid: int, *, encode: Callable[[Any], Any],
         pos = [w.var("_:tpl:" + str(x)) if isinstance(x, BNode) else w.term(x)
                for x in (t.s, t.p, t.o)]
         rules.append(f"triple({pos[0]}, {pos[1]}, {pos[2]}) <- {head_term} "
-                     f"where ep_construct:construct_valid_triple({pos[0]}, {pos[1]}, {pos[2]}).")
+                     f"where sparql_construct:construct_valid_triple({pos[0]}, {pos[1]}, {pos[2]}).")
     return CompiledQuery(head, variables, "\n".join(rules), extra)

@@ -4,10 +4,10 @@
     template triple is only added to the stream when all its positions are
     bound and form a valid RDF triple (an IRI or blank node as subject, an
     IRI as predicate), as section 4.2 of the specification requires.
-    Terms use the encoding of ep_sparql.pl: IRIs are atoms, blank nodes
+    Terms use the encoding of sparql_eval.pl: IRIs are atoms, blank nodes
     b(Id).
 */
-:- module(ep_construct,
+:- module(sparql_construct,
           [ construct_fresh_bnode/1,    % -BNode
             construct_valid_triple/3    % +S, +P, +O
           ]).

@@ -30,7 +30,7 @@
     All clauses go into the engine's own module, so engines never see each
     other's rules or state.
 */
-:- module(ep_compile,
+:- module(core_compile,
           [ compile_rule/3,             % +Module, +Rule, +Options
             node_count/2,               % +Module, -Count
             forget_nodes/1,             % +Module

@@ -3,7 +3,7 @@
     Background triples live in the engine's module as ep_bg(P, S, O, G)
     (predicate first: patterns nearly always name the predicate; SWI's JIT
     indexes the other arguments as needed), terms encoded as in
-    ep_sparql.pl (IRIs are atoms).  They hold at all times.
+    sparql_eval.pl (IRIs are atoms).  They hold at all times.
 
     RDFS entailment is computed on the fly, when a question is asked, and
     remembered (hand-made tabling, invalidated whenever the background
@@ -16,7 +16,7 @@
     the Python side by materialising the background closure first; the
     stream is then reasoned over like rdfs.)
 */
-:- module(ep_rdfs,
+:- module(sparql_background,
           [ bg_add/2,               % +Module, +Triples
             bg_remove/2,            % +Module, +Triples
             bg_clear/1,             % +Module

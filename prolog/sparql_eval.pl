@@ -1,4 +1,4 @@
-/*  ep_sparql: SPARQL 1.1 expressions (FILTER, BIND, SELECT) evaluated on
+/*  sparql_eval: SPARQL 1.1 expressions (FILTER, BIND, SELECT) evaluated on
     encoded RDF terms.
 
     RDF terms are Prolog terms (epsparql/rdf/codec.py builds them from
@@ -70,7 +70,7 @@
     form), durations (GETDURATION) "[-]P[nD][T[nH][nM][n[.f]S]]", "PT0S"
     for zero, date-times "YYYY-MM-DDThh:mm:ss[.f]Z".
 */
-:- module(ep_sparql,
+:- module(sparql_eval,
           [ sparql_eval/2,                  % +Expr, -Value
             sparql_true/1,                  % +Expr
             sparql_ebv/2,                   % +Value, -Bool

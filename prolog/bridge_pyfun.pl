@@ -5,14 +5,14 @@
     epsparql_pycall(+Id, +ArgsJSON, -ResultText), that the Python runtime
     registers.  Arguments cross as the bridge's JSON encoding of the RDF
     terms; the result comes back as the text of an encoded term, read as
-    data.  A Python exception makes the call fail, which ep_sparql turns
+    data.  A Python exception makes the call fail, which sparql_eval turns
     into a SPARQL evaluation error: the filter is false, the engine goes on.
 */
-:- module(ep_pyfun,
+:- module(bridge_pyfun,
           [ pyfun_register/2            % +IRI, +Id
           ]).
-:- use_module(ep_sparql).
-:- use_module(epsparql_bridge, [json_term//1]).
+:- use_module(sparql_eval).
+:- use_module(bridge_python, [json_term//1]).
 
 %!  pyfun_register(+IRI, +Id) is det.
 %
@@ -20,7 +20,7 @@
 pyfun_register(IRI, Id) :-
     must_be(atom, IRI),
     must_be(integer, Id),
-    sparql_register_function(IRI, ep_pyfun:pyfun_call(Id)).
+    sparql_register_function(IRI, bridge_pyfun:pyfun_call(Id)).
 
 %   pyfun_call(+Id, +Arg..., -Result): one clause per arity (up to 8).
 pyfun_call(Id, R) :- call_py(Id, [], R).

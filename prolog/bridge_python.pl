@@ -11,7 +11,7 @@
     as {"s": Text}, compound terms as {"f": Name, "a": [Args]}, proper lists
     as arrays, variables as null, non-finite floats as {"n": "inf"|"-inf"|"nan"}.
 */
-:- module(epsparql_bridge,
+:- module(bridge_python,
           [ py_create/2,         % +Engine, -Reply
             py_destroy/2,        % +Engine, -Reply
             py_reset/2,          % +Engine, -Reply
@@ -88,10 +88,10 @@ write_out(detections(M, Ds)) :- !,
     write('{"d":['), write_detections(Ds), write('],"e":['),
     write_errors(Errs), write(']}').
 
-%   Errors of Prolog extension functions (ep_sparql) raised during the
+%   Errors of Prolog extension functions (sparql_eval) raised during the
 %   call: they belong to the engine the call ran.
 function_errors(Errs) :-
-    (   catch(ep_sparql:sparql_function_errors(Errs0), _, fail) -> Errs = Errs0 ; Errs = [] ).
+    (   catch(sparql_eval:sparql_function_errors(Errs0), _, fail) -> Errs = Errs0 ; Errs = [] ).
 
 py_create(M, R)  :- reply(engine_create(M), ok, R).
 py_destroy(M, R) :- reply(engine_destroy(M), ok, R).
@@ -104,16 +104,16 @@ py_consult(F, R) :- reply(load_files(user:F, [if(not_loaded)]), ok, R).
 %!  py_register_prolog_function(+IRI, +PredText, -Reply) is det.
 %!  py_function_registered(+IRI, -Reply) is det.
 %
-%   Extension functions for SPARQL expressions (see ep_sparql.pl): a
+%   Extension functions for SPARQL expressions (see sparql_eval.pl): a
 %   Python function by number, or a Prolog predicate given as text
 %   (`name` or `module:name`), called as call(Pred, Args..., Result).
 py_register_function(IRI, IdText, R) :-
-    reply(( atom_number(IdText, Id), ep_pyfun:pyfun_register(IRI, Id) ), ok, R).
+    reply(( atom_number(IdText, Id), bridge_pyfun:pyfun_register(IRI, Id) ), ok, R).
 py_register_prolog_function(IRI, PredText, R) :-
     reply(( term_string(Pred, PredText), callable(Pred),
-            ep_sparql:sparql_register_function(IRI, Pred) ), ok, R).
+            sparql_eval:sparql_register_function(IRI, Pred) ), ok, R).
 py_function_registered(IRI, R) :-
-    (   catch(ep_sparql:sparql_function_registered(IRI), _, fail)
+    (   catch(sparql_eval:sparql_function_registered(IRI), _, fail)
     ->  R = "{\"ok\":true}"
     ;   R = "{\"ok\":false}"
     ).
@@ -262,15 +262,15 @@ py_set_option(M, K, VText, R) :-
 %   Op is add, remove, clear or mode (TriplesText then the mode name).
 %   TriplesText is the text of a list of t(S, P, O, Graph) terms.
 py_background(M, add, Text, R) :- !,
-    reply(( term_string(Ts, Text), ep_rdfs:bg_add(M, Ts), ep_rdfs:bg_count(M, N) ),
+    reply(( term_string(Ts, Text), sparql_background:bg_add(M, Ts), sparql_background:bg_count(M, N) ),
           json(stats([count-N])), R).
 py_background(M, remove, Text, R) :- !,
-    reply(( term_string(Ts, Text), ep_rdfs:bg_remove(M, Ts), ep_rdfs:bg_count(M, N) ),
+    reply(( term_string(Ts, Text), sparql_background:bg_remove(M, Ts), sparql_background:bg_count(M, N) ),
           json(stats([count-N])), R).
 py_background(M, clear, _, R) :- !,
-    reply(ep_rdfs:bg_clear(M), ok, R).
+    reply(sparql_background:bg_clear(M), ok, R).
 py_background(M, mode, Mode, R) :-
-    reply(( atom_string(A, Mode), ep_rdfs:bg_set_mode(M, A) ), ok, R).
+    reply(( atom_string(A, Mode), sparql_background:bg_set_mode(M, A) ), ok, R).
 
 %!  py_goals(+Engine, -Reply) is det.
 %
@@ -287,10 +287,10 @@ py_goals(M, R) :-
 
 %!  py_rule_graph(+Engine, -Reply) is det.
 %
-%   The binarised rule graph (ep_compile:rule_graph/2) and the goal count
+%   The binarised rule graph (core_compile:rule_graph/2) and the goal count
 %   of each step's stores, as JSON.
 py_rule_graph(M, R) :-
-    reply(( ep_compile:rule_graph(M, G),
+    reply(( core_compile:rule_graph(M, G),
             findall(store{name: N, node: Id, window: W, goals: C},
                     ( epsparql_core:engine_store(M, N/A, W, Id),
                       functor(H, N, A),

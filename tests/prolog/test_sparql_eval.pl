@@ -1,5 +1,5 @@
-/*  plunit tests of prolog/ep_sparql.pl (run by tests/test_sparql_expr.py,
-    or directly: swipl -g run_tests -t halt tests/prolog/test_ep_sparql.pl).
+/*  plunit tests of prolog/sparql_eval.pl (run by tests/test_sparql_expr.py,
+    or directly: swipl -g run_tests -t halt tests/prolog/test_sparql_eval.pl).
 
     Expressions are written with a shorthand that x/2 turns into
     expression trees: integers are xsd:integer constants, dec/1, dbl/1,
@@ -11,7 +11,7 @@
 :- use_module(library(plunit)).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
-:- use_module('../../prolog/ep_sparql').
+:- use_module('../../prolog/sparql_eval').
 
 xsd(L, IRI) :- atom_concat('http://www.w3.org/2001/XMLSchema#', L, IRI).
 rdf_langstring('http://www.w3.org/1999/02/22-rdf-syntax-ns#langString').
