@@ -64,12 +64,12 @@ mkdir -p "$work/build"
     cd "$work/build"
     cmake -G Ninja "$src" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PREFIX" \
         -DSWIPL_PACKAGES_X=OFF -DSWIPL_PACKAGES_JAVA=OFF -DSWIPL_PACKAGES_ODBC=OFF \
-        -DSWIPL_PACKAGES_BDB=OFF -DSWIPL_PACKAGES_QT=OFF -DSWIPL_PACKAGES_PYTHON=OFF \
+        -DSWIPL_PACKAGES_BDB=OFF -DSWIPL_PACKAGES_QT=OFF \
         -DINSTALL_DOCUMENTATION=OFF -DBUILD_TESTING=OFF >"$work/cmake.log" 2>&1 \
         || { tail -40 "$work/cmake.log" >&2; exit 1; }
     ninja >"$work/ninja.log" 2>&1 || { tail -40 "$work/ninja.log" >&2; exit 1; }
     ninja install >"$work/install.log" 2>&1 || { tail -40 "$work/install.log" >&2; exit 1; }
 )
-"$PREFIX/bin/swipl" -g 'use_module(library(pcre)),use_module(library(sha)),use_module(library(http/json))' -t halt
+"$PREFIX/bin/swipl" -g 'use_module(library(pcre)),use_module(library(sha)),use_module(library(http/json)),use_module(library(janus))' -t halt
 touch "$PREFIX/.epsparql-built"
 echo "$PREFIX"
