@@ -43,6 +43,8 @@ import sys
 import time
 from pathlib import Path
 
+from epsparql.core.swipl import swipl_executable  # the SWI-Prolog of the bridge (no Prolog started)
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -163,24 +165,21 @@ def child(mode: str, workload: str, n: int, w: int, profile: bool) -> dict:
         import io
         import pstats
 
-        from pyswip import Prolog
         from epsparql.core.runtime import runtime
-        runtime()
+        rt = runtime()
         prof = cProfile.Profile()
 
         def start() -> None:
-            list(Prolog.query("profiler(_, cputime)"))
+            rt.query_once("profiler(_, cputime)")
             prof.enable()
 
         def stop() -> None:
             prof.disable()
-            list(Prolog.query("profiler(_, false)"))
+            rt.query_once("profiler(_, false)")
         _PROFILERS[:] = [start, stop]
         r = run(workload, n, w)
-        text = list(Prolog.query(
-            "with_output_to(string(S), show_profile([top(40), cumulative(false)]))"))[0]["S"]
-        if isinstance(text, bytes):
-            text = text.decode("utf-8")
+        text = rt.query_once(
+            "with_output_to(string(S), show_profile([top(40), cumulative(false)]))")["S"]
         buf = io.StringIO()
         pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(30)
         OUT.mkdir(parents=True, exist_ok=True)
@@ -199,7 +198,7 @@ OUT = ROOT / "bench" / "out"
 
 def machine() -> dict:
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    swipl = subprocess.run(["swipl", "--version"], capture_output=True, text=True).stdout.strip()
+    swipl = subprocess.run([swipl_executable(), "--version"], capture_output=True, text=True).stdout.strip()
     import epsparql
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "swipl": swipl,
             "epsparql": str(Path(epsparql.__file__).resolve().parent.relative_to(ROOT)),

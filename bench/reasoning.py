@@ -80,6 +80,8 @@ import sys
 import time
 from pathlib import Path
 
+from epsparql.core.swipl import swipl_executable  # the SWI-Prolog of the bridge (no Prolog started)
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -138,7 +140,7 @@ def machine() -> dict:
         for line in f:
             if line.startswith("MemTotal:"):
                 mem_kb = int(line.split()[1])
-    swi = subprocess.run(["swipl", "--version"], capture_output=True, text=True).stdout.strip()
+    swi = subprocess.run([swipl_executable(), "--version"], capture_output=True, text=True).stdout.strip()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                             capture_output=True, text=True).stdout.strip()
     dirty = bool(subprocess.run(["git", "status", "--porcelain", "prolog", "epsparql"],
@@ -474,7 +476,7 @@ def run_prolog(files: dict, reasoning: str, target: str, batch: int, how: str) -
     import inspect
     from epsparql import Engine
     gc_every = inspect.signature(Engine.__init__).parameters["gc_every"].default
-    cmd = ["swipl", str(files["driver"]), reasoning, str(files["rules"][(reasoning, target)]),
+    cmd = [swipl_executable(), str(files["driver"]), reasoning, str(files["rules"][(reasoning, target)]),
            str(files["events"]), str(files["bg"]), str(batch), how, str(gc_every)]
     load0 = os.getloadavg()[0]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)

@@ -91,6 +91,8 @@ import sys
 import time
 from pathlib import Path
 
+from epsparql.core.swipl import swipl_executable  # the SWI-Prolog of the bridge (no Prolog started)
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 RESULTS = ROOT / "bench" / "results"
@@ -451,7 +453,7 @@ def run_once(mode: str, window: int, policy: str, n: int, args, efile: Path, i: 
     tag = f"{mode}_W{window}_{policy}_N{n}" + (f"_r{i}" if i else "")
     if mode == "prolog":
         drv = prolog_driver(window, policy, n, args.batch, args.rise, efile)
-        cmd = ["swipl", str(drv)]
+        cmd = [swipl_executable(), str(drv)]
     else:
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "bridge",
                "--src", str(SRC), "--window", str(window), "--policy", policy, "--n", str(n),
@@ -525,14 +527,14 @@ def machine() -> dict:
             if line.startswith("MemTotal:"):
                 mem_kb = int(line.split()[1])
     try:
-        swi = subprocess.run(["swipl", "--version"], capture_output=True, text=True).stdout.strip()
+        swi = subprocess.run([swipl_executable(), "--version"], capture_output=True, text=True).stdout.strip()
     except OSError:
         swi = "?"
     try:
         from importlib.metadata import version
-        pyswip_v = version("pyswip")
+        janus_v = version("janus-swi")
     except Exception:
-        pyswip_v = "?"
+        janus_v = "?"
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                                 capture_output=True, text=True).stdout.strip()
@@ -541,7 +543,7 @@ def machine() -> dict:
     except OSError:
         commit, dirty = "?", False
     return {"cpu": cpu, "cores": os.cpu_count(), "ram_gb": round(mem_kb / 1024 / 1024, 1),
-            "swipl": swi, "python": platform.python_version(), "pyswip": pyswip_v,
+            "swipl": swi, "python": platform.python_version(), "janus_swi": janus_v,
             "os": platform.platform(), "git_commit": commit,
             "core_modified_since_commit": dirty,
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
@@ -820,7 +822,7 @@ def profile(args, n: int, efile: Path) -> None:
         f.write(f"prolog profile: W={w} policy=unrestricted N={n} sources {SRC}\n"
                 "(events read before profiling: the profile is of engine_events + engine_drain)\n")
         f.flush()
-        subprocess.run(["swipl", str(drv)], stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
+        subprocess.run([swipl_executable(), str(drv)], stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
     bout = OUT / f"seq2_profile_bridge{tag}.txt"
     subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", "bridge",
                     "--src", str(SRC), "--window", str(w), "--policy", "unrestricted", "--n", str(n),

@@ -33,6 +33,8 @@ import threading
 import time
 from pathlib import Path
 
+from epsparql.core.swipl import swipl_executable  # the SWI-Prolog of the bridge (no Prolog started)
+
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
 NS = "http://epsparql.org/ns#"
@@ -165,7 +167,7 @@ def child(mode: str, workload: str, n: int) -> dict:
 
 def machine() -> dict:
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    swipl = subprocess.run(["swipl", "--version"], capture_output=True, text=True).stdout.strip()
+    swipl = subprocess.run([swipl_executable(), "--version"], capture_output=True, text=True).stdout.strip()
     import pyspark
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
             "swipl": swipl, "pyspark": pyspark.__version__,

@@ -1,7 +1,9 @@
 /*  The Python side's entry points into the core.
 
-    Every predicate here takes text and answers with one JSON text, so a
-    call from Python is a single crossing with no per-term conversion:
+    Python calls these through janus-swi (epsparql/core/runtime.py:
+    apply_once, text arguments arrive as atoms or strings).  Every
+    predicate here takes text and answers with one JSON text, so a call
+    from Python is a single crossing with no per-term conversion:
     batches of events go in as the text of a Prolog list (read as data by
     read_term/3, never called), detections come back as JSON.  Errors are
     caught here and returned as {"error": Message}, so no Prolog exception
@@ -35,6 +37,7 @@
             py_register_function/3,   % +IRI, +IdText|+PredText, -Reply
             py_register_prolog_function/3, % +IRI, +PredText, -Reply
             py_function_registered/2, % +IRI, -Reply
+            py_text_call/3,      % +Name, +Args, -Reply
             json_term//1
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
@@ -62,7 +65,10 @@ set_stack_limit :-
 :- meta_predicate reply(0, -, -).
 reply(Goal, Out0, Reply) :-
     catch(( call(Goal) -> Out = Out0 ; Out = fail_json ), E, Out = error_json(E)),
-    with_output_to(string(Reply), write_out(Out)).
+    (   Out == ok
+    ->  Reply = "{\"ok\":true}"               % the common reply, without a stream
+    ;   with_output_to(string(Reply), write_out(Out))
+    ).
 
 write_out(fail_json) :- !, write('{"error":"goal failed"}').
 write_out(error_json(E)) :- !,
@@ -92,6 +98,26 @@ write_out(detections(M, Ds)) :- !,
 %   call: they belong to the engine the call ran.
 function_errors(Errs) :-
     (   catch(sparql_eval:sparql_function_errors(Errs0), _, fail) -> Errs = Errs0 ; Errs = [] ).
+
+%!  py_text_call(+Name, +Args:list, -Reply) is det.
+%
+%   Call bridge_python:Name(Args..., Reply), where an argument may be a
+%   Python object (a janus `PyObject` blob) standing for a long text: it
+%   becomes a Prolog string (janus:py_str/2).  janus passes Python `str`
+%   arguments as atoms, and atoms are reclaimed only by atom garbage
+%   collection, which counts atoms, not bytes: batches of megabytes passed
+%   as atoms would pile up.  The runtime sends long texts this way.
+py_text_call(Name, Args0, Reply) :-
+    maplist(text_arg, Args0, Args),
+    append(Args, [Reply], CallArgs),
+    Goal =.. [Name|CallArgs],
+    call(Goal).
+
+text_arg(X, Text) :-
+    (   blob(X, 'PyObject')
+    ->  janus:py_str(X, Text)
+    ;   Text = X
+    ).
 
 py_create(M, R)  :- reply(engine_create(M), ok, R).
 py_destroy(M, R) :- reply(engine_destroy(M), ok, R).

@@ -1086,7 +1086,11 @@ replace_atom(T, A, B, T2) :-
     ;   compound(T)
     ->  compound_name_arguments(T, F0, Args0),
         (   F0 == A -> F = B ; F = F0 ),
-        maplist([X, Y]>>replace_atom(X, A, B, Y), Args0, Args),
+        maplist(replace_atom_in(A, B), Args0, Args),
         compound_name_arguments(T2, F, Args)
     ;   T2 = T
     ).
+
+%   Not a yall lambda: under library(apply_macros), which janus loads with
+%   global scope, a lambda's free variables (A, B) would become local.
+replace_atom_in(A, B, X, Y) :- replace_atom(X, A, B, Y).

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import ROOT, dets
 from epsparql.core import PrologError, term
+from epsparql.core.runtime import swipl_executable
 
 T = term
 
@@ -512,7 +513,7 @@ def run_swipl(tmp_path, body: str) -> list[str]:
     script = tmp_path / "api_test.pl"
     core = (ROOT / "prolog" / "epsparql_core.pl").as_posix()
     script.write_text(f":- use_module('{core}').\n" + textwrap.dedent(body), encoding="utf-8")
-    proc = subprocess.run(["swipl", "-q", "-g", "main", "-t", "halt", str(script)],
+    proc = subprocess.run([swipl_executable(), "-q", "-g", "main", "-t", "halt", str(script)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert "Warning" not in proc.stderr and "ERROR" not in proc.stderr, proc.stderr

@@ -37,6 +37,7 @@ from core_reference import rule_text
 from epsparql import Engine
 from epsparql.core import CoreEngine, PlString, term
 from epsparql.core.engine import CORE_STATE_MAGIC
+from epsparql.core.runtime import swipl_executable
 from epsparql.engine import SNAPSHOT_MAGIC
 from test_core_differential import gen_case
 from test_sparql_differential import construct_case
@@ -683,7 +684,7 @@ main :-
     catch(engine_import_state(e2, "halt."), error(E, _), (print(E), nl)),
     writeln(alive).
 """)
-    r = subprocess.run(["swipl", "-q", "-g", "main", "-t", "halt", str(script)],
+    r = subprocess.run([swipl_executable(), "-q", "-g", "main", "-t", "halt", str(script)],
                        capture_output=True, text=True, timeout=60)
     out = r.stdout.splitlines()
     assert out[0] == "same", r.stdout + r.stderr

@@ -13,7 +13,6 @@ import datetime as dtm
 import logging
 import math
 import random
-import shutil
 import subprocess
 import warnings
 from decimal import Decimal
@@ -26,7 +25,7 @@ from rdflib import BNode, Literal, URIRef
 
 from conftest import ROOT
 from epsparql.core import Compound, CoreEngine, PlString, term
-from epsparql.core.runtime import PROLOG_DIR, runtime
+from epsparql.core.runtime import PROLOG_DIR, runtime, swipl_executable
 from epsparql.core.terms import to_prolog
 from epsparql.rdf import (decode, encode, encode_seconds_as_datetime,
                           encode_seconds_as_duration)
@@ -51,9 +50,8 @@ PLUNIT = ROOT / "tests" / "prolog" / "test_sparql_eval.pl"
 # ---------------------------------------------------------------------------
 # the plunit suite
 
-@pytest.mark.skipif(shutil.which("swipl") is None, reason="swipl not on PATH")
 def test_plunit_suite() -> None:
-    proc = subprocess.run(["swipl", "-g", "run_tests", "-t", "halt", str(PLUNIT)],
+    proc = subprocess.run([swipl_executable(), "-g", "run_tests", "-t", "halt", str(PLUNIT)],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out

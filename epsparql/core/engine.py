@@ -12,7 +12,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
-from .runtime import PrologError, check, runtime
+from .runtime import PrologError, check, runtime, runtime_alive
 from .terms import Compound, batch_text, from_json, to_prolog
 
 
@@ -275,16 +275,10 @@ class CoreEngine:
 
     def __del__(self) -> None:  # best effort; never raise from a finaliser
         try:
-            if self.module and _rt_alive():
+            if self.module and runtime_alive():
                 self.close()
         except Exception:
             pass
-
-
-def _rt_alive() -> bool:
-    import sys
-    from . import runtime as r
-    return r._runtime is not None and not r._shutting_down and not sys.is_finalizing()
 
 
 __all__ = ["CoreEngine", "Detection", "RuleError", "PrologError"]
