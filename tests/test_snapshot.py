@@ -26,7 +26,6 @@ import subprocess
 import warnings
 import zlib
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from rdflib import BNode, Literal, URIRef
@@ -41,7 +40,7 @@ from epsparql.engine import SNAPSHOT_MAGIC
 from test_core_differential import gen_case
 from test_sparql_differential import construct_case
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT  # the repository root, wherever this file sits
 NS = R.NS
 
 pytestmark = pytest.mark.filterwarnings("ignore::epsparql.engine.UnboundedStateWarning")
