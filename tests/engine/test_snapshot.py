@@ -37,8 +37,9 @@ from epsparql import Engine
 from epsparql.core import CoreEngine, PlString, term
 from epsparql.core.engine import CORE_STATE_MAGIC
 from epsparql.engine import SNAPSHOT_MAGIC
-from test_core_differential import gen_case
-from test_sparql_differential import construct_case
+# the case generators of tests/core/ and tests/engine/ (folders under tests/, on sys.path)
+from core.test_core_differential import gen_case
+from engine.test_sparql_differential import construct_case
 
 from conftest import ROOT  # the repository root, wherever this file sits
 NS = R.NS
