@@ -437,7 +437,7 @@ def prolog_files(n: int, seed: int) -> dict:
     """Write the driver, the background, the events and the rules (once)."""
     from rdflib import URIRef
     from epsparql import Engine
-    from epsparql.engine import _text
+    from epsparql.rdf.wire import term_text as _text
     d = OUT / "reasoning"
     d.mkdir(parents=True, exist_ok=True)
     driver = d / "driver.pl"

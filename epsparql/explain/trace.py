@@ -1,5 +1,7 @@
-"""``epsparql run … --trace``: push a small stream one triple at a time and
-show, after each triple, what it did to the binarised rule graph.
+"""The trace of a small stream: push it one triple at a time and say,
+after each triple, what it did to the binarised rule graph
+(``epsparql run … --trace``; the text and JSON forms are in
+:mod:`.trace_output`).
 
 For every triple: the partial matches ("goals") it made the steps store,
 the stored partial matches of the same join key it could pair with
@@ -15,16 +17,15 @@ does not report which checking clause ran.
 """
 from __future__ import annotations
 
-import io
-import json
 import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import IO, Any, Sequence
+from typing import Any, Sequence
 
-from .cli import (GraphNode, _IRI_ATOM, _Term, _duration_text, _parse_term, _span,
-                  _var_label, _var_tokens, analyse_rule_graph)
+from ..memo import BoundedCache
+from .rule_graph import (IRI_ATOM, GraphNode, PlTerm, analyse_rule_graph, parse_pl_term, shape,
+                         span, topological, var_label, var_tokens)
 
 _STORE_NAME = re.compile(r"ep_g(\d+)([lrna])$")
 _STREAM_PROPERTY = re.compile(r"stream_property\([^,()]*,\s*([A-Z_][A-Za-z0-9_]*)\s*,\s*'([^']*)'\)")
@@ -46,7 +47,7 @@ class StoreLayout:
     keys: list[str] = field(default_factory=list)   # the join variables (a prefix of vars)
     labels: dict[str, str] = field(default_factory=dict)   # variable -> ?name or itself
     named: set[str] = field(default_factory=set)            # the variables with a query name
-    other: _Term | None = None    # the operand whose arrivals check this store
+    other: PlTerm | None = None    # the operand whose arrivals check this store
     text: str = ""                # the node's pattern text
     iris: set[str] = field(default_factory=set)
 
@@ -59,7 +60,7 @@ def _unique_tokens(text: str, span: tuple[int, int]) -> list[str]:
     """Variables of a span in term_variables/2 order; every ``_`` is its own."""
     out: list[str] = []
     anon = 0
-    for v in _var_tokens(text, *span):
+    for v in var_tokens(text, *span):
         if v == "_":
             anon += 1
             out.append(f"_#{span[0]}.{anon}")
@@ -85,28 +86,28 @@ def store_layouts(graph: dict, nodes: dict[int, GraphNode]) -> dict[str, StoreLa
             continue
         side = m.group(2)
         text = n.pattern
-        tree = _parse_term(text)
+        tree = parse_pl_term(text)
         t = tree
-        if t is not None and t.functor == "where" and t.args and isinstance(t.args[0], _Term):
+        if t is not None and t.functor == "where" and t.args and isinstance(t.args[0], PlTerm):
             t = t.args[0]                   # where(op(L, R), Cond): the condition is fused
         kind = t.functor if t is not None else n.kind
         lay = StoreLayout(name, nid, side, kind, s.get("window"), None, text=text,
-                          iris=set(_IRI_ATOM.findall(text)))
+                          iris=set(IRI_ATOM.findall(text)))
         if t is not None and len(t.args) >= 2 and side in "lr":
-            lvars = _unique_tokens(text, _span(t.args[0]))
-            rvars = _unique_tokens(text, _span(t.args[1]))
+            lvars = _unique_tokens(text, span(t.args[0]))
+            rvars = _unique_tokens(text, span(t.args[1]))
             keys = [v for v in lvars if v in rvars]
             own = lvars if side == "l" else rvars
             lay.vars = keys + [v for v in own if v not in keys]
             lay.keys = keys
             other = t.args[1] if side == "l" else t.args[0]
-            lay.other = other if isinstance(other, _Term) else None
+            lay.other = other if isinstance(other, PlTerm) else None
         elif t is not None and side == "n" and len(t.args) >= 2:
-            lay.vars = _unique_tokens(text, _span(t.args[1]))
+            lay.vars = _unique_tokens(text, span(t.args[1]))
         elif side == "a":
             lay.vars = None                 # Group, T1, T2, Value: shown by position
         for v in lay.vars or ():
-            label = _var_label(n, v) if not v.startswith("_#") else "_"
+            label = var_label(n, v) if not v.startswith("_#") else "_"
             lay.labels[v] = label
             if label.startswith("?"):
                 lay.named.add(v)
@@ -129,7 +130,7 @@ class Goal:
 
 
 def _decode(value: Any) -> Any:
-    from .rdf.codec import decode
+    from ..rdf.codec import decode
     try:
         return decode(value)
     except (ValueError, TypeError):
@@ -214,11 +215,10 @@ class Tracer:
         self.graph = engine.core.rule_graph()
         self.nodes = analyse_rule_graph(self.graph, self.queries)
         self.layouts = store_layouts(self.graph, self.nodes)
-        self._keycache: dict[str, tuple] = {}
-        from .cli import _shape, _topological
-        order = {nid: i for i, nid in enumerate(reversed(_topological(self.nodes)))}
+        self._keycache = BoundedCache(200_000)
+        order = {nid: i for i, nid in enumerate(reversed(topological(self.nodes)))}
         self._check_order = sorted(self.layouts.values(), key=lambda l: order.get(l.node, 0))
-        self._shapes = {_shape(l.text): (l.node, l.text) for l in self.layouts.values() if l.text}
+        self._shapes = {shape(l.text): (l.node, l.text) for l in self.layouts.values() if l.text}
         self._goals = self._snapshot()
         self.step_no = 0
         self.now: Any = None
@@ -280,10 +280,7 @@ class Tracer:
         k = (lay.name, k)
         vals = self._keycache.get(k)
         if vals is None:
-            vals = tuple(_decode(a) for a in g["goal"][:len(lay.keys)])
-            if len(self._keycache) > 200_000:
-                self._keycache.clear()
-            self._keycache[k] = vals
+            vals = self._keycache.put(k, tuple(_decode(a) for a in g["goal"][:len(lay.keys)]))
         return vals
 
     def _checked(self, triple: tuple, t1: Any, t2: Any, before: dict, after: dict,
@@ -335,8 +332,8 @@ class Tracer:
                                 continue
                             seen.add(id(item))
                             gs, ge, c, g = item
-                            ok = (lim is None or _num(gs) >= lim) and \
-                                (not ordered or _num(ge) < _num(t1))
+                            ok = (lim is None or as_number(gs) >= lim) and \
+                                (not ordered or as_number(ge) < as_number(t1))
                             yield g, c, ok, alt
 
             n_before = usable = 0
@@ -412,7 +409,7 @@ class Tracer:
         for store in self._goals.values():
             for g, c in store.entries.values():
                 out.extend(read_goal(g, self.layouts) for _ in range(c))
-        out.sort(key=lambda g: (g.layout.node, g.layout.name, _num(g.start), _num(g.end)))
+        out.sort(key=lambda g: (g.layout.node, g.layout.name, as_number(g.start), as_number(g.end)))
         return out
 
     def _count(self, rec: dict) -> None:
@@ -422,17 +419,18 @@ class Tracer:
         self.totals["answers"] += len(rec["answers"])
 
 
-def _num(t: Any) -> float:
+def as_number(t: Any) -> float:
+    """A time as a float (inf when it is not a number)."""
     try:
         return float(t)
     except (TypeError, ValueError):
         return math.inf
 
 
-def _simple(t: _Term | None) -> bool:
+def _simple(t: PlTerm | None) -> bool:
     """Is the operand one triple pattern (under where/within/span)?"""
     while t is not None and t.functor in ("where", "within", "span") and t.args \
-            and isinstance(t.args[0], _Term):
+            and isinstance(t.args[0], PlTerm):
         t = t.args[0]
     return t is not None and t.functor == "triple"
 
@@ -465,17 +463,16 @@ def _arrival(lay: StoreLayout, triple: tuple, shapes: dict[str, tuple[int, str]]
 _OPTIONAL_KINDS = ("optseq", "eqopt", "leftjoin")
 
 
-def _arrive(t: _Term, text: str, triple: tuple, constraints: dict[str, set[str]],
+def _arrive(t: PlTerm, text: str, triple: tuple, constraints: dict[str, set[str]],
             shapes: dict[str, tuple[int, str]],
             done: dict[int, list[dict]]) -> list[dict[str, Any]] | None:
     from rdflib.term import URIRef
 
-    from .cli import _shape
     f = t.functor
     if f == "triple" and len(t.args) == 3:
         fixed: dict[str, Any] = {}
         for i, a in enumerate(t.args):
-            s, e = _span(a)
+            s, e = span(a)
             txt = text[s:e].strip()
             val = triple[i]
             if re.fullmatch(r"[A-Z_][A-Za-z0-9_]*", txt):
@@ -491,24 +488,24 @@ def _arrive(t: _Term, text: str, triple: tuple, constraints: dict[str, set[str]]
                     return None
             # other constants (literals): not compared
         return [fixed]
-    hit = shapes.get(_shape(text, t.start, t.end))
+    hit = shapes.get(shape(text, t.start, t.end))
     if hit is not None:
         node, node_text = hit
         if node in done:               # its occurrences: the partners' values, renamed
-            mapping = dict(zip(_var_tokens(node_text), _var_tokens(text, t.start, t.end)))
+            mapping = dict(zip(var_tokens(node_text), var_tokens(text, t.start, t.end)))
             return [{mapping[v]: val for v, val in b.items() if v in mapping}
                     for b in done[node]]
-        inner = t.args[0] if f == "where" and t.args and isinstance(t.args[0], _Term) else t
+        inner = t.args[0] if f == "where" and t.args and isinstance(t.args[0], PlTerm) else t
         if inner.functor not in _OPTIONAL_KINDS:
             return None                # a step with a store that found no partner now
         # an optional step can occur with its mandatory side alone
-    kids = [a for a in t.args if isinstance(a, _Term)]
+    kids = [a for a in t.args if isinstance(a, PlTerm)]
     if f in ("where", "within", "span") and kids:
         kids = kids[:1]
     elif f == "aggregate":
         kids = kids[1:2]
     elif f in _RIGHT_COMPLETES and len(t.args) >= 2:
-        kids = [t.args[1]] if isinstance(t.args[1], _Term) else []
+        kids = [t.args[1]] if isinstance(t.args[1], PlTerm) else []
     elif f in ("cnot", "eqopt", "leftjoin") and kids:
         kids = kids[:1]
     else:
@@ -520,314 +517,4 @@ def _arrive(t: _Term, text: str, triple: tuple, constraints: dict[str, set[str]]
     return None
 
 
-# ---------------------------------------------------------------------------
-# rendering
-
-class TextRenderer:
-    """The trace as readable text, one block per triple."""
-
-    def __init__(self, out: IO[str], queries: Sequence[Any], *, time_format: str = "seconds",
-                 prefixes: dict[str, str] | None = None, show_quiet_steps: bool = True) -> None:
-        from .io.results import TableWriter
-        self.out = out
-        self.time_format = time_format
-        self._cells = TableWriter(io.StringIO(), queries, max_width=60, prefixes=prefixes)
-        self.show_quiet_steps = show_quiet_steps
-
-    def term(self, v: Any) -> str:
-        from rdflib.term import Node
-        if isinstance(v, Node):
-            return self._cells._cell(v)
-        if v is None:
-            return "(unbound)"
-        return repr(v)
-
-    def time(self, t: Any) -> str:
-        from .io.streams import format_time
-        try:
-            return format_time(t, self.time_format)
-        except (TypeError, ValueError, OverflowError):
-            return str(t)
-
-    def interval(self, a: Any, b: Any) -> str:
-        return f"[{self.time(a)}, {self.time(b)}]"
-
-    def goal(self, g: Goal) -> str:
-        from rdflib.term import URIRef
-        parts = []
-        hidden = g.layout.iris
-        for label, v, named in sorted(g.values, key=lambda x: not x[2]):
-            if label == "_":
-                continue
-            if not named and not label.startswith("#") and label not in ("group", "value"):
-                # an internal variable: the stream predicate under RDFS
-                # reasoning (shown when it is a subproperty, not the IRI the
-                # pattern names) or a helper of a condition (never shown)
-                if not isinstance(v, URIRef) or str(v) in hidden:
-                    continue
-            parts.append(f"{label}={self.term(v)}")
-        return "{" + ", ".join(parts) + "} " + self.interval(g.start, g.end)
-
-    def write(self, line: str = "") -> None:
-        self.out.write(line + "\n")
-
-    def header(self, tracer: Tracer, source: str, rows: int) -> None:
-        n = len(tracer.nodes)
-        self.write(f"trace of {rows:,} triple{'s' if rows != 1 else ''} from {source}: "
-                   f"{len(tracer.queries)} quer{'ies' if len(tracer.queries) != 1 else 'y'}, "
-                   f"{n} rule graph nodes, {len(tracer.layouts)} "
-                   f"store{'s' if len(tracer.layouts) != 1 else ''} of partial matches")
-        for lay in tracer.layouts.values():
-            win = _duration_text(lay.window)
-            if lay.vars is not None:
-                shown = [lay.labels.get(v, v) for v in lay.vars if v in lay.named]
-                keys = [lay.labels.get(v, v) for v in lay.keys]
-                what = "holds " + (", ".join(shown) if shown else "no query variable")
-                what += "; joins on " + (", ".join(keys) if keys else "nothing")
-            else:
-                what = "layout not known: values shown by position"
-            self.write(f"  {lay.title} store {lay.name}: window {win}; {what}")
-        self.write("  (epsparql explain shows the whole rule graph)")
-
-    def step(self, rec: dict) -> None:
-        lines: list[str] = []
-        for c in rec["checked"]:
-            keys = [", ".join(f"{k}={self.term(v)}" for k, v in key.items()) for key in c.keys]
-            key = " or ".join(keys[:3]) + (f" or … ({len(keys)} keys)" if len(keys) > 3 else "")
-            who = "the triple"
-            if c.derived is not None:
-                who = "the derived triple " + " ".join(self.term(x) for x in c.derived)
-            note = f"{c.before} before, {c.after} after"
-            if c.ordered or c.windowed:
-                cond = " and ".join(x for x in (("ended before it" if c.ordered else ""),
-                                                ("within the window" if c.windowed else "")) if x)
-                note += f"; {c.usable} of them {cond}"
-            if c.unfixed:
-                key = ", ".join(filter(None, [key, "any " + ", ".join(c.unfixed)]))
-                who += " (completing the other operand, whose key came earlier)"
-            elif not key:
-                key = "no join variables"
-            lines.append(f"    checked   {c.layout.title}: {c.before} stored partial "
-                         f"match{'es' if c.before != 1 else ''} with {key}: {who} could "
-                         f"pair with {'it' if c.before == 1 else 'them'} ({note})")
-        for g in rec["inserted"]:
-            lines.append(f"    inserted  {g.layout.title} stores partial match {self.goal(g)}")
-        for g, why in rec["removed"]:
-            if why == "consumed":
-                lines.append(f"    consumed  {g.layout.title} partial match {self.goal(g)}")
-        for a in rec["answers"]:
-            lines.append(f"    answer    {self.answer(a)}")
-        for g, why in rec["removed"]:
-            if why == "expired":
-                age = _num(rec["now"]) - _num(g.start)
-                lines.append(f"    expired   {g.layout.title} partial match {self.goal(g)}: "
-                             f"started {_duration_text(age)} before now "
-                             f"({self.time(rec['now'])}), window {_duration_text(g.layout.window)}")
-        if rec["late"]:
-            lines.append("    late      ended before an earlier triple: not processed")
-        if rec["row"] is not None:
-            s, p, o, t1, t2 = rec["row"]
-            head = (f"[{rec['step']}] {self.term(s)} {self.term(p)} {self.term(o)}  "
-                    f"{self.interval(t1, t2)}")
-        else:
-            head = "[end of stream] closes every instant"
-            if not lines:
-                lines.append("    (nothing was waiting for the end of the stream)")
-        if not lines and not self.show_quiet_steps:
-            return
-        if not lines:
-            lines.append("    (no step stored, checked or removed a partial match; no answer)")
-        self.write(head)
-        for line in lines:
-            self.write(line)
-
-    def answer(self, a: Any) -> str:
-        parts = [f"?{k}={self.term(v)}" for k, v in a.bindings.items()]
-        text = f"{a.query} {{{', '.join(parts)}}} {self.interval(a.start, a.end)}"
-        if a.triples:
-            text += " derives " + "; ".join(" ".join(self.term(x) for x in t) for t in a.triples)
-        return text
-
-    def finish(self, tracer: Tracer) -> None:
-        waiting = tracer.waiting()
-        t = tracer.totals
-        self.write(f"still waiting: {len(waiting)} partial match{'es' if len(waiting) != 1 else ''}")
-        for g in waiting:
-            self.write(f"    {g.layout.title} {self.goal(g)}")
-        self.write(f"totals: {t['inserted']} inserted, {t['expired']} expired, "
-                   f"{t['consumed']} consumed, {t['answers']} answers")
-        self.out.flush()
-
-
-class JsonRenderer:
-    """The trace as JSON lines: a ``header`` object, one ``triple`` object
-    per triple, an ``end`` object, a ``waiting`` object."""
-
-    def __init__(self, out: IO[str], queries: Sequence[Any], *, time_format: str = "seconds",
-                 **_: Any) -> None:
-        self.out = out
-        self.time_format = time_format
-
-    def _time(self, t: Any) -> Any:
-        from .io.results import _time_json
-        try:
-            return _time_json(t, self.time_format)
-        except (TypeError, ValueError, OverflowError):
-            return t
-
-    @staticmethod
-    def _term(v: Any) -> Any:
-        from rdflib.term import Node
-
-        from .io.streams import term_to_json
-        if isinstance(v, Node):
-            return term_to_json(v)
-        if v is None:
-            return None
-        return {"type": "raw", "value": repr(v)}
-
-    def goal(self, g: Goal) -> dict:
-        lay = g.layout
-        obj: dict[str, Any] = {"store": lay.name, "node": lay.node, "kind": lay.kind,
-                               "start": self._time(g.start), "end": self._time(g.end),
-                               "bindings": {}, "internal": {}}
-        for label, v, named in g.values:
-            if label == "_":
-                continue
-            if named:
-                obj["bindings"][label.replace("?", "")] = self._term(v)
-            else:
-                obj["internal"][label] = self._term(v)
-        return obj
-
-    def write(self, obj: dict) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
-
-    def header(self, tracer: Tracer, source: str, rows: int) -> None:
-        stores = []
-        for lay in tracer.layouts.values():
-            stores.append({"store": lay.name, "node": lay.node, "kind": lay.kind,
-                           "window": None if lay.window in (None, "inf") else lay.window,
-                           "variables": [lay.labels.get(v, v) for v in lay.vars]
-                           if lay.vars is not None else None,
-                           "join": [lay.labels.get(v, v) for v in lay.keys]})
-        self.write({"type": "header", "source": source, "triples": rows,
-                    "queries": [q.name for q in tracer.queries], "stores": stores})
-
-    def step(self, rec: dict) -> None:
-        from .io.results import answer_to_json
-        obj: dict[str, Any] = {"type": "triple" if rec["row"] is not None else "end"}
-        if rec["row"] is not None:
-            s, p, o, t1, t2 = rec["row"]
-            obj["step"] = rec["step"]
-            obj["triple"] = {"s": self._term(s), "p": self._term(p), "o": self._term(o)}
-            obj["start"], obj["end"] = self._time(t1), self._time(t2)
-        obj["now"] = self._time(rec["now"])
-        obj["checked"] = []
-        for c in rec["checked"]:
-            item = {"store": c.layout.name, "node": c.layout.node, "kind": c.layout.kind,
-                    "keys": [{k.replace("?", ""): self._term(v) for k, v in key.items()}
-                             for key in c.keys],
-                    "before": c.before, "after": c.after, "usable": c.usable}
-            if c.derived is not None:
-                item["derived"] = {"s": self._term(c.derived[0]), "p": self._term(c.derived[1]),
-                                   "o": self._term(c.derived[2])}
-            obj["checked"].append(item)
-        obj["inserted"] = [self.goal(g) for g in rec["inserted"]]
-        obj["removed"] = [dict(self.goal(g), reason=why) for g, why in rec["removed"]]
-        obj["answers"] = [answer_to_json(a, time_format=self.time_format) for a in rec["answers"]]
-        if rec["late"]:
-            obj["late"] = True
-        self.write(obj)
-
-    def finish(self, tracer: Tracer) -> None:
-        self.write({"type": "waiting", "goals": [self.goal(g) for g in tracer.waiting()],
-                    "totals": dict(tracer.totals)})
-        self.out.flush()
-
-
-# ---------------------------------------------------------------------------
-# the command
-
-DEFAULT_LIMIT = 10_000
-
-
-def run_trace(args: Any, qfs: Sequence[Any]) -> int:
-    """``epsparql run QUERY.rq… --stream FILE --trace`` (``qfs``: the query
-    files, already read by the command)."""
-    from .cli import EXIT_OK, EXIT_RUNTIME, PROG, UsageError, _make_engine, _register, _say
-    from .core.runtime import PrologError
-    from .io.streams import StreamFormatError, StreamReader, guess_format, open_output
-
-    fmt = args.format or guess_format(args.stream)
-    limit = args.trace_limit if args.trace_limit is not None else DEFAULT_LIMIT
-    if limit < 1:
-        raise UsageError("--trace-limit must be at least 1")
-    out_format = args.output_format
-    if out_format not in (None, "table", "jsonl"):
-        raise UsageError(f"--trace writes text (the default) or JSON lines "
-                         f"(--output-format jsonl), not {out_format}")
-    engine = _make_engine(args.base)
-    queries = _register(engine, qfs)
-
-    # read first: a trace is for small streams, and refusing a long one
-    # before printing anything is kinder than stopping half way
-    reader = StreamReader(args.stream, fmt, on_error=args.on_error,
-                          on_skip=None if args.quiet else
-                          (lambda err: _say(f"{PROG}: skipped {err}")))
-    rows: list[tuple] = []
-    failure: BaseException | None = None
-    try:
-        for row in reader:
-            rows.append(row)
-            if len(rows) > limit:
-                raise UsageError(
-                    f"--trace prints a block per triple and is meant for small streams: "
-                    f"{reader.path} has more than {limit:,} triples (cut it, e.g. with head, "
-                    f"or raise the limit with --trace-limit N)")
-    except StreamFormatError as e:
-        failure = e
-    except OSError as e:
-        if isinstance(e, BrokenPipeError):
-            raise
-        failure = e
-    finally:
-        reader.close()
-
-    try:
-        out, close = open_output(args.out)
-    except OSError as e:
-        raise UsageError(f"cannot write {args.out}: {e.strerror or e}") from None
-    prefixes = {"": args.base} if args.base else None
-    renderer_cls = JsonRenderer if out_format == "jsonl" else TextRenderer
-    renderer = renderer_cls(out, queries, time_format=args.time_format, prefixes=prefixes)
-    code = EXIT_OK
-    try:
-        tracer = Tracer(engine, queries)
-        renderer.header(tracer, reader.path, len(rows))
-        for row in rows:
-            renderer.step(tracer.push(row))
-        if failure is None:
-            renderer.step(tracer.end())
-        renderer.finish(tracer)
-    except PrologError as e:
-        _say(f"{PROG}: error in the engine: {e}")
-        code = EXIT_RUNTIME
-    finally:
-        if close:
-            out.close()
-        else:
-            out.flush()
-    if failure is not None:
-        if isinstance(failure, StreamFormatError):
-            _say(f"{PROG}: error: {failure}")
-            _say(f"{PROG}: stopped at the malformed line; the triples before it were traced "
-                 f"(--on-error skip skips such lines)")
-        else:
-            _say(f"{PROG}: error reading {reader.path}: {failure}")
-        return EXIT_RUNTIME
-    return code
-
-
-__all__ = ["Tracer", "TextRenderer", "JsonRenderer", "StoreLayout", "Goal", "run_trace",
-           "store_layouts", "read_goal", "DEFAULT_LIMIT"]
+__all__ = ["Tracer", "StoreLayout", "Goal", "Checked", "store_layouts", "read_goal", "as_number"]
