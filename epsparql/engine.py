@@ -32,6 +32,7 @@ from .algebra.partition import NO_SCHEMA, Plan, Schema, plan
 from .answer import Answer
 from .core import CoreEngine, Compound
 from .core.engine import Detection, unpack_state
+from .core.rule_graph import RuleGraph
 from .core.runtime import PROLOG_DIR, check, runtime
 from .core.terms import from_json
 from .ordering import Reorderer
@@ -157,6 +158,13 @@ class Query:
     def prefixes(self) -> dict[str, str]:
         """The prefixes the query declares (``""``: its base)."""
         return self.prepared.prefixes
+
+    def rule_graph(self) -> RuleGraph:
+        """The part of the engine's binarised rule graph this query's rules
+        reach (steps shared with other queries included), with the goals
+        stored now (one Prolog crossing)."""
+        g = self.engine.rule_graph()
+        return g.part(g.rules_of_head(self.compiled.head))
 
     def results(self) -> list[Answer]:
         """Answers found since the last call (drains)."""
@@ -615,31 +623,18 @@ class Engine:
         return out
 
     def _queries_of_message(self, message: str) -> list[str]:
-        """The queries a failing rule step belongs to (from the step named in
-        Prolog's message, through the rule graph)."""
+        """The queries a failing rule step belongs to: the rules of the rule
+        graph above the step Prolog's message names (``ep_n<N>/<Arity>``,
+        the predicate that raised; the core records errors as text)."""
         import re
         m = re.search(r"\bep_[nc](\d+)/\d+", message)
         if not m:
             return []
-        node = int(m.group(1))
-        graph = self.core.rule_graph()
-        parents: dict[int, list[int]] = {}
-        for n in graph["nodes"]:
-            for c in n["children"]:
-                parents.setdefault(c, []).append(n["id"])
-        up, todo = {node}, [node]
-        while todo:
-            for p in parents.get(todo.pop(), []):
-                if p not in up:
-                    up.add(p)
-                    todo.append(p)
-        names = []
-        for r in graph["rules"]:
-            if r["node"] in up:
-                head = r["head"].split("(", 1)[0]
-                q = self._by_head.get(head)
-                names.append(q.name if q is not None else head)
-        return sorted(set(names))
+        names = set()
+        for rule in self.rule_graph().rules_above(int(m.group(1))):
+            q = self._by_head.get(rule.name)
+            names.add(q.name if q is not None else rule.name)
+        return sorted(names)
 
     # -- snapshots -------------------------------------------------------------
     def snapshot(self) -> bytes:
@@ -728,9 +723,13 @@ class Engine:
     def largest_window(self) -> float:
         """The longest window of a store of partial matches, in seconds
         (``math.inf``: some store keeps them without bound; 0: none is kept)."""
-        windows = [s["window"] for s in self.core.rule_graph().get("stores", [])]
-        return max((float(w) if isinstance(w, (int, float)) else math.inf for w in windows),
-                   default=0.0)
+        return self.rule_graph().largest_window
+
+    def rule_graph(self) -> RuleGraph:
+        """The binarised rule graph of every query and rule of this engine,
+        with the goals stored now (one crossing; see
+        :mod:`epsparql.core.rule_graph`)."""
+        return RuleGraph.of(self.core)
 
     def close(self) -> None:
         self.core.close()

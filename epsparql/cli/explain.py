@@ -15,7 +15,7 @@ from typing import Any
 from ..algebra.partition import NO_SCHEMA, schema_of
 from ..explain.algebra_tree import algebra_tree
 from ..explain.drawing import draw_png
-from ..explain.rule_graph import analyse_rule_graph, rule_graph_tree
+from ..explain.rule_graph import GraphNames, rule_graph_tree
 from ..explain.tree import TreeNode, duration_text, tree_lines
 from ..rdf.prefixes import Prefixes
 from .common import EXIT_OK, PROG, UsageError, make_engine, read_queries, register_queries, say
@@ -59,11 +59,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     out.append("partitioning (epsparql spark): a key every stream pattern binds")
     out.extend("  " + line for line in engine.partitioning(schema).describe())
     out.append("")
-    graph = engine.core.rule_graph()
-    nodes = analyse_rule_graph(graph, queries)
-    roots = rule_graph_tree(nodes, graph, Prefixes(known))
-    stores = graph.get("stores", [])
-    out.append(f"rule graph: {len(nodes)} nodes, {len(graph.get('rules', []))} rules, "
+    graph = engine.rule_graph()
+    roots = rule_graph_tree(graph, GraphNames(graph, queries), Prefixes(known))
+    stores = graph.stores
+    out.append(f"rule graph: {len(graph.nodes)} nodes, {len(graph.rules)} rules, "
                f"{len(stores)} stores of partial matches")
     out.append("  (a node's variables are named after the query variables they carry; "
                "capital letters are internal)")
@@ -73,8 +72,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         out.append("")
         out.append("stores (partial matches waiting for the other operand):")
         for s in stores:
-            out.append(f"  {s['name']:10}  node n{s['node']}  window {duration_text(s['window'])}"
-                       f"  {s['goals']} goals")
+            out.append(f"  {s.name:10}  node n{s.node}  window {duration_text(s.window)}"
+                       f"  {s.goals} goals")
     print("\n".join(out))
     if args.png:
         panels = [("algebra", alg_roots), ("binarised rule graph", roots)]

@@ -9,8 +9,9 @@ the stored partial matches of the same join key it could pair with
 or consumed), and the answers it completed.  At the end of the stream: what
 the end decided, then the goals still waiting.
 
-Everything is derived from outside the core: the rule graph
-(``CoreEngine.rule_graph()``) and the goal store before and after each
+Everything is derived from outside the core: the rule graph as data
+(:mod:`epsparql.core.rule_graph`: each store with the variables its goals
+hold, each operand as a term) and the goal store before and after each
 triple (``CoreEngine.goals()``), so the trace adds no Prolog code.  The
 "checked" counts are therefore an estimate (see docs/CLI.md): the core
 does not report which checking clause ran.
@@ -18,17 +19,20 @@ does not report which checking clause ran.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..memo import BoundedCache
-from .rule_graph import (IRI_ATOM, GraphNode, PlTerm, analyse_rule_graph, parse_pl_term, shape,
-                         span, topological, var_label, var_tokens)
+from rdflib.term import URIRef
 
-_STORE_NAME = re.compile(r"ep_g(\d+)([lrna])$")
-_STREAM_PROPERTY = re.compile(r"stream_property\([^,()]*,\s*([A-Z_][A-Za-z0-9_]*)\s*,\s*'([^']*)'\)")
+from ..core.rule_graph import Child, RuleGraph, Var, functor, subterms, variables
+from ..core.terms import Compound
+from ..memo import BoundedCache
+from ..rdf.codec import decode
+from .rule_graph import GraphNames, is_iri
+
+_OPTIONAL_KINDS = ("optseq", "eqopt", "leftjoin")
+_RIGHT_COMPLETES = {"seq", "meets", "optseq"}     # occur when their right operand arrives
 
 
 # ---------------------------------------------------------------------------
@@ -40,15 +44,15 @@ class StoreLayout:
 
     name: str
     node: int
-    side: str                     # l, r (binary and optional steps), n (cnot), a (aggregate)
+    side: str                     # l, r (join steps), n (cnot), a (aggregate), ? (unknown)
     kind: str                     # the node's operator: seq, and, eqopt, …
-    window: Any                   # seconds, or "inf"
-    vars: list[str] | None        # the Prolog variables of the arguments before start, end
-    keys: list[str] = field(default_factory=list)   # the join variables (a prefix of vars)
-    labels: dict[str, str] = field(default_factory=dict)   # variable -> ?name or itself
-    named: set[str] = field(default_factory=set)            # the variables with a query name
-    other: PlTerm | None = None    # the operand whose arrivals check this store
-    text: str = ""                # the node's pattern text
+    window: float                 # seconds (inf: none)
+    vars: list[int] | None        # the node's variables the goal holds before start, end
+    keys: list[int] = field(default_factory=list)           # the join variables (a prefix of vars)
+    labels: dict[int, str] = field(default_factory=dict)    # variable -> ?name or its Prolog name
+    named: set[int] = field(default_factory=set)            # the variables with a query name
+    other: Any = None             # the operand whose arrivals check this store (a term)
+    term: Any = None              # the node's pattern
     iris: set[str] = field(default_factory=set)
 
     @property
@@ -56,62 +60,31 @@ class StoreLayout:
         return f"step n{self.node} ({self.kind})"
 
 
-def _unique_tokens(text: str, span: tuple[int, int]) -> list[str]:
-    """Variables of a span in term_variables/2 order; every ``_`` is its own."""
-    out: list[str] = []
-    anon = 0
-    for v in var_tokens(text, *span):
-        if v == "_":
-            anon += 1
-            out.append(f"_#{span[0]}.{anon}")
-        elif v not in out:
-            out.append(v)
-    return out
-
-
-def store_layouts(graph: dict, nodes: dict[int, GraphNode]) -> dict[str, StoreLayout]:
-    """A layout per store of the rule graph (see prolog/core_compile.pl: a
-    binary step stores ``J1..Jj, L1..Ll, T1, T2`` on the left, ``J1..Jj,
-    R1..Rr, T3, T4`` on the right, the join variables first in the left
-    operand's order; ``cnot`` stores the negated pattern's variables, an
+def store_layouts(graph: RuleGraph, names: GraphNames) -> dict[str, StoreLayout]:
+    """A layout per store of the rule graph (the core gives each store's
+    variables: a join step stores the join variables first, then the
+    variables of its own operand; ``cnot`` the negated pattern's; an
     aggregate ``Group, T1, T2, Value``)."""
     out: dict[str, StoreLayout] = {}
-    for s in graph.get("stores", []):
-        name, nid = s["name"], s.get("node")
-        n = nodes.get(nid)
-        m = _STORE_NAME.match(name)
-        if n is None or m is None:
-            out[name] = StoreLayout(name, nid if nid is not None else -1, "?", "?",
-                                    s.get("window"), None)
+    for s in graph.stores:
+        n = graph.nodes.get(s.node)
+        if n is None or s.side == "?" or None in s.args:
+            out[s.name] = StoreLayout(s.name, s.node, "?", "?", s.window, None)
             continue
-        side = m.group(2)
-        text = n.pattern
-        tree = parse_pl_term(text)
-        t = tree
-        if t is not None and t.functor == "where" and t.args and isinstance(t.args[0], PlTerm):
-            t = t.args[0]                   # where(op(L, R), Cond): the condition is fused
-        kind = t.functor if t is not None else n.kind
-        lay = StoreLayout(name, nid, side, kind, s.get("window"), None, text=text,
-                          iris=set(IRI_ATOM.findall(text)))
-        if t is not None and len(t.args) >= 2 and side in "lr":
-            lvars = _unique_tokens(text, span(t.args[0]))
-            rvars = _unique_tokens(text, span(t.args[1]))
-            keys = [v for v in lvars if v in rvars]
-            own = lvars if side == "l" else rvars
-            lay.vars = keys + [v for v in own if v not in keys]
-            lay.keys = keys
-            other = t.args[1] if side == "l" else t.args[0]
-            lay.other = other if isinstance(other, PlTerm) else None
-        elif t is not None and side == "n" and len(t.args) >= 2:
-            lay.vars = _unique_tokens(text, span(t.args[1]))
-        elif side == "a":
-            lay.vars = None                 # Group, T1, T2, Value: shown by position
+        lay = StoreLayout(s.name, s.node, s.side, n.op, s.window, None, term=n.term,
+                          iris={x for x in subterms(n.term) if is_iri(x)})
+        if s.side in "lr":
+            keys = n.join_vars() or []
+            lay.vars, lay.keys = list(s.args), keys[:len(s.args)]
+            ops = n.operands()
+            lay.other = ops[1] if s.side == "l" else ops[0]
+        elif s.side == "n":
+            lay.vars = list(s.args)
         for v in lay.vars or ():
-            label = var_label(n, v) if not v.startswith("_#") else "_"
-            lay.labels[v] = label
-            if label.startswith("?"):
+            lay.labels[v] = names.label(n.id, v)
+            if names.named(n.id, v):
                 lay.named.add(v)
-        out[name] = lay
+        out[s.name] = lay
     return out
 
 
@@ -130,7 +103,6 @@ class Goal:
 
 
 def _decode(value: Any) -> Any:
-    from ..rdf.codec import decode
     try:
         return decode(value)
     except (ValueError, TypeError):
@@ -149,7 +121,7 @@ def _goal_key(g: dict) -> Any:
 def read_goal(g: dict, layouts: dict[str, StoreLayout]) -> Goal:
     lay = layouts.get(g["store"])
     if lay is None:
-        lay = StoreLayout(g["store"], g.get("node", -1), "?", "?", None, None)
+        lay = StoreLayout(g["store"], g.get("node", -1), "?", "?", math.inf, None)
         layouts[g["store"]] = lay
     args = list(g["goal"])
     if lay.side == "a" and len(args) == 4:             # Group, T1, T2, Value
@@ -212,13 +184,13 @@ class Tracer:
     def __init__(self, engine: Any, queries: Sequence[Any]) -> None:
         self.engine = engine
         self.queries = list(queries)
-        self.graph = engine.core.rule_graph()
-        self.nodes = analyse_rule_graph(self.graph, self.queries)
-        self.layouts = store_layouts(self.graph, self.nodes)
+        self.graph = engine.rule_graph()
+        self.names = GraphNames(self.graph, self.queries)
+        self.layouts = store_layouts(self.graph, self.names)
         self._keycache = BoundedCache(200_000)
-        order = {nid: i for i, nid in enumerate(reversed(topological(self.nodes)))}
+        # children first: a step's partners found at this triple feed the steps above
+        order = {nid: i for i, nid in enumerate(reversed(self.graph.topological()))}
         self._check_order = sorted(self.layouts.values(), key=lambda l: order.get(l.node, 0))
-        self._shapes = {shape(l.text): (l.node, l.text) for l in self.layouts.values() if l.text}
         self._goals = self._snapshot()
         self.step_no = 0
         self.now: Any = None
@@ -262,12 +234,8 @@ class Tracer:
         return new, gone
 
     def _reason(self, g: Goal, now: Any) -> str:
-        w = g.layout.window
-        try:
-            if w not in (None, "inf") and now is not None and float(now) - float(g.start) > float(w):
-                return "expired"
-        except (TypeError, ValueError):
-            pass
+        if now is not None and as_number(now) - as_number(g.start) > g.layout.window:
+            return "expired"
         return "consumed"
 
     def _drain(self) -> list[Any]:
@@ -294,7 +262,7 @@ class Tracer:
         for lay in self._check_order:
             if lay.other is None or lay.vars is None:
                 continue
-            alts = _arrival(lay, triple, self._shapes, done)
+            alts = _arrival(lay, triple, self.graph, done)
             if not alts:
                 continue
             nkeys = len(lay.keys)
@@ -302,13 +270,7 @@ class Tracer:
             for alt in alts[:_MAX_ALTERNATIVES]:
                 probe = tuple((i, alt[v]) for i, v in enumerate(lay.keys) if v in alt)
                 probes.setdefault(probe, alt)
-            w = lay.window
-            lim = None
-            if w not in (None, "inf"):
-                try:
-                    lim = float(t2) - float(w)
-                except (TypeError, ValueError):
-                    lim = None
+            lim = as_number(t2) - lay.window if math.isfinite(lay.window) else None
             # a partner must end before the arriving operand starts: known
             # only when that operand is the triple itself
             ordered = lay.kind in ("seq", "optseq") and lay.side == "l" and _simple(lay.other)
@@ -366,7 +328,7 @@ class Tracer:
         before = self._goals
         late0 = self.engine.late
         self.engine.push(*row)
-        self.engine.core.gc()              # expire at the step the window passes
+        self.engine.gc()                   # expire at the step the window passes
         after = self._snapshot()
         if self.engine.late == late0:      # the core's clock: the latest end time pushed
             self.now = row[4] if self.now is None else max(self.now, row[4])
@@ -427,22 +389,22 @@ def as_number(t: Any) -> float:
         return math.inf
 
 
-def _simple(t: PlTerm | None) -> bool:
+def _simple(t: Any) -> bool:
     """Is the operand one triple pattern (under where/within/span)?"""
-    while t is not None and t.functor in ("where", "within", "span") and t.args \
-            and isinstance(t.args[0], PlTerm):
-        t = t.args[0]
-    return t is not None and t.functor == "triple"
+    while True:
+        if isinstance(t, Child):
+            t = t.term
+        if functor(t) in ("where", "within", "span"):
+            t = t.args[0]
+            continue
+        return functor(t) == "triple"
 
 
-_RIGHT_COMPLETES = {"seq", "meets", "optseq"}     # occur when their right operand arrives
-
-
-def _arrival(lay: StoreLayout, triple: tuple, shapes: dict[str, tuple[int, str]],
-             done: dict[int, list[dict]]) -> list[dict[str, Any]] | None:
+def _arrival(lay: StoreLayout, triple: tuple, graph: RuleGraph,
+             done: dict[int, list[dict]]) -> list[dict[int, Any]] | None:
     """Could ``triple`` make the operand that checks this store occur now?
-    The bindings of the operand's variables (in this store's pattern text)
-    it could occur with, one dict per alternative, or None.
+    The bindings of the operand's variables (of the store's node) it could
+    occur with, one dict per alternative, or None.
 
     A triple pattern matches on its constant IRIs and on the predicate a
     pattern names (``stream_property``; subproperties are not followed).  A
@@ -453,65 +415,53 @@ def _arrival(lay: StoreLayout, triple: tuple, shapes: dict[str, tuple[int, str]]
     values."""
     if lay.other is None:
         return None
-    text = lay.text
-    constraints: dict[str, set[str]] = {}
-    for m in _STREAM_PROPERTY.finditer(text):
-        constraints.setdefault(m.group(1), set()).add(m.group(2))
-    return _arrive(lay.other, text, triple, constraints, shapes, done)
+    constraints: dict[int, set[str]] = {}
+    for x in subterms(lay.term):
+        if functor(x) == "stream_property" and len(x.args) == 3 \
+                and isinstance(x.args[1], Var) and is_iri(x.args[2]):
+            constraints.setdefault(x.args[1].index, set()).add(x.args[2])
+    return _arrive(lay.other, triple, constraints, graph, done)
 
 
-_OPTIONAL_KINDS = ("optseq", "eqopt", "leftjoin")
-
-
-def _arrive(t: PlTerm, text: str, triple: tuple, constraints: dict[str, set[str]],
-            shapes: dict[str, tuple[int, str]],
-            done: dict[int, list[dict]]) -> list[dict[str, Any]] | None:
-    from rdflib.term import URIRef
-
-    f = t.functor
+def _arrive(t: Any, triple: tuple, constraints: dict[int, set[str]], graph: RuleGraph,
+            done: dict[int, list[dict]]) -> list[dict[int, Any]] | None:
+    if isinstance(t, Child):
+        if t.node in done:             # its occurrences: the partners' values, renamed
+            mapping = variables(t)     # the child's variable j is our mapping[j]
+            return [{mapping[v]: val for v, val in b.items() if v < len(mapping)}
+                    for b in done[t.node]]
+        node = graph.nodes.get(t.node)
+        if node is not None and node.stores and node.op not in _OPTIONAL_KINDS:
+            return None                # a step with a store that found no partner now
+        t = t.term                     # an optional step can occur with its mandatory side alone
+    f = functor(t)
     if f == "triple" and len(t.args) == 3:
-        fixed: dict[str, Any] = {}
-        for i, a in enumerate(t.args):
-            s, e = span(a)
-            txt = text[s:e].strip()
-            val = triple[i]
-            if re.fullmatch(r"[A-Z_][A-Za-z0-9_]*", txt):
-                if txt in constraints and not (isinstance(val, URIRef)
-                                               and str(val) in constraints[txt]):
+        fixed: dict[int, Any] = {}
+        for a, val in zip(t.args, triple):
+            if isinstance(a, Var):
+                if a.index in constraints and not (isinstance(val, URIRef)
+                                                   and str(val) in constraints[a.index]):
                     return None
-                if txt != "_":
-                    if txt in fixed and fixed[txt] != val:
-                        return None
-                    fixed[txt] = val
-            elif txt.startswith("'") and txt.endswith("'") and len(txt) > 1:
-                if not (isinstance(val, URIRef) and str(val) == txt[1:-1]):
+                if a.index in fixed and fixed[a.index] != val:
                     return None
+                fixed[a.index] = val
+            elif is_iri(a) and not (isinstance(val, URIRef) and str(val) == a):
+                return None
             # other constants (literals): not compared
         return [fixed]
-    hit = shapes.get(shape(text, t.start, t.end))
-    if hit is not None:
-        node, node_text = hit
-        if node in done:               # its occurrences: the partners' values, renamed
-            mapping = dict(zip(var_tokens(node_text), var_tokens(text, t.start, t.end)))
-            return [{mapping[v]: val for v, val in b.items() if v in mapping}
-                    for b in done[node]]
-        inner = t.args[0] if f == "where" and t.args and isinstance(t.args[0], PlTerm) else t
-        if inner.functor not in _OPTIONAL_KINDS:
-            return None                # a step with a store that found no partner now
-        # an optional step can occur with its mandatory side alone
-    kids = [a for a in t.args if isinstance(a, PlTerm)]
-    if f in ("where", "within", "span") and kids:
+    if not isinstance(t, Compound):
+        return None
+    kids = [a for a in t.args if isinstance(a, (Compound, Child))]
+    if f in ("where", "within", "span", "cnot", "eqopt", "leftjoin"):
         kids = kids[:1]
     elif f == "aggregate":
-        kids = kids[1:2]
+        kids = [t.args[1]]
     elif f in _RIGHT_COMPLETES and len(t.args) >= 2:
-        kids = [t.args[1]] if isinstance(t.args[1], PlTerm) else []
-    elif f in ("cnot", "eqopt", "leftjoin") and kids:
-        kids = kids[:1]
+        kids = [t.args[1]]
     else:
         kids = kids[:2]
     for k in kids:
-        r = _arrive(k, text, triple, constraints, shapes, done)
+        r = _arrive(k, triple, constraints, graph, done)
         if r:
             return r
     return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from typing import IO, Any, Sequence
 
 from rdflib.term import Node, URIRef
@@ -67,7 +68,7 @@ class TextRenderer:
         self.out.write(line + "\n")
 
     def header(self, tracer: Tracer, source: str, rows: int) -> None:
-        n = len(tracer.nodes)
+        n = len(tracer.graph.nodes)
         self.write(f"trace of {rows:,} triple{'s' if rows != 1 else ''} from {source}: "
                    f"{len(tracer.queries)} quer{'ies' if len(tracer.queries) != 1 else 'y'}, "
                    f"{n} rule graph nodes, {len(tracer.layouts)} "
@@ -198,7 +199,7 @@ class JsonRenderer:
         stores = []
         for lay in tracer.layouts.values():
             stores.append({"store": lay.name, "node": lay.node, "kind": lay.kind,
-                           "window": None if lay.window in (None, "inf") else lay.window,
+                           "window": lay.window if math.isfinite(lay.window) else None,
                            "variables": [lay.labels.get(v, v) for v in lay.vars]
                            if lay.vars is not None else None,
                            "join": [lay.labels.get(v, v) for v in lay.keys]})
