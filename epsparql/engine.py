@@ -22,57 +22,25 @@ import json
 import math
 import warnings
 import zlib
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Callable, Iterable, Sequence
 
 from rdflib.term import BNode, Literal, Node, URIRef
 
-from .algebra import translate
-from .algebra.passes import optimise
+from .algebra.partition import NO_SCHEMA, Plan, Schema, plan
+from .answer import Answer
 from .core import CoreEngine, Compound
 from .core.engine import Detection, unpack_state
+from .core.rule_graph import RuleGraph
 from .core.runtime import PROLOG_DIR, check, runtime
-from .core.terms import from_json, to_prolog
-from .language import QueryError, parse_query
+from .core.terms import from_json
 from .ordering import Reorderer
-from .rdf.codec import decode, encode
-from .rdf.wire import triple_batch_text
-from .rules import CompiledQuery, compile_query
-
-
-_IRI_TEXT: dict[str, str] = {}
-_LIT_TEXT: dict[tuple, str] = {}
-
-
-def _text(node: Node) -> str:
-    """The Prolog text of an RDF term.  IRIs repeat, so their text is
-    cached (keyed by the plain string: rdflib's own __eq__ is slow)."""
-    if type(node) is URIRef:
-        key = str(node)
-        txt = _IRI_TEXT.get(key)
-        if txt is None:
-            txt = to_prolog(encode(node))
-            if len(_IRI_TEXT) >= 1 << 17:
-                _IRI_TEXT.clear()
-            _IRI_TEXT[key] = txt
-        return txt
-    if type(node) is Literal:
-        lex = str(node)
-        if len(lex) > 64:               # long literals rarely repeat: no caching
-            return to_prolog(encode(node))
-        dt = node.datatype
-        key = (lex, None if dt is None else str(dt), node.language)
-        txt = _LIT_TEXT.get(key)
-        if txt is None:
-            txt = to_prolog(encode(node))
-            if len(_LIT_TEXT) >= 1 << 16:
-                _LIT_TEXT.clear()
-            _LIT_TEXT[key] = txt
-        return txt
-    if not isinstance(node, (URIRef, Literal, BNode)):
-        raise TypeError(f"a triple position must be an rdflib URIRef, Literal or BNode, got {node!r}")
-    return to_prolog(encode(node))
+from .rdf.codec import decode
+from .rdf.wire import term_text, triple_batch_text
+from .prepare import PreparedQuery, prepare
+from .rules import CompiledQuery
+from .times import seconds
 
 
 #: First bytes of an Engine.snapshot() blob (then zlib-compressed: one line
@@ -145,49 +113,25 @@ def _plain(t: float | int) -> float | int:
     return float(t) if isinstance(t, float) else int(t)
 
 
-def seconds(t: float | int | datetime) -> float | int:
-    """Application time in seconds: numbers as given, datetimes since the epoch
-    (a naive datetime is taken as UTC)."""
-    if isinstance(t, datetime):
-        if t.tzinfo is None:
-            t = t.replace(tzinfo=timezone.utc)
-        return t.timestamp()
-    if isinstance(t, bool) or not isinstance(t, (int, float)):
-        raise TypeError(f"a time is a number of seconds or a datetime, got {t!r}")
-    if isinstance(t, float) and not math.isfinite(t):
-        raise ValueError(f"a time must be finite, got {t!r}")
-    return t
-
-
-@dataclass(frozen=True)
-class Answer:
-    """One answer of a continuous query, with the interval it occupies."""
-
-    bindings: dict[str, Node]
-    start: float
-    end: float
-    triples: tuple[tuple[Node, Node, Node], ...] = ()
-    query: str = ""
-
-    def __getitem__(self, var: str) -> Node:
-        return self.bindings[var.lstrip("?$")]
-
-
 class Query:
     """A registered continuous query (SELECT, CONSTRUCT or ASK)."""
 
-    def __init__(self, engine: "Engine", name: str, text: str, form: str,
-                 compiled: CompiledQuery, projection: list[str] | None,
-                 distinct: bool, template: Sequence[Any],
+    def __init__(self, engine: "Engine", name: str, prepared: PreparedQuery,
                  on_result: Callable[[Answer], None] | None):
+        alg = prepared.algebra
         self.engine = engine
         self.name = name
-        self.text = text
-        self.form = form
-        self.compiled = compiled
-        self.projection = projection
-        self.distinct = distinct
-        self.template = tuple(template)
+        #: every stage of the query: syntax tree, algebra, rules (epsparql/prepare.py)
+        self.prepared = prepared
+        self.text = prepared.text
+        self.form: str = alg.form
+        self.compiled: CompiledQuery = prepared.compiled
+        self.projection: list[str] | None = None
+        if alg.form == "SELECT" and alg.projection:
+            self.projection = [p[1].name if isinstance(p, tuple) else p.name
+                               for p in alg.projection]
+        self.distinct: bool = alg.distinct
+        self.template = tuple(alg.template)
         self.on_result = on_result
         self._answers: list[Answer] = []
         self._seen: set[Any] = set()
@@ -204,6 +148,23 @@ class Query:
     def rules(self) -> str:
         """The rule-language text this query compiled to."""
         return self.compiled.rules
+
+    @property
+    def algebra(self) -> Any:
+        """The query's algebra (section 4.2) after the rewrites."""
+        return self.prepared.algebra
+
+    @property
+    def prefixes(self) -> dict[str, str]:
+        """The prefixes the query declares (``""``: its base)."""
+        return self.prepared.prefixes
+
+    def rule_graph(self) -> RuleGraph:
+        """The part of the engine's binarised rule graph this query's rules
+        reach (steps shared with other queries included), with the goals
+        stored now (one Prolog crossing)."""
+        g = self.engine.rule_graph()
+        return g.part(g.rules_of_head(self.compiled.head))
 
     def results(self) -> list[Answer]:
         """Answers found since the last call (drains)."""
@@ -362,7 +323,7 @@ class Engine:
         self._background_call("mode", "none" if reasoning == "none" else "rdfs")
         self._queries: dict[str, Query] = {}
         self._by_head: dict[str, Query] = {}
-        self._ids = itertools.count(1)
+        self._next_qid = 1
 
     # -- queries ---------------------------------------------------------------
     def register(self, text: str, on_result: Callable[[Answer], None] | None = None,
@@ -370,31 +331,32 @@ class Engine:
         """Parse, compile and start a continuous query.
 
         Raises QuerySyntaxError (with line and column) or QueryError."""
-        ast = parse_query(text, base=self.base)
-        try:
-            alg = translate(ast)
-            pattern = optimise(alg.pattern)
-            alg = type(alg)(**{**alg.__dict__, "pattern": pattern})
-            qid = next(self._ids)
-            compiled = compile_query(alg, qid, encode=encode, is_function=self.has_function,
-                                     module=self.core.module,
-                                     reasoning="none" if self.reasoning == "none" else "rdfs")
-        except QueryError as e:
-            raise e.with_source(text)
-        projection = None
-        if alg.form == "SELECT" and alg.projection:
-            projection = [p[1].name if isinstance(p, tuple) else p.name for p in alg.projection]
-        q = Query(self, name or f"q{qid}", text, alg.form, compiled, projection,
-                  alg.distinct, alg.template, on_result)
-        if _unbounded(alg.pattern):
+        qid = self._next_qid
+        name = name or f"q{qid}"
+        # prepare.py: parse, translate, rewrite, compile to core rules (each
+        # stage's result is kept on the query)
+        prepared = prepare(text, qid=qid, name=name, base=self.base,
+                           is_function=self.has_function, module=self.core.module,
+                           reasoning="none" if self.reasoning == "none" else "rdfs")
+        self._next_qid += 1
+        q = Query(self, name, prepared, on_result)
+        if _unbounded(prepared.algebra.pattern):
             warnings.warn(UnboundedStateWarning(
                 f"query {q.name} joins stream patterns without a getDURATION() < … bound: "
                 f"its partial matches are kept forever on an unbounded stream "
                 f"(set Engine(max_goals=…) to fail clearly at a cap)"), stacklevel=2)
-        self.core.add_rules(compiled.rules)
+        # prolog/core_compile.pl: binarise the rules, compile them to EDBC clauses
+        self.core.add_rules(prepared.compiled.rules)
+        # answers: the core's detections of the rules' head go to this query
         self._queries[q.name] = q
-        self._by_head[compiled.head] = q
+        self._by_head[prepared.compiled.head] = q
         return q
+
+    def partitioning(self, schema: Schema = NO_SCHEMA) -> Plan:
+        """How ``epsparql spark`` partitions this engine's queries (the key
+        each can be partitioned on, or why not), given an RDFS ``schema``
+        of the background (:func:`epsparql.algebra.partition.schema_of`)."""
+        return plan([(q.name, q.algebra) for q in self._queries.values()], schema)
 
     def has_function(self, iri: str) -> bool:
         """Is ``iri`` a registered extension function (Python or Prolog)?"""
@@ -473,14 +435,14 @@ class Engine:
     def _background_batches(self, op: str, triples: Iterable[Sequence[Node]],
                             graph: str | None) -> int:
         if op == "add" or graph is not None:
-            g = _text(URIRef(graph or BACKGROUND))
+            g = term_text(URIRef(graph or BACKGROUND))
         else:
             g = "_"
         count = 0
         batch: list[str] = []
         for t in triples:
             s, p, o = t[0], t[1], t[2]
-            batch.append(f"t({_text(s)},{_text(p)},{_text(o)},{g})")
+            batch.append(f"t({term_text(s)},{term_text(p)},{term_text(o)},{g})")
             if len(batch) >= 20000:
                 count = self._background_call(op, "[" + ",".join(batch) + "]")["count"]
                 batch = []
@@ -629,7 +591,7 @@ class Engine:
         if new > 0:
             self._function_errors.extend(functions.errors[-new:])
         self._seen_function_errors = functions.error_count
-        self.core._pending.clear()   # answers are kept per query, not in the core buffer
+        self.core.discard_detections()   # answers are kept per query, not in the core buffer
         for d in detections:
             name = d.event.name if isinstance(d.event, Compound) else d.event
             q = self._by_head.get(name)
@@ -661,31 +623,18 @@ class Engine:
         return out
 
     def _queries_of_message(self, message: str) -> list[str]:
-        """The queries a failing rule step belongs to (from the step named in
-        Prolog's message, through the rule graph)."""
+        """The queries a failing rule step belongs to: the rules of the rule
+        graph above the step Prolog's message names (``ep_n<N>/<Arity>``,
+        the predicate that raised; the core records errors as text)."""
         import re
         m = re.search(r"\bep_[nc](\d+)/\d+", message)
         if not m:
             return []
-        node = int(m.group(1))
-        graph = self.core.rule_graph()
-        parents: dict[int, list[int]] = {}
-        for n in graph["nodes"]:
-            for c in n["children"]:
-                parents.setdefault(c, []).append(n["id"])
-        up, todo = {node}, [node]
-        while todo:
-            for p in parents.get(todo.pop(), []):
-                if p not in up:
-                    up.add(p)
-                    todo.append(p)
-        names = []
-        for r in graph["rules"]:
-            if r["node"] in up:
-                head = r["head"].split("(", 1)[0]
-                q = self._by_head.get(head)
-                names.append(q.name if q is not None else head)
-        return sorted(set(names))
+        names = set()
+        for rule in self.rule_graph().rules_above(int(m.group(1))):
+            q = self._by_head.get(rule.name)
+            names.add(q.name if q is not None else rule.name)
+        return sorted(names)
 
     # -- snapshots -------------------------------------------------------------
     def snapshot(self) -> bytes:
@@ -702,7 +651,7 @@ class Engine:
         queries registered in the same order, makes ``other`` continue
         exactly as ``engine`` would.  See docs/LANGUAGE.md, "State
         snapshots"."""
-        core = self.core._export_text()
+        core = self.core.state_text()
         py = {"v": 1,
               "order": self._order.export_state(_node_out),
               "queries": [q._state() for q in self._queries.values()]}
@@ -738,7 +687,7 @@ class Engine:
             qstates = [q._restored(d) for q, d in zip(mine, qs)]
         except (TypeError, AttributeError) as e:
             raise ValueError(f"malformed Engine snapshot: {e}") from None
-        self.core._import_text(core_text)         # validates, then replaces (atomic)
+        self.core.load_state_text(core_text)      # validates, then replaces (atomic)
         self._order = order
         for q, (seen, asked) in zip(mine, qstates):
             q._seen, q._asked = seen, asked
@@ -756,6 +705,31 @@ class Engine:
         for q in self._queries.values():
             q._seen, q._asked, q._answers = set(), False, []
         self._function_errors.clear()
+
+    # -- state, for schedulers (the Spark worker) --------------------------------
+    def gc(self) -> None:
+        """Expire now the partial matches their windows no longer allow (the
+        core also does this every ``gc_every`` events)."""
+        self.core.gc()
+
+    @property
+    def idle(self) -> bool:
+        """Is nothing waiting: no partial match stored, no answer waiting for
+        its instant to close, no row held in the reorder buffer?"""
+        st = self.core.stats()
+        return st.get("goals", 0) == 0 and st.get("waiting", 0) == 0 and self._order.buffered == 0
+
+    @property
+    def largest_window(self) -> float:
+        """The longest window of a store of partial matches, in seconds
+        (``math.inf``: some store keeps them without bound; 0: none is kept)."""
+        return self.rule_graph().largest_window
+
+    def rule_graph(self) -> RuleGraph:
+        """The binarised rule graph of every query and rule of this engine,
+        with the goals stored now (one crossing; see
+        :mod:`epsparql.core.rule_graph`)."""
+        return RuleGraph.of(self.core)
 
     def close(self) -> None:
         self.core.close()

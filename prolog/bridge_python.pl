@@ -313,17 +313,136 @@ py_goals(M, R) :-
 
 %!  py_rule_graph(+Engine, -Reply) is det.
 %
-%   The binarised rule graph (core_compile:rule_graph/2) and the goal count
-%   of each step's stores, as JSON.
+%   The binarised rule graph (core_compile:graph_node/2, graph_rule/2)
+%   and the goal count of each step's stores, as JSON:
+%
+%     {"nodes": [{"id", "pattern", "term", "vars", "window", "policy",
+%                 "children"}],
+%      "rules":  [{"head", "term", "node"}],
+%      "stores": [{"name", "node", "side", "args", "window", "goals"}]}
+%
+%   "pattern" and "head" are the terms as text (variables A, B, ...,
+%   singletons _).  "term" is the same term as data: a variable is
+%   {"v": I}, I its place among the node's "vars" variables (the
+%   arguments of its occurrence predicate, then the interval); a
+%   compound is {"f": Name, "a": Args}, wrapped in {"node": Child,
+%   "term": ...} where it is a child node's pattern; other terms as
+%   write_json/2 writes them.  A store's "args" are the places of the variables its
+%   goals hold before their interval.
 py_rule_graph(M, R) :-
-    reply(( core_compile:rule_graph(M, G),
-            findall(store{name: N, node: Id, window: W, goals: C},
-                    ( epsparql_core:engine_store(M, N/A, W, Id),
-                      functor(H, N, A),
+    reply(( findall(N, core_compile:graph_node(M, N), Nodes0),
+            sort(1, @<, Nodes0, Nodes),
+            findall(Rule, core_compile:graph_rule(M, Rule), Rules),
+            findall(s(Name, Id, W, C),
+                    ( epsparql_core:engine_store(M, Name/A, W, Id),
+                      functor(H, Name, A),
                       ( predicate_property(M:H, number_of_clauses(C)) -> true ; C = 0 ) ),
                     Stores),
-            atom_json_dict(J, G.put(stores, Stores), [width(0)]) ),
+            with_output_to(string(J), write_graph(Nodes, Rules, Stores)) ),
           raw(J), R).
+
+write_graph(Nodes, Rules, Stores) :-
+    write('{"nodes":['),
+    foldl(write_graph_node(Nodes), Nodes, "", _),
+    write('],"rules":['),
+    foldl(write_graph_rule, Rules, "", _),
+    write('],"stores":['),
+    foldl(write_graph_store(Nodes), Stores, "", _),
+    write(']}').
+
+write_graph_node(Nodes, node(Id, P, W, Pol, Cs, _), Sep, ",") :-
+    term_variables(P, Vs),
+    length(Vs, K),
+    kids(Cs, Nodes, Kids),
+    format('~w{"id":~d,"pattern":', [Sep, Id]), write_term_text(P),
+    write(',"term":'), write_graph_root(P, g(Vs, Nodes), Kids),
+    format(',"vars":~d,"window":', [K]), write_json(current_output, W),
+    write(',"policy":'), write_json(current_output, Pol),
+    write(',"children":'), write_json(current_output, Cs),
+    write('}').
+
+write_graph_rule(rule(H, Id, Vs), Sep, ",") :-
+    format('~w{"head":', [Sep]), write_term_text(H),
+    write(',"term":'), graph_term(H, g(Vs, []), [], [], _),
+    format(',"node":~d}', [Id]).
+
+write_graph_store(Nodes, s(Name, Id, W, C), Sep, ",") :-
+    (   memberchk(node(Id, P, _, _, _, Layouts), Nodes),
+        memberchk(store(Name, Side, Args), Layouts)
+    ->  term_variables(P, Vs),
+        maplist(arg_place(Vs), Args, Places)
+    ;   Side = '?', Places = []
+    ),
+    format('~w{"name":', [Sep]), write_json(current_output, Name),
+    format(',"node":~d,"side":', [Id]), write_json(current_output, Side),
+    write(',"args":'), write_json(current_output, Places),
+    write(',"window":'), write_json(current_output, W),
+    format(',"goals":~d}', [C]).
+
+arg_place(Vs, V, I) :-
+    (   var_place(V, Vs, 0, I0) -> I = I0 ; true ).      % unbound: null
+
+%   A term as text, as the Prolog toplevel prints it (A, B, ... and _).
+write_term_text(T) :-
+    copy_term(T, T1),
+    numbervars(T1, 0, _, [singletons(true)]),
+    with_output_to(string(S), print(T1)),
+    json:json_write_string(current_output, S).
+
+%   graph_term(+Term, +G, +AllKids, +Kids0, -Kids): write Term, G being
+%   g(Vars, Nodes): the node's variables and the graph's nodes.  AllKids
+%   are the children (Id-Pattern) of the node whose pattern Term is part
+%   of, Kids0 those no sub-term has been matched with yet (operands are
+%   compiled in order, so two variant operands with other windows are
+%   told apart by taking the first child not matched yet).  A matched
+%   sub-term is written inside {"node": Id, "term": ...}, and its own
+%   sub-terms are matched with that child's children, and so on down.
+write_graph_root(P, G, Kids) :-
+    compound(P), \+ is_list(P), !,
+    compound_name_arguments(P, F, As),
+    write('{"f":'), json:json_write_string(current_output, F),
+    write(',"a":['), graph_args(As, G, Kids, Kids, _, ""), write(']}').
+write_graph_root(P, G, _) :-
+    graph_term(P, G, [], [], _).
+
+graph_term(X, g(Vs, _), _, K, K) :- var(X), !,
+    (   var_place(X, Vs, 0, I)
+    ->  format('{"v":~d}', [I])
+    ;   write('{"v":null}')                 % a head variable the body does not bind
+    ).
+graph_term(X, G, All, K0, K) :- is_list(X), !,
+    write('['), graph_args(X, G, All, K0, K, ""), write(']').
+graph_term(X, G, All, K0, K) :- compound(X), !,
+    compound_name_arguments(X, F, As),
+    (   child_of(X, All, K0, C, K)
+    ->  G = g(_, Nodes),
+        (   memberchk(node(C, _, _, _, Cs, _), Nodes) -> kids(Cs, Nodes, Inner) ; Inner = [] ),
+        format('{"node":~d,"term":{"f":', [C]), json:json_write_string(current_output, F),
+        write(',"a":['), graph_args(As, G, Inner, Inner, _, ""), write(']}}')
+    ;   write('{"f":'), json:json_write_string(current_output, F),
+        write(',"a":['), graph_args(As, G, All, K0, K, ""), write(']}')
+    ).
+graph_term(X, _, _, K, K) :-
+    write_json(current_output, X).
+
+graph_args([], _, _, K, K, _).
+graph_args([A|As], G, All, K0, K, Sep) :-
+    write(Sep),
+    graph_term(A, G, All, K0, K1),
+    graph_args(As, G, All, K1, K, ",").
+
+child_of(X, All, K0, C, K) :-
+    (   select(C-PC, K0, K1), X =@= PC
+    ->  K = K1
+    ;   member(C-PC, All), X =@= PC
+    ->  K = K0
+    ).
+
+kids(Cs, Nodes, Kids) :-
+    findall(C-PC, ( member(C, Cs), memberchk(node(C, PC, _, _, _, _), Nodes) ), Kids).
+
+var_place(V, [W|Ws], I0, I) :-
+    (   V == W -> I = I0 ; I1 is I0 + 1, var_place(V, Ws, I1, I) ).
 
 py_stats(M, R) :-
     reply(( engine_stats(M, S), dict_pairs(S, _, Pairs) ), json(stats(Pairs)), R).

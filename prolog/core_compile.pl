@@ -34,7 +34,9 @@
           [ compile_rule/3,             % +Module, +Rule, +Options
             node_count/2,               % +Module, -Count
             forget_nodes/1,             % +Module
-            rule_graph/2                % +Module, -Graph
+            rule_graph/2,               % +Module, -Graph
+            graph_node/2,               % +Module, -Node        (the graph as terms, below)
+            graph_rule/2                % +Module, -Rule
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(lists)).
@@ -623,3 +625,69 @@ assert_clause(M, Clause) :-
 
 clause_pi((H :- _), Name/Arity) :- !, functor(H, Name, Arity).
 clause_pi(H, Name/Arity) :- functor(H, Name, Arity).
+
+
+		 /*******************************
+		 *     THE GRAPH AS TERMS       *
+		 *******************************/
+
+%   For tools that explain the compiled rules (the Python bridge writes
+%   these as structured JSON): what rule_graph/2 prints, as terms.
+:- use_module(library(varnumbers)).
+:- use_module(library(pairs)).
+
+%!  graph_node(+Module, -Node) is nondet.
+%
+%   A node of Module's rule graph: node(Id, Pattern, Window, Policy,
+%   Children, Stores).  Pattern has fresh variables; its variables in
+%   term_variables/2 order are the arguments of the node's occurrence
+%   predicate ep_n<Id> (then the interval).  Children are in the order
+%   the operands were compiled.  Stores are store(Name, Side, Args) for
+%   each store the step may keep (Side l, r, n or a), Args the pattern
+%   variables its goals hold before their interval, in goal_stores/6
+%   order ([] for an aggregate: Group, T1, T2, Value).
+graph_node(M, node(Id, P, W, Pol, Cs, Stores)) :-
+    ep_node(M, Key, Id),
+    Key = P0-W-Pol-_,
+    varnumbers(P0, P),
+    findall(C, ep_edge(M, Id, C), Cs),
+    findall(P-store(Name, Side, Args), store_layout(Id, P, Side, Name, Args), Pairs),
+    pairs_keys_values(Pairs, Ps, Stores),
+    maplist(=(P), Ps).                  % the copies findall made share P's variables again
+
+store_layout(Id, P, Side, Name, Args) :-
+    step_operands(P, L, R), !,
+    term_variables(L, LVs),
+    term_variables(R, RVs),
+    goal_stores(Id, LVs, RVs, t(_, _, _, _), GL, GR),
+    (   Side = l, G = GL ; Side = r, G = GR ),
+    G =.. [Name|Args0],
+    append(Args, [_, _], Args0).
+store_layout(Id, cnot(_, E), n, Name, Args) :- !,
+    store_name(Id, n, Name),
+    term_variables(E, Args).
+store_layout(Id, aggregate(_, _, _, _), a, Name, []) :-
+    store_name(Id, a, Name).
+
+step_operands(where(B, _), L, R) :-
+    compound(B), functor(B, Op, 2), binary_op(Op), !,
+    arg(1, B, L), arg(2, B, R).
+step_operands(B, L, R) :-
+    compound(B), functor(B, Op, 2), binary_op(Op), !,
+    arg(1, B, L), arg(2, B, R).
+step_operands(P, L, R) :-
+    optional_pattern(P, _, L, R, _, _).
+
+%!  graph_rule(+Module, -Rule) is nondet.
+%
+%   A rule of Module, in the order rules were added: rule(Head, Id, Vars),
+%   Id the root node of its body and Vars the root's variables (as
+%   graph_node/2 orders them) as they occur in Head.
+graph_rule(M, rule(H, Id, Vs)) :-
+    ep_edge(M, rule(H0), Id),
+    ep_node(M, Key, Id),
+    Key = P0-_-_-_,
+    varnumbers(P0, P),
+    term_variables(P, Vs),
+    occ_head(Id, Vs, _, _, OccHead),
+    once(( clause(M:OccHead, ep_emit(H, _, _)), H =@= H0 )).

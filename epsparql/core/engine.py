@@ -273,6 +273,20 @@ class CoreEngine:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    # -- for a caller that routes detections and keeps state itself (epsparql.Engine)
+    def discard_detections(self) -> None:
+        """Forget the detections kept for :meth:`drain` (a caller that took
+        them from the call that returned them needs no second copy)."""
+        self._pending.clear()
+
+    def state_text(self) -> str:
+        """The state of :meth:`export_state` as uncompressed text."""
+        return self._export_text()
+
+    def load_state_text(self, text: str) -> None:
+        """:meth:`import_state` of a :meth:`state_text` text."""
+        self._import_text(text)
+
     def __del__(self) -> None:  # best effort; never raise from a finaliser
         try:
             if self.module and runtime_alive():

@@ -95,7 +95,7 @@ def test_many_datatypes_and_the_limits_of_the_caches(engine, monkeypatch):
     # beyond the datatype variables (and with a literal cache that keeps
     # clearing) literals are written in full: same answers
     monkeypatch.setattr(wire, "_MAX_DT_VARS", len(wire._DT_VARS) + 2)
-    monkeypatch.setattr(wire, "_MAX_LIT", 3)
+    monkeypatch.setattr(wire._LIT_WIRE, "limit", 3)
     q = all_triples(engine)
     rows = [(iri("s"), iri("p"), Literal(f"v{i % 7}", datatype=URIRef(f"{EX}type/{i % 5}'\"")), i)
             for i in range(40)]

@@ -21,7 +21,7 @@ from rdflib import Graph, RDF, URIRef
 
 from epsparql import Engine
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT  # the repository root, wherever this file sits
 
 
 def load(name: str, path: Path):

@@ -12,11 +12,10 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT  # the repository root, wherever this file sits
 EXAMPLES = ROOT / "examples"
 
 

@@ -247,7 +247,8 @@ def test_streaming_kill_and_restart_loses_and_duplicates_nothing(spark, tmp_path
 def test_bundled_spark_example_finds_the_planted_crashes(spark):
     """examples/spark/run.py: query (1) by batch replay and by streaming."""
     import importlib.util
-    path = Path(__file__).resolve().parent.parent / "examples" / "spark" / "run.py"
+    from conftest import ROOT
+    path = ROOT / "examples" / "spark" / "run.py"
     mod = importlib.util.spec_from_file_location("spark_example", path)
     example = importlib.util.module_from_spec(mod)
     mod.loader.exec_module(example)

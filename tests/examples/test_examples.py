@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT  # the repository root, wherever this file sits
 
 
 def test_main_job_finds_the_planted_crashes_and_rebounds():

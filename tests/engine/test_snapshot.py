@@ -26,7 +26,6 @@ import subprocess
 import warnings
 import zlib
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from rdflib import BNode, Literal, URIRef
@@ -39,10 +38,11 @@ from epsparql.core import CoreEngine, PlString, term
 from epsparql.core.engine import CORE_STATE_MAGIC
 from epsparql.core.runtime import swipl_executable
 from epsparql.engine import SNAPSHOT_MAGIC
-from test_core_differential import gen_case
-from test_sparql_differential import construct_case
+# the case generators of tests/core/ and tests/engine/ (folders under tests/, on sys.path)
+from core.test_core_differential import gen_case
+from engine.test_sparql_differential import construct_case
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT  # the repository root, wherever this file sits
 NS = R.NS
 
 pytestmark = pytest.mark.filterwarnings("ignore::epsparql.engine.UnboundedStateWarning")

@@ -7,35 +7,34 @@
                  --out DIR --checkpoint DIR [--available-now] [--trigger SECONDS]
                  [--max-files-per-trigger N] [--allowed-lateness SECONDS] ...
 
-Exit codes as for ``epsparql run``.  See docs/SPARK.md.
+Exit codes as for ``epsparql run``.  The pipeline itself is
+:mod:`epsparql.spark`; see docs/SPARK.md.
 """
 from __future__ import annotations
 
 import argparse
 import re
-import sys
 import time
+from pathlib import Path
 from typing import Any
 
-from ..cli import (EXIT_OK, EXIT_RUNTIME, PROG, QueryFileError, UsageError, _format_query_error,
-                   _read_queries, _say)
+from ..io.streams import FORMATS
+from ..spark.job import JobSpec, expand_paths
+from .common import (EXIT_OK, EXIT_RUNTIME, PROG, ArgumentParser, UsageError, make_engine,
+                     read_queries, register_queries, say)
 
 
-def _spec(args: argparse.Namespace, qfs: list) -> Any:
-    from ..language import QueryError
-    from .job import JobSpec
+def _spec(args: argparse.Namespace, qfs: list) -> JobSpec:
+    """The job: background files checked, every bad query named with its file,
+    line and column (all of them, before Spark starts)."""
     for b in args.background or ():
-        from pathlib import Path
         if not Path(b).is_file():
             raise UsageError(f"background file not found: {b}")
-    errors = []
-    for qf in qfs:                      # name the file, line and column of a bad query
-        try:
-            JobSpec.build([(qf.name, qf.text)], base=args.base, reasoning="none")
-        except QueryError as e:
-            errors.append(_format_query_error(qf, e))
-    if errors:
-        raise QueryFileError("\n".join(errors))
+    checker = make_engine(args.base, reasoning="none")
+    try:
+        register_queries(checker, qfs)
+    finally:
+        checker.close()
     return JobSpec.build([(qf.name, qf.text) for qf in qfs], base=args.base,
                          reasoning=args.reasoning, background=args.background or (),
                          allowed_lateness=args.allowed_lateness,
@@ -45,7 +44,7 @@ def _spec(args: argparse.Namespace, qfs: list) -> Any:
 def _show_plan(spec: Any, quiet: bool) -> None:
     if not quiet:
         for line in spec.plan.describe():
-            _say(f"{PROG}: partitioning: {line}")
+            say(f"{PROG}: partitioning: {line}")
 
 
 def _spark_error(e: Exception) -> str:
@@ -57,10 +56,10 @@ def _spark_error(e: Exception) -> str:
 
 
 def cmd_spark_run(args: argparse.Namespace) -> int:
-    from .batch import run_batch
-    from .job import expand_paths
-    from .session import spark_session
-    qfs = _read_queries(args.queries)
+    """``epsparql spark run``: batch replay of stream files."""
+    from ..spark.batch import run_batch
+    from ..spark.session import spark_session
+    qfs = read_queries(args.queries)
     try:
         files = expand_paths(args.stream)
     except FileNotFoundError as e:
@@ -73,32 +72,31 @@ def cmd_spark_run(args: argparse.Namespace) -> int:
                         on_error=args.on_error, partitions=args.partitions)
     except Exception as e:
         if "StreamFormatError" in str(e):
-            _say(f"{PROG}: error: {_spark_error(e)}")
-            _say(f"{PROG}: stopped at the malformed line; nothing was written "
+            say(f"{PROG}: error: {_spark_error(e)}")
+            say(f"{PROG}: stopped at the malformed line; nothing was written "
                  f"(--on-error skip skips such lines)")
             return EXIT_RUNTIME
         raise
     if not args.quiet:
         for m in res.skipped[:10]:
-            _say(f"{PROG}: skipped {m}")
+            say(f"{PROG}: skipped {m}")
         for m in res.errors[:10]:
-            _say(f"{PROG}: error in a rule: {m}")
+            say(f"{PROG}: error in a rule: {m}")
         rate = res.events / res.seconds if res.seconds else 0
         per = ", ".join(f"{q} {n:,}" for q, n in sorted(res.per_query.items())) or "none"
-        _say(f"{PROG}: {len(files)} file(s), {res.events:,} events routed to {res.partitions} "
+        say(f"{PROG}: {len(files)} file(s), {res.events:,} events routed to {res.partitions} "
              f"partition(s) in {res.seconds:.1f} s ({rate:,.0f} events/s); answers: {per}; "
              f"{len(res.skipped):,} skipped lines; {res.late:,} late; {len(res.errors):,} rule errors")
         for kind, path in res.outputs.items():
-            _say(f"{PROG}: wrote {path} ({kind})")
+            say(f"{PROG}: wrote {path} ({kind})")
     return EXIT_OK
 
 
 def cmd_spark_stream(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from .session import spark_session
-    from .streaming import run_stream
-    qfs = _read_queries(args.queries)
+    """``epsparql spark stream``: Structured Streaming with recovery."""
+    from ..spark.session import spark_session
+    from ..spark.streaming import run_stream
+    qfs = read_queries(args.queries)
     if (args.watch is None) == (args.socket is None):
         raise UsageError("give --watch DIR or --socket HOST:PORT")
     socket = None
@@ -115,7 +113,7 @@ def cmd_spark_stream(args: argparse.Namespace) -> int:
     spec = _spec(args, qfs)
     _show_plan(spec, args.quiet)
     spark = spark_session(args.master)
-    say = None if args.quiet else (lambda m: _say(f"{PROG}: {m}"))
+    say = None if args.quiet else (lambda m: say(f"{PROG}: {m}"))
     t0 = time.perf_counter()
     try:
         st = run_stream(spark, spec, args.out, args.checkpoint, watch=args.watch, socket=socket,
@@ -124,14 +122,14 @@ def cmd_spark_stream(args: argparse.Namespace) -> int:
                         trigger_seconds=args.trigger, available_now=args.available_now,
                         timeout=args.timeout, say=say)
     except KeyboardInterrupt:
-        _say(f"{PROG}: interrupted; committed batches are in {args.out}, "
+        say(f"{PROG}: interrupted; committed batches are in {args.out}, "
              f"restart with the same --checkpoint to resume")
         return 130
     except RuntimeError as e:
-        _say(f"{PROG}: error: {_spark_error(e)}")
+        say(f"{PROG}: error: {_spark_error(e)}")
         return EXIT_RUNTIME
     if not args.quiet:
-        _say(f"{PROG}: {st.batches} batch(es), {st.events:,} events, {st.answers:,} answers in "
+        say(f"{PROG}: {st.batches} batch(es), {st.events:,} events, {st.answers:,} answers in "
              f"{time.perf_counter() - t0:.1f} s; late: {st.late:,} to the side output, "
              f"{st.dropped_by_watermark:,} dropped behind the watermark; "
              f"{st.skipped:,} skipped lines; {len(st.errors):,} rule errors")
@@ -140,12 +138,10 @@ def cmd_spark_stream(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     """The ``spark`` command group of ``epsparql``."""
-    from ..io.streams import FORMATS
-    from ..cli import _Parser
     sp = sub.add_parser("spark", help="run queries on Apache Spark (batch replay, streaming)",
                         description="Run EP-SPARQL queries on Apache Spark: partitioned by a "
                         "key every stream pattern binds (see `epsparql explain`).")
-    ssub = sp.add_subparsers(dest="spark_command", metavar="COMMAND", parser_class=_Parser)
+    ssub = sp.add_subparsers(dest="spark_command", metavar="COMMAND", parser_class=ArgumentParser)
     ssub.required = True
 
     def common(p: argparse.ArgumentParser) -> None:
@@ -200,9 +196,4 @@ def add_parser(sub: Any) -> None:
     s.set_defaults(func=cmd_spark_stream)
 
 
-def main() -> None:  # pragma: no cover - convenience
-    from ..cli import main as cli_main
-    sys.exit(cli_main(["spark", *sys.argv[1:]]))
-
-
-__all__ = ["add_parser", "cmd_spark_run", "cmd_spark_stream", "EXIT_OK"]
+__all__ = ["add_parser", "cmd_spark_run", "cmd_spark_stream"]
