@@ -47,6 +47,7 @@
             engine_option/3,            % +Module, ?Key, ?Value
             engine_stats/2,             % +Module, -Stats
             engine_gc/1,                % +Module
+            engine_drop_goals/2,        % +Module, +Before
             engine_advance/2,           % +Module, +Time
             engine_flush/1,             % +Module
             engine_export_state/2,      % +Module, -State
@@ -945,6 +946,21 @@ engine_gc(M) :-
     M:ep_state(Now, _, _, _, _, _),
     (   Now =:= -inf -> true ; collect_garbage(M, Now, force) ).
 
+%!  engine_drop_goals(+Module, +Before) is det.
+%
+%   Remove every stored partial match that ended before Before, whatever
+%   its rule's window (a general garbage collection by age, as ETALIS'
+%   garbage_control(general) flag asks).
+engine_drop_goals(M, Limit) :-
+    must_be_engine(M),
+    check_time(Limit),
+    forall(( engine_store(M, Name/A, _, _),
+             \+ sub_atom(Name, _, 1, 0, a) ),     % aggregate windows keep their own
+           (   functor(H, Name, A),
+               arg(A, H, T2),
+               forall(( clause(M:H, true, Ref), T2 < Limit ), erase(Ref))
+           )).
+
 collect_garbage(M, Now) :-
     collect_garbage(M, Now, lazy).
 
@@ -1036,8 +1052,9 @@ engine_timers(M, Timers) :-
 %
 %   Delete rules at run time.  What is a label (every rule added as
 %   `Label 'rule:' Head <- Body` with that label), a labelled rule
-%   `Label 'rule:' Rule` or an unlabelled rule `Head <- Body` (the rules
-%   that are variants of it).  The steps no other rule uses are removed
+%   `Label 'rule:' Rule` (the rules with that label that unify with Rule)
+%   or an unlabelled rule `Head <- Body` (the unlabelled rules that unify
+%   with it, as ETALIS deletes).  The steps no other rule uses are removed
 %   with their stored partial matches and waiting answers; other rules
 %   are untouched.  Alarms already set stay set.
 engine_delete_rules(M, What) :-
@@ -1055,9 +1072,10 @@ delete_event_rules(What) :-
     engine_delete_rules(M, What).
 
 rule_selected('rule:'(L, Rule), 'rule:'(L1, Rule1)) :- !,
-    L == L1, Rule =@= Rule1.
+    L == L1, \+ Rule \= Rule1.
 rule_selected((H <- B), R) :- !,
-    R =@= (H <- B).
+    R \= 'rule:'(_, _),
+    \+ R \= (H <- B).
 rule_selected(Label, 'rule:'(L, _)) :-
     Label == L.
 
