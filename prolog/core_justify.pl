@@ -83,18 +83,13 @@ justify(M, E, [T1, T2], J) :-
 justification(M, E, T1, T2, Key, Why, Depth, justification(E, [T1, T2], Rule, Tree)) :-
     rule_text(M, Key, Rule),
     D1 is Depth + 1,
-    why_tree(M, Why, D1, Tree).
+    why_tree(M, Why, T1, T2, D1, Tree).
 
-why_tree(M, node(Id, Vs), D, Tree) :-
-    ep_just_occ(M, Id, Vs, T1, T2),
-    !,
+%   The root step occurred over the detection's own interval.
+why_tree(M, node(Id, Vs), T1, T2, D, Tree) :-
     node_tree(M, Id, Vs, T1, T2, D, Tree).
-why_tree(_, node(Id, _), _, unknown(Id, [])).
-why_tree(M, alarm(node(Id, Vs, T1, T2)), D, alarm(Tree)) :-
-    node_tree(M, Id, Vs, T1, T2, D, Tree).
-
-ep_just_occ(M, Id, Vs, T1, T2) :-
-    clause(M:ep_just(Id, Vs, T1, T2, _), true).
+why_tree(M, alarm(node(Id, Vs, S, E)), _, _, D, alarm(Tree)) :-
+    node_tree(M, Id, Vs, S, E, D, Tree).
 
 %   Trees deeper than this are cut (a rule that derives what it consumes).
 max_depth(200).

@@ -588,13 +588,24 @@ drain_queue(M, Instant, Every, Period, K, S0, S) :-
     ;   S = S0
     ).
 
-%   raise_origin(+M, -Origin): the rules running when an event was raised,
-%   found on the Prolog stack (so that the hot path pays nothing): the
-%   innermost frame of a step of M (ep_n<Id>/N) tells the node, the
-%   compiler's graph the rules.
+%   raise_origin(+M, -Origin): the rules running when an event was raised:
+%   the rule of the do-action or the head of the hook running (both say so
+%   in a global variable while they run), or else found on the Prolog stack
+%   (so that the hot path pays nothing): the innermost frame of a step of
+%   M (ep_n<Id>/N) tells the node, the compiler's graph the rules.
 raise_origin(M, Origin) :-
     prolog_current_frame(F),
-    (   stack_node(F, M, Id)
+    (   nb_current('$epsparql_raising', Raising), Raising \== none
+    ->  (   Raising = key(Key), engine_rule_key(M, Key, R)
+        ->  rule_head(R, H),
+            head_text(H, Text),
+            Origin = rules([Text])
+        ;   Raising = head(H)
+        ->  rules_with_head(M, H, Heads),
+            Origin = rules(Heads)
+        ;   Origin = unknown
+        )
+    ;   stack_node(F, M, Id)
     ->  node_rule_heads(M, Id, Heads),
         Origin = rules(Heads)
     ;   Origin = unknown
@@ -685,10 +696,12 @@ same_args(K, G, P) :-
 %   emitted.  Its failure is ignored; an exception is recorded as an
 %   error of the detection.  Events it raises are queued.  Called from
 %   compiled rules only.
-run_action(M, Action, _Key, H, T1, T2) :-
+run_action(M, Action, Key, H, T1, T2) :-
+    b_setval('$epsparql_raising', key(Key)),
     catch(( M:Action -> true ; true ),
           Error,
-          record_error(M, Error, action(H, [T1, T2]))).
+          record_error(M, Error, action(H, [T1, T2]))),
+    b_setval('$epsparql_raising', none).
 
 %!  close_instants(+Module, +Before) is det.
 %
@@ -819,8 +832,10 @@ update_emit(M) :-
     ),
     (   Hook == none
     ->  CallHook = true
-    ;   CallHook = catch(call(Hook, H, [T1, T2]), E,
-                         epsparql_core:record_error(M, E, hook(H, [T1, T2])))
+    ;   CallHook = ( b_setval('$epsparql_raising', head(H)),
+                     catch(call(Hook, H, [T1, T2]), E,
+                           epsparql_core:record_error(M, E, hook(H, [T1, T2]))),
+                     b_setval('$epsparql_raising', none) )
     ),
     engine_option(M, dedup, Dedup),
     (   Dedup == true

@@ -57,6 +57,8 @@
             ins_static_rule/1,          % +Clause
             del_static_rule/1,          % +Clause
             retractall_stored_events/0,
+            reset_etalis_state/0,
+            reset_etalis_static_state_and_engine/0,
             reset_etalis/0,
             justify_event/3,            % ?Event, ?[T1,T2], -Justification
             write_justification/1,      % +Justification
@@ -533,17 +535,26 @@ hidden(E) :-
     functor(E, N, A),
     hidden_event(N/A).
 
-%   ETALIS' trigger check: all_events, all_defined_events, Name/Arity, or
-%   a pattern the event unifies with.
+%   ETALIS' trigger check, in its order: all_events, all_defined_events,
+%   Name/Arity of the event, the event itself.  Triggers may be clauses of
+%   the program (print_trigger(E) :- ...), called with those arguments;
+%   one that raises counts as no.
 triggered(E) :-
-    (   external_trigger(T) ; print_trigger(T) ),
-    trigger_matches(T, E), !.
+    functor(E, N, A),
+    (   trigger(external_trigger(all_events))
+    ->  true
+    ;   ( trigger(external_trigger(all_defined_events))
+        ; trigger(print_trigger(all_defined_events))
+        )
+    ->  true
+    ;   ( trigger(external_trigger(N/A)) ; trigger(print_trigger(N/A)) )
+    ->  true
+    ;   ( trigger(external_trigger(E)) ; trigger(print_trigger(E)) )
+    ->  true
+    ).
 
-trigger_matches(T, _) :- var(T), !.
-trigger_matches(all_events, _) :- !.
-trigger_matches(all_defined_events, _) :- !.
-trigger_matches(N/A, E) :- functor(E, N0, A0), \+ \+ (N = N0, A = A0), !.
-trigger_matches(T, E) :- \+ T \= E.
+trigger(G) :-
+    catch(G, _, fail), !.
 
 %   garbage_control(general): before an event, drop the partial matches
 %   that ended more than garbage_window seconds ago, at most every
@@ -739,6 +750,20 @@ escape_udraw(S, E) :-
 %!  retractall_stored_events is det.
 retractall_stored_events :-
     retractall(stored_event(_)).
+
+%!  reset_etalis_state is det.
+%
+%   Forget the stored events and every partial match; keep the rules.
+reset_etalis_state :-
+    retractall(stored_event(_)),
+    etalis_engine(M),
+    (   epsparql_core:engine(M) -> epsparql_core:engine_clear_state(M) ; true ).
+
+%!  reset_etalis_static_state_and_engine is det.
+%
+%   reset_etalis/0 (ETALIS' name for dropping rules and their state).
+reset_etalis_static_state_and_engine :-
+    reset_etalis.
 
 %!  reset_etalis is det.
 %

@@ -41,7 +41,9 @@
 */
 :- module(etalis_ep_sparql,
           [ ep_sparql_parse/2,          % +QueryText, -ParsedQuery
+            ep_sparql_parse/3,          % +QueryText, -ParsedQuery, -Within
             ep_sparql_compile/3,        % +ParsedQuery, -CoreRules, -ResultEvent
+            ep_sparql_compile/4,        % +ParsedQuery, -CoreRules, -ResultEvent, +Within
             rdf_value_term/2,           % ?Value, ?RdfTerm
             ext_goals/3                 % +Known, +New, :Goal (compiled rules only)
           ]).
@@ -128,12 +130,21 @@ dict_keys(Dict, Keys) :-
 %
 %   Split an ETALIS EP-SPARQL query (text: atom, string or codes) into
 %   the SPARQL epsparql compiles and ETALIS' extensions:
-%   ep_sparql(Form, Projection, Template, Sparql, Goals, Aggregates).
-%   Syntax errors are epsparql's (with line and column).
-ep_sparql_parse(Query, ep_sparql(Form, Proj, Template, Sparql, Goals, Aggs)) :-
+%   ep_sparql(Form, Projection, Template, Sparql, Goals, Aggregates,
+%   Within).  Syntax errors are epsparql's (with line and column).
+%   ETALIS' `WITHIN Seconds` at the end of a query is a window on the
+%   whole match (whole seconds on datime stamps).
+ep_sparql_parse(Query, Parsed) :-
+    ep_sparql_parse(Query, Parsed, _).
+
+%!  ep_sparql_parse(+Query, -Parsed, -Within) is det.
+%
+%   Also gives the query's WITHIN window (none without one).
+ep_sparql_parse(Query, ep_sparql(Form, Proj, Template, Sparql, Goals, Aggs, Win), Win) :-
     text_to_string(Query, Text),
     string_codes(Text, Codes),
-    tokens(Codes, Tokens0),
+    tokens(Codes, Tokens00),
+    take_within(Tokens00, Tokens0, Win),
     query_form(Tokens0, Form),
     take_do(Tokens0, Tokens1, DoGoals),
     take_filter_goals(Tokens1, Tokens2, FilterGoals),
@@ -228,6 +239,17 @@ close_of(0'{, 0'}).
 
 skip_ws([ws(_)|Ts], Rest) :- !, skip_ws(Ts, Rest).
 skip_ws(Ts, Ts).
+
+%   WITHIN N at the end (outside groups).
+take_within(Tokens, Out, Win) :-
+    (   append(Before, [T|After], Tokens),
+        keyword(T, 'WITHIN'),
+        skip_ws(After, [word(Cs)|Rest]),
+        catch(number_codes(N, Cs), _, fail),
+        skip_ws(Rest, [])
+    ->  Out = Before, Win = N
+    ;   Out = Tokens, Win = none
+    ).
 
 %   DO ( goals ) after the WHERE clause: ETALIS' extension.
 take_do(Tokens, Out, Goals) :-
@@ -414,7 +436,15 @@ template_term(T, _) :-
 %   The core rules of a parsed query (for compile_internal_event_rules/2)
 %   and the event its answers are: select_event(Values) for SELECT,
 %   rdf(S, P, O) for CONSTRUCT.
-ep_sparql_compile(ep_sparql(Form, Proj, Template, Sparql, Goals, Aggs), Rules, Result) :-
+ep_sparql_compile(Parsed, Rules, Result) :-
+    ep_sparql_compile(Parsed, Rules, Result, none).
+
+%!  ep_sparql_compile(+Parsed, -CoreRules, -ResultEvent, +Within) is det.
+%
+%   The same with a window of Within seconds on the match (none for none;
+%   a WITHIN in the query text counts too).
+ep_sparql_compile(ep_sparql(Form, Proj, Template, Sparql, Goals, Aggs, Win0), Rules, Result, Win1) :-
+    (   number(Win1) -> Win = Win1 ; Win = Win0 ),
     flag(etalis_ep_sparql_query, Q, Q + 1),
     python_compile(Sparql, Q, Head, Vars, Text),
     first_rule(Text, Rule0),
@@ -423,7 +453,8 @@ ep_sparql_compile(ep_sparql(Form, Proj, Template, Sparql, Goals, Aggs), Rules, R
     pairs_keys_values(Named0, Vars, HeadArgs),
     foldl(splice_aggregate(Named0), Aggs, B0-[], B1-AggNamed),
     append(Named0, AggNamed, Named1),
-    goals_condition(Goals, Named1, Named, B1, B2),
+    query_window(Win, B1, B1w),
+    goals_condition(Goals, Named1, Named, B1w, B2),
     pairs_values(Named, Args),
     atom_concat(ep_, Head, QHead),
     QH =.. [QHead|Args],
@@ -441,6 +472,12 @@ first_rule(Text, Rule) :-
         open_string(Text, S),
         read_term(S, Rule, [module(epsparql_core)]),
         close(S)).
+
+%   ETALIS' WITHIN: as its rule windows (etalis_translate.pl).
+query_window(none, B, B) :- !.
+query_window(W, B, where(span(within(B, W1), S, E), etalis:in_window(S, E, W))) :-
+    must_be(number, W),
+    W1 is W + 1.
 
 %   The rdf/3 -> triple/3 bridge, once per engine.
 bridge_rule(Rules) :-
