@@ -108,6 +108,13 @@ class CoreEngine:
         """Add rules written in the rule language (clauses ending in '.')."""
         self._call("py_add_rules", self.module, ("s", text))
 
+    def delete_rules(self, label: Any) -> None:
+        """Delete the rules added as ``Label 'rule:' Head <- Body`` with this
+        label (a str is an atom), their partial matches with them; other rules
+        are untouched (docs/CORE.md, Rule deletion)."""
+        self.add_rules(f":- epsparql_core:engine_delete_rules({to_prolog(self.module)}, "
+                       f"{to_prolog(label)}).")
+
     def load_rules(self, path: str | Path) -> None:
         """Load a rule file."""
         p = Path(path)

@@ -79,7 +79,7 @@ def test_delete_by_label_deletes_every_rule_with_it(make_engine):
         other 'rule:' z(A) <- a(A) seq b(A).
         w(A) <- a(A).
     """)
-    delete(eng, "grp")
+    eng.delete_rules("grp")                     # the Python API
     got = det_counter(push(eng, [("a", (1,), 1, 1), ("b", (1,), 2, 2)]))
     assert got == Counter({(("z", (1,)), 1, 2): 1, (("w", (1,)), 1, 1): 1})
 
