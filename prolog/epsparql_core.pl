@@ -1068,8 +1068,8 @@ engine_timers(M, Timers) :-
 %   Delete rules at run time.  What is a label (every rule added as
 %   `Label 'rule:' Head <- Body` with that label), a labelled rule
 %   `Label 'rule:' Rule` (the rules with that label that unify with Rule)
-%   or an unlabelled rule `Head <- Body` (the unlabelled rules that unify
-%   with it, as ETALIS deletes).  The steps no other rule uses are removed
+%   or a rule `Head <- Body` (the rules, labelled or not, that unify with
+%   it, as ETALIS deletes).  The steps no other rule uses are removed
 %   with their stored partial matches and waiting answers; other rules
 %   are untouched.  Alarms already set stay set.
 engine_delete_rules(M, What) :-
@@ -1089,8 +1089,8 @@ delete_event_rules(What) :-
 rule_selected('rule:'(L, Rule), 'rule:'(L1, Rule1)) :- !,
     L == L1, \+ Rule \= Rule1.
 rule_selected((H <- B), R) :- !,
-    R \= 'rule:'(_, _),
-    \+ R \= (H <- B).
+    (   R = 'rule:'(_, R1) -> true ; R1 = R ),
+    \+ R1 \= (H <- B).
 rule_selected(Label, 'rule:'(L, _)) :-
     Label == L.
 

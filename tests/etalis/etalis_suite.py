@@ -68,21 +68,22 @@ def command_line(example: Path) -> str:
     raise ValueError(f"{example.name}: no swipl command line in test.sh.bat")
 
 
-def scratch_tree(workdir: Path) -> Path:
+def scratch_tree(workdir: Path, entry: Path = PROLOG / "etalis",
+                 ep_entry: Path = PROLOG / "etalis_ep_sparql") -> Path:
     """A copy of the examples beside a src/ that loads the entry points."""
     shutil.copytree(SUITE / "examples", workdir / "examples")
     src = workdir / "src"
     (src / "ep_sparql").mkdir(parents=True)
-    (src / "etalis.P").write_text(f":- ensure_loaded('{PROLOG / 'etalis'}').\n")
-    (src / "ep_sparql" / "ep_sparql.P").write_text(
-        f":- ensure_loaded('{PROLOG / 'etalis_ep_sparql'}').\n")
+    (src / "etalis.P").write_text(f":- ensure_loaded('{entry}').\n")
+    (src / "ep_sparql" / "ep_sparql.P").write_text(f":- ensure_loaded('{ep_entry}').\n")
     return workdir / "examples"
 
 
 def run_example(name: str, workdir: Path, timeout: float = 120.0,
-                grace: float = 5.0) -> Run:
-    """Run one example in its own scratch tree under workdir."""
-    examples = scratch_tree(workdir)
+                grace: float = 5.0, entry: Path = PROLOG / "etalis") -> Run:
+    """Run one example in its own scratch tree under workdir (entry: the
+    file src/etalis.P loads)."""
+    examples = scratch_tree(workdir, entry)
     folder = examples / name
     line = command_line(folder)
     swipl = swipl_with_janus()

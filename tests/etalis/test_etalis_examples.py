@@ -12,13 +12,19 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from etalis_suite import etalis_verdicts, run_example, swipl_with_janus
+from etalis_suite import PROLOG, etalis_verdicts, run_example, swipl_with_janus
 
 PASSING = sorted(n for n, v in etalis_verdicts().items() if v == "PASS")
 
 
 def test_the_suite_is_the_one_etalis_passes():
     assert len(PASSING) == 67
+
+
+def test_the_harness_sees_a_failing_entry_point(tmp_path):
+    """Guards the harness: the core alone (no ETALIS API) gives no PASS."""
+    run = run_example("sequence_01", tmp_path, timeout=60, entry=PROLOG / "epsparql_core")
+    assert run.verdict != "PASS", run
 
 
 @pytest.fixture(scope="session")
