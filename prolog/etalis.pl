@@ -500,8 +500,18 @@ report_errors :-
     (   epsparql_core:engine_busy(M)
     ->  true
     ;   engine_errors(M, Errors),
-        forall(member(error(Text, Ctx), Errors),
-               print_message(warning, etalis(rule_error(Text, Ctx))))
+        forall(member(error(Text, Ctx0), Errors),
+               (   context_stamps(Ctx0, Ctx),
+                   print_message(warning, etalis(rule_error(Text, Ctx)))
+               ))
+    ).
+
+%   The event of an error's context with ETALIS' stamps.
+context_stamps(Ctx0, Ctx) :-
+    (   ( Ctx0 = e(E, T1, T2) ; Ctx0 = event(E, [T1, T2]) ),
+        number(T1), number(T2)
+    ->  stamp_out(T1, S1), stamp_out(T2, S2), Ctx = event(E, [S1, S2])
+    ;   Ctx = Ctx0
     ).
 
 %!  on_detection(+Event, +Interval) is det.

@@ -65,7 +65,9 @@ class CoreEngine:
     Options (see ``prolog/epsparql_core.pl``): ``policy`` (consumption policy
     for rules added afterwards), ``gc_every`` (garbage collection every N
     events, 0 = never), ``gc_period`` (also every so many seconds of
-    application time), ``max_depth`` (nesting of derived events).
+    application time), ``max_depth`` (nesting of derived events); more with
+    :meth:`set_option` (``max_queued``, ``out_of_order``, ``replace_bindings``,
+    ``share``, ``justify``: docs/CORE.md).
 
     ``on_detected`` is called with each :class:`Detection` after the batch
     that produced it.  Detections are also kept until :meth:`drain`.
