@@ -65,7 +65,9 @@ class CoreEngine:
     Options (see ``prolog/epsparql_core.pl``): ``policy`` (consumption policy
     for rules added afterwards), ``gc_every`` (garbage collection every N
     events, 0 = never), ``gc_period`` (also every so many seconds of
-    application time), ``max_depth`` (nesting of derived events).
+    application time), ``max_depth`` (nesting of derived events); more with
+    :meth:`set_option` (``max_queued``, ``out_of_order``, ``replace_bindings``,
+    ``share``, ``justify``: docs/CORE.md).
 
     ``on_detected`` is called with each :class:`Detection` after the batch
     that produced it.  Detections are also kept until :meth:`drain`.
@@ -107,6 +109,13 @@ class CoreEngine:
     def add_rules(self, text: str) -> None:
         """Add rules written in the rule language (clauses ending in '.')."""
         self._call("py_add_rules", self.module, ("s", text))
+
+    def delete_rules(self, label: Any) -> None:
+        """Delete the rules added as ``Label 'rule:' Head <- Body`` with this
+        label (a str is an atom), their partial matches with them; other rules
+        are untouched (docs/CORE.md, Rule deletion)."""
+        self.add_rules(f":- epsparql_core:engine_delete_rules({to_prolog(self.module)}, "
+                       f"{to_prolog(label)}).")
 
     def load_rules(self, path: str | Path) -> None:
         """Load a rule file."""
