@@ -74,6 +74,7 @@ from rdflib.namespace import OWL, RDF, RDFS, XSD
 
 from . import ast as A
 from .errors import QueryError, QuerySyntaxError
+from .scope import check_scopes
 
 __all__ = ["parse_query", "DEFAULT_BASE", "BUILTIN_ARITY"]
 
@@ -147,13 +148,15 @@ def _parse(text: str, base: str | None) -> A.Query:
     _reject_unsupported(tree)
     builder = _AstBuilder(base, _blank_labels(tree))
     try:
-        return builder.transform(tree)
+        query = builder.transform(tree)
     except VisitError as err:
         if isinstance(err.orig_exc, (QueryError, RecursionError)):
             raise err.orig_exc from None
         line, column = _meta_position(getattr(err, "obj", None))
         raise QuerySyntaxError(f"cannot parse the query: {err.orig_exc}",
                                line, column) from None
+    check_scopes(query)
+    return query
 
 
 @lru_cache(maxsize=1)
