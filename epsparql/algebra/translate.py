@@ -70,14 +70,25 @@ def balanced(parts: list[Pattern], make: Callable[[Any, Any], Pattern]) -> Patte
 
 
 def _chain(node: Any) -> list[Any]:
-    """The operands of a left-deep chain of one associative operator
-    (UNION, or one of SEQ / EQUALS), in text order."""
-    rights: list[Any] = []
-    x = node
-    while type(x) is type(node) and getattr(x, "op", None) == getattr(node, "op", None):
-        rights.append(x.right)
-        x = x.left
-    return [x, *reversed(rights)]
+    """The operands of a chain of one associative operator (UNION, or one of
+    SEQ / EQUALS), in text order, seen through groups that hold nothing but
+    the same chain (``{ { A } UNION { B } } UNION { C }``, as tools print
+    it)."""
+    def same(x: Any) -> bool:
+        return type(x) is type(node) and getattr(x, "op", None) == getattr(node, "op", None)
+
+    out: list[Any] = []
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        while (isinstance(x, ast.Group) and len(x.elements) == 1
+               and same(x.elements[0])):
+            x = x.elements[0]
+        if same(x):
+            stack += (x.right, x.left)
+        else:
+            out.append(x)
+    return out
 
 
 _ASSOCIATIVE = {"SEQ": SeqJoin, "EQUALS": EqJoin}
