@@ -383,3 +383,31 @@ def test_check_and_run_show_errors_and_warnings(tmp_path: Path):
     assert r.returncode == 2 and r.stdout == ""
     r = cli("run", warn, "--stream", stream)
     assert r.returncode == 0 and "getDURATION() < 5: it compares" in r.stderr
+
+
+@pytest.mark.parametrize("text, words", [
+    (EX + "SELECT ?x WHERE { ?x :p ?price FILTER(‸?prce > 5) }",
+     "?prce is not bound by any pattern of the query (a typo?): an expression using it "
+     "has no value"),
+    (EX + "SELECT ?x ‸?company WHERE { ?x :p ?y }", "?company is not bound by any pattern "
+                                                  "of the query (a typo?): its column is "
+                                                  "always empty"),
+    (EX + "CONSTRUCT { ?x :q ‸?z } WHERE { ?x :p ?y }",
+     "a template triple with it is never constructed"),
+    (EX + "SELECT ?x WHERE { ?x :p ?y BIND(‸?w + 1 AS ?v) }", "?w is not bound"),
+])
+def test_variables_no_pattern_binds_are_warnings(text, words):
+    text, (line, column) = marked(text)
+    got = check(text)
+    assert len(got) == 1 and words in got[0], got
+    assert got[0].startswith(f"line {line}, column {column}: ")
+
+
+@pytest.mark.parametrize("text", [
+    EX + "SELECT ?x ?v WHERE { ?x :p ?y OPTIONAL { ?x :q ?v } FILTER(!BOUND(?v) || ?v > 1) }",
+    EX + "SELECT ?x ?n WHERE { ?x :p ?y BIND(?y + 1 AS ?n) }",
+    EX + "SELECT (?y * 2 AS ?d) ?d2 WHERE { ?x :p ?y BIND(?y AS ?d2) }",
+    EX + "SELECT ?g WHERE { ?x :p ?y GRAPH ?g { ?x :q ?z } }",
+])
+def test_bound_variables_give_no_warning(text):
+    assert check(text) == []

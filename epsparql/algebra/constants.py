@@ -33,7 +33,9 @@ every solution:
 * ``=`` and ``!=`` between literals of different kinds, and ``=`` between
   an IRI and a literal (never equal);
 * arithmetic on a value that is not a number (``getENDTIME() -
-  getSTARTTIME()``: durations come from getDURATION()).
+  getSTARTTIME()``: durations come from getDURATION());
+* a variable that no pattern binds (``FILTER(?prce > 5)``, a projected
+  or template variable), see :func:`~epsparql.language.scope.unbound_variables`.
 
 Types come from constants and from what built-in functions return
 (getDURATION() a duration, getSTARTTIME() a date-time, STR() a string,
@@ -53,6 +55,7 @@ from rdflib.namespace import XSD
 from ..language import ast
 from ..language.errors import QueryError, QueryWarning
 from ..language.regex import regex_problem
+from ..language.scope import unbound_variables
 from ..rdf.codec import encode
 from ..trampoline import Walk, run
 
@@ -144,7 +147,7 @@ def _error(message: str, pos: ast.Pos | None) -> QueryError:
 
 def _problems(query: ast.Query) -> Iterator[tuple[Any, ast.Pos | None]]:
     """Errors (QueryError) first in text order, then warnings (text)."""
-    warned: list[tuple[str, ast.Pos | None]] = []
+    warned: list[tuple[str, ast.Pos | None]] = list(unbound_variables(query))
     for expr, pos in _expressions_and_terms(query, warned):
         if isinstance(expr, (URIRef, Literal, BNode)):
             problem = _term_problem(expr)

@@ -35,16 +35,21 @@ class QueryError(ValueError):
             self.args = (self._render(),)
         return self
 
+    def caret_lines(self) -> list[str]:
+        """The source line (an excerpt around the column when it is long)
+        and a caret under the column; [] without a position or source."""
+        if self.line is None or self.source_line is None:
+            return []
+        shown, at = _excerpt(self.source_line, self.column or 1)
+        return [shown, _caret(shown, at)]
+
     def _render(self) -> str:
         """``line L, column C: message``, then the source line and a caret."""
         if self.line is None:
             return self.message
         column = self.column if self.column is not None else 1
         head = f"line {self.line}, column {column}: {self.message}"
-        if self.source_line is None:
-            return head
-        shown, at = _excerpt(self.source_line, column)
-        return f"{head}\n{shown}\n{_caret(shown, at)}"
+        return "\n".join([head, *self.caret_lines()])
 
     def __str__(self) -> str:
         return self._render()

@@ -19,6 +19,9 @@ the offending variable for:
   group, so a FILTER between two triple blocks does not split them).
   CONSTRUCT templates have their own labels.
 
+:func:`unbound_variables` lists, for warnings, the variables that no
+pattern of the query binds at all (a typo, most often).
+
 Which variables a pattern puts in scope follows the table of section
 18.2.1, with SEQ, EQUALS, OPTIONALSEQ and EQUALSOPTIONAL like UNION (both
 sides).  The walk is iterative (:mod:`epsparql.trampoline`): a chain of
@@ -34,7 +37,7 @@ from ..trampoline import Walk, run
 from . import ast as A
 from .errors import QueryError
 
-__all__ = ["check_scopes"]
+__all__ = ["check_scopes", "unbound_variables"]
 
 
 def check_scopes(query: A.Query) -> None:
@@ -165,3 +168,81 @@ def _expr(e: Any, labels: _Labels) -> Walk[None]:
             stack.extend(reversed(x.args))
         elif isinstance(x, (A.In, A.NotIn)):
             stack += (*reversed(x.values), x.expr)
+
+
+def unbound_variables(query: A.Query) -> list[tuple[str, A.Pos | None]]:
+    """Warnings (message, position) for variables no pattern of the query
+    can bind, which is most often a typo (``FILTER(?prce > 5)``): in an
+    expression such a variable is an error for every solution (so a FILTER
+    is never true unless it is inside BOUND, COALESCE or IF), a projected
+    one is always empty, a template triple with one is never produced."""
+    bound: set[str] = set()
+    uses: list[tuple[A.Var, str]] = []
+    groups: list[Any] = [query.where]
+    while groups:
+        x = groups.pop()
+        if isinstance(x, A.Group):
+            groups.extend(x.elements)
+        elif isinstance(x, A.BGP):
+            for t in x.triples:
+                bound.update(v.name for v in (t.s, t.p, t.o) if isinstance(v, A.Var))
+        elif isinstance(x, (A.Union, A.TemporalJoin)):
+            groups += (x.left, x.right)
+        elif isinstance(x, (A.Optional, A.Minus)):
+            groups.append(x.pattern)
+        elif isinstance(x, A.Graph):
+            if isinstance(x.name, A.Var):
+                bound.add(x.name.name)
+            groups.append(x.pattern)
+        elif isinstance(x, A.Bind):
+            bound.add(x.var.name)
+            uses += [(v, "expression") for v in _vars(x.expr)]
+        elif isinstance(x, A.Filter):
+            uses += [(v, "expression") for v in _vars(x.expr)]
+        elif isinstance(x, A.SubSelect):
+            groups.append(x.where)
+            if x.projection != "*":
+                bound.update(v.name if isinstance(v, A.Var) else v[1].name
+                             for v in x.projection)
+    if isinstance(query, A.SelectQuery) and query.projection != "*":
+        for item in query.projection:
+            if isinstance(item, tuple):
+                uses += [(v, "expression") for v in _vars(item[0])]
+                bound.add(item[1].name)
+            else:
+                uses.append((item, "projection"))
+    if isinstance(query, A.ConstructQuery):
+        for t in query.template:
+            uses += [(v, "template") for v in (t.s, t.p, t.o) if isinstance(v, A.Var)]
+    out: list[tuple[str, A.Pos | None]] = []
+    said: set[str] = set()
+    for var, where in uses:
+        if var.name in bound or var.name in said:
+            continue
+        said.add(var.name)
+        what = {"expression": "an expression using it has no value (an error, so a FILTER "
+                              "is false) unless it is inside BOUND, COALESCE or IF",
+                "projection": "its column is always empty",
+                "template": "a template triple with it is never constructed"}[where]
+        out.append((f"?{var.name} is not bound by any pattern of the query (a typo?): "
+                    f"{what}", var.pos))
+    return out
+
+
+def _vars(e: Any) -> list[A.Var]:
+    """The variables of an expression, left to right (EXISTS groups aside)."""
+    out: list[A.Var] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, A.Var):
+            out.append(x)
+        elif isinstance(x, A.BinaryOp):
+            stack += (x.right, x.left)
+        elif isinstance(x, A.UnaryOp):
+            stack.append(x.operand)
+        elif isinstance(x, A.FunctionCall):
+            stack.extend(reversed(x.args))
+        elif isinstance(x, (A.In, A.NotIn)):
+            stack += (*reversed(x.values), x.expr)
+    return out
