@@ -18,6 +18,7 @@ and escaped: a query's constants are never Prolog source.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -27,8 +28,10 @@ from ..algebra.nodes import (BGP, Background, Empty, EqJoin, EqLeftJoin, Extend,
                              Join, LeftJoin, Pattern, SeqJoin, SeqRightJoin,
                              Triple, Union_, Window)
 from ..algebra.passes import all_vars, conjuncts, is_temporal
+from ..algebra.translate import CHAIN
 from ..core.terms import to_prolog
 from ..language.errors import QueryError
+from ..trampoline import Walk, run
 
 RDF_TYPE = RDF.type
 BINARY_OPS = {"||": "or", "&&": "and", "=": "eq", "!=": "ne", "<": "lt", ">": "gt",
@@ -74,7 +77,7 @@ class RuleWriter:
 
     def __init__(self, head: str, encode: Callable[[Any], Any],
                  is_function: Callable[[str], bool], module: str = "",
-                 reasoning: str = "none"):
+                 reasoning: str = "none", hoist: bool = False):
         self.head = head
         self.module = to_prolog(module) if module else "_"
         self.reasoning = reasoning
@@ -82,16 +85,46 @@ class RuleWriter:
         self.is_function = is_function
         self.vars: dict[str, str] = {}
         self._n = 0
+        self._bound: dict[int, tuple[Pattern, frozenset[str]]] = {}   # certainly_bound memo
+        self.hoist = hoist
+        self.helpers: list[str] = []          # helper clauses (hoisted where-goals)
+        self._used: list[set[str]] = []       # query variables seen by open goals
+        self._depth: list[Any] = []           # positions of the open expressions
 
     # -- terms ---------------------------------------------------------------
     def var(self, name: str) -> str:
         if name not in self.vars:
             self.vars[name] = f"V{len(self.vars)}"
-        return self.vars[name]
+        v = self.vars[name]
+        if self._used:
+            self._used[-1].add(v)
+        return v
 
     def fresh(self) -> str:
         self._n += 1
         return f"F{self._n}"
+
+    def goal(self, make: Walk[str], extern: tuple[str, ...] = ()) -> Walk[str]:
+        """A ``where`` goal.  With ``hoist``, the goal becomes a helper
+        clause ``<head>_w<k>(Args) :- Goal`` and the rule calls it: its
+        local variables (intermediate values, numeric guards) then stay out
+        of the rule's steps, whose arity SWI-Prolog limits.  Args are the
+        query variables the goal reads or binds and ``extern`` (span
+        variables bound outside it)."""
+        if not self.hoist:
+            return (yield make)
+        self._used.append(set())
+        try:
+            text = yield make
+        finally:
+            used = self._used.pop()
+        if self._used:
+            self._used[-1] |= used
+        args = sorted(used, key=lambda v: int(v[1:])) + list(extern)
+        name = f"{self.head}_w{len(self.helpers)}"
+        call = f"{name}({', '.join(args)})" if args else name
+        self.helpers.append(f"{call} :- {text}.")
+        return call
 
     def term(self, t: Any) -> str:
         if type(t).__name__ == "Var":
@@ -105,66 +138,97 @@ class RuleWriter:
 
     # -- patterns ------------------------------------------------------------
     def pattern(self, p: Pattern) -> str:
+        """The rule-language text of a pattern."""
+        return run(self._pattern(p))
+
+    def _pattern(self, p: Pattern) -> Walk[str]:
         if isinstance(p, BGP):
             if not p.triples:
                 raise QueryError("an empty group pattern {} cannot be detected on a stream")
-            parts = [self.triple(t) for t in p.triples]
-            out = parts[0]
-            for q in parts[1:]:
-                out = f"({out} and {q})"
-            return out
+            return balanced_text([self.triple(t) for t in p.triples], "and")
         if isinstance(p, Join):
-            bg = self._background_goal(p.right) or self._background_goal(p.left)
-            if bg is not None:
-                stream = p.left if self._background_goal(p.right) else p.right
-                if self._background_goal(stream) is not None:
-                    raise QueryError("a query needs at least one pattern over the stream "
-                                     "(GRAPH patterns only match background knowledge)")
-                return f"({self.pattern(stream)} where ({bg}))"
-            return f"({self.pattern(p.left)} and {self.pattern(p.right)})"
-        if isinstance(p, LeftJoin) and self._background_goal(p.right) is not None:
-            bg = self._background_goal(p.right)
-            if p.expr is not None:
-                bg = f"{bg}, {self.condition(p.expr, None)}"
-            return f"({self.pattern(p.left)} where (({bg}) *-> true ; true))"
-        if isinstance(p, Background) or self._background_goal(p) is not None:
+            left_bg, right_bg = _timeless(p.left), _timeless(p.right)
+            if left_bg and right_bg:
+                raise QueryError("a query needs at least one pattern over the stream "
+                                 "(GRAPH patterns only match background knowledge)")
+            if left_bg or right_bg:
+                stream, bg = (p.right, p.left) if left_bg else (p.left, p.right)
+                text = yield self._pattern(stream)
+                goal = yield self.goal(self._background_goal(bg))
+                return f"({text} where ({goal}))"
+            left = yield self._pattern(p.left)
+            right = yield self._pattern(p.right)
+            return f"({left} and {right})"
+        if isinstance(p, LeftJoin) and _timeless(p.right):
+            left = yield self._pattern(p.left)
+            goal = yield self.goal(self._optional_background(p))
+            return f"({left} where ({goal}))"
+        if _timeless(p):
             raise QueryError("a GRAPH pattern (background knowledge) can only be joined "
                              "with stream patterns or be OPTIONAL to them")
         if isinstance(p, Union_):
-            return f"({self.pattern(p.left)} or {self.pattern(p.right)})"
-        if isinstance(p, SeqJoin):
-            return f"({self.pattern(p.left)} seq {self.pattern(p.right)})"
-        if isinstance(p, EqJoin):
-            return f"({self.pattern(p.left)} equals {self.pattern(p.right)})"
+            # the branches' internal variables (F<n>) are local to each
+            # branch, so both count from the same number: a UNION of 2,000
+            # alternatives needs no more of them than its largest branch
+            start = self._n
+            left = yield self._pattern(p.left)
+            after_left, self._n = self._n, start
+            right = yield self._pattern(p.right)
+            self._n = max(self._n, after_left)
+            return f"({left} or {right})"
+        if isinstance(p, (SeqJoin, EqJoin)):
+            op = "seq" if isinstance(p, SeqJoin) else "equals"
+            left = yield self._pattern(p.left)
+            right = yield self._pattern(p.right)
+            return f"({left} {op} {right})"
         if isinstance(p, (SeqRightJoin, EqLeftJoin, LeftJoin)):
             op = {SeqRightJoin: "optseq", EqLeftJoin: "eqopt", LeftJoin: "leftjoin"}[type(p)]
-            left, right = self.pattern(p.left), self.pattern(p.right)
+            left = yield self._pattern(p.left)
+            right = yield self._pattern(p.right)
+            if p.expr is None:                   # no condition: no interval to name
+                return f"{op}({left}, {right}, true)"
             s, e = self.fresh(), self.fresh()
-            cond = self.condition(p.expr, (s, e)) if p.expr is not None else "true"
+            cond = yield self.goal(self._condition(p.expr, (s, e)), (s, e))
             return f"{op}({left}, {right}, ({cond}), {s}-{e})"
         if isinstance(p, Window):
-            return f"({self.pattern(p.pattern)} within {p.seconds!r})"
+            inner = yield self._pattern(p.pattern)
+            return f"({inner} within {p.seconds!r})"
         if isinstance(p, Filter):
-            inner = self.pattern(p.pattern)
-            bound = certainly_bound(p.pattern)
+            inner = yield self._pattern(p.pattern)
+            bound = yield _certainly_bound(p.pattern, self._bound)
             if is_temporal(p.expr):
                 s, e = self.fresh(), self.fresh()
-                return f"(span({inner}, {s}, {e}) where {self.condition(p.expr, (s, e), bound)})"
-            return f"({inner} where {self.condition(p.expr, None, bound)})"
+                cond = yield self.goal(self._condition(p.expr, (s, e), bound), (s, e))
+                return f"(span({inner}, {s}, {e}) where {cond})"
+            cond = yield self.goal(self._condition(p.expr, None, bound))
+            return f"({inner} where {cond})"
         if isinstance(p, Extend):
-            inner = self.pattern(p.pattern)
+            inner = yield self._pattern(p.pattern)
             span = None
             if is_temporal(p.expr):
                 span = (self.fresh(), self.fresh())
                 inner = f"span({inner}, {span[0]}, {span[1]})"
-            x = self.fresh()
-            v = self.var(p.var.name)
-            tree = self.expr(p.expr, span)
-            return (f"({inner} where (sparql_eval:sparql_eval({tree}, {x}), "
-                    f"({x} == '$error' -> true ; {v} = {x})))")
+            goal = yield self.goal(self._assign(p.expr, p.var.name, span), span or ())
+            return f"({inner} where ({goal}))"
         if isinstance(p, Empty):
             raise QueryError("an empty group pattern {} cannot be detected on a stream")
         raise QueryError(f"unsupported pattern {type(p).__name__}")
+
+    def _assign(self, e: Any, name: str, span: tuple[str, str] | None) -> Walk[str]:
+        """Evaluate ``e`` and bind variable ``name`` (left unbound on an error)."""
+        x = self.fresh()
+        v = self.var(name)
+        tree = yield self._expr(e, span)
+        return (f"sparql_eval:sparql_eval({tree}, {x}), "
+                f"({x} == '$error' -> true ; {v} = {x})")
+
+    def _optional_background(self, p: LeftJoin) -> Walk[str]:
+        """OPTIONAL over background knowledge: its goal (and condition) if
+        it holds, else nothing bound."""
+        bg = yield self._background_goal(p.right)
+        if p.expr is not None:
+            bg = f"{bg}, {(yield self._condition(p.expr, None))}"
+        return f"({bg}) *-> true ; true"
 
     def triple(self, t: Triple) -> str:
         """A stream triple pattern, with RDFS entailment over the background:
@@ -188,15 +252,16 @@ class RuleWriter:
         q = self.fresh()
         return f"(triple({s}, {q}, {o}) where sparql_background:sub_property({m}, {q}, {p}))"
 
-    def _background_goal(self, p: Pattern) -> str | None:
-        """The Prolog goal matching a Background pattern (None otherwise)."""
+    def _background_goal(self, p: Pattern) -> Walk[str]:
+        """The Prolog goal matching a timeless pattern (see :func:`_timeless`):
+        GRAPH patterns, joins of them and non-temporal filters over them."""
         if isinstance(p, Filter):
-            inner = self._background_goal(p.pattern)
-            if inner is None or is_temporal(p.expr):
-                return None
-            return f"{inner}, {self.condition(p.expr, None)}"
-        if not isinstance(p, Background):
-            return None
+            inner = yield self._background_goal(p.pattern)
+            return f"{inner}, {(yield self._condition(p.expr, None))}"
+        if isinstance(p, Join):
+            left = yield self._background_goal(p.left)
+            right = yield self._background_goal(p.right)
+            return f"{left}, {right}"
         g = self.term(p.graph) if type(p.graph).__name__ == "Var" else to_prolog(str(p.graph))
         goals = []
         for t in p.triples:
@@ -209,24 +274,26 @@ class RuleWriter:
 
     def path(self, p: Any) -> str:
         """A property path as an sparql_background path term."""
+        return run(self._path(p))
+
+    def _path(self, p: Any) -> Walk[str]:
         k = type(p).__name__
         if isinstance(p, URIRef):
             return to_prolog(str(p))
-        if k == "PathSeq":
-            out = self.path(p.parts[0])
-            for q in p.parts[1:]:
-                out = f"seq({out}, {self.path(q)})"
-            return out
-        if k == "PathAlt":
-            out = self.path(p.parts[0])
-            for q in p.parts[1:]:
-                out = f"alt({out}, {self.path(q)})"
+        if k in ("PathSeq", "PathAlt"):
+            parts = []
+            for q in p.parts:
+                parts.append((yield self._path(q)))
+            op = "seq" if k == "PathSeq" else "alt"
+            out = parts[0]
+            for q in parts[1:]:
+                out = f"{op}({out}, {q})"
             return out
         if k == "PathInv":
-            return f"inv({self.path(p.path)})"
+            return f"inv({(yield self._path(p.path))})"
         if k == "PathMod":
             op = {"*": "star", "+": "plus", "?": "opt"}[p.mod]
-            return f"{op}({self.path(p.path)})"
+            return f"{op}({(yield self._path(p.path))})"
         raise QueryError(f"unsupported property path {p!r}")
 
     # -- expressions ---------------------------------------------------------
@@ -234,18 +301,21 @@ class RuleWriter:
                   bound: frozenset[str] = frozenset()) -> str:
         """A goal that succeeds iff FILTER(e) keeps the solution (``bound``:
         variables every solution of the filtered pattern binds)."""
-        goals = [self._conjunct(c, span, bound) for c in conjuncts(e)]
-        return ", ".join(goals)
+        return run(self._condition(e, span, bound))
 
-    def _conjunct(self, c: Any, span: tuple[str, str] | None,
-                  bound: frozenset[str] = frozenset()) -> str:
-        fast = self._fast_comparison(c, bound)
-        general = f"sparql_eval:sparql_true({self.expr(c, span)})"
-        if fast is None:
-            return general
-        guards, test = fast
-        # numbers on both sides: plain arithmetic; otherwise SPARQL's rules
-        return f"( {', '.join(guards)} -> {test} ; {general} )" if guards else test
+    def _condition(self, e: Any, span: tuple[str, str] | None,
+                   bound: frozenset[str] = frozenset()) -> Walk[str]:
+        goals = []
+        for c in conjuncts(e):
+            fast = self._fast_comparison(c, bound)
+            general = f"sparql_eval:sparql_true({(yield self._expr(c, span))})"
+            if fast is None:
+                goals.append(general)
+                continue
+            guards, test = fast
+            # numbers on both sides: plain arithmetic; otherwise SPARQL's rules
+            goals.append(f"( {', '.join(guards)} -> {test} ; {general} )" if guards else test)
+        return ", ".join(goals)
 
     def _fast_comparison(self, c: Any, bound: frozenset[str] = frozenset()
                          ) -> tuple[list[str], str] | None:
@@ -258,7 +328,7 @@ class RuleWriter:
         guards: list[str] = []
         seen: dict[str, str] = {}
 
-        def arith(e: Any) -> str | None:
+        def arith(e: Any) -> Walk[str | None]:
             k = type(e).__name__
             if k == "Var":
                 if e.name not in seen:
@@ -274,35 +344,70 @@ class RuleWriter:
             if isinstance(e, Literal):
                 return _numeric_text(e)
             if k == "BinaryOp" and e.op in FAST_ARITH:
-                a, b = arith(e.left), arith(e.right)
-                return None if a is None or b is None else f"({a} {e.op} {b})"
+                a = yield arith(e.left)
+                if a is None:
+                    return None
+                b = yield arith(e.right)
+                return None if b is None else f"({a} {e.op} {b})"
             return None
 
-        a, b = arith(c.left), arith(c.right)
+        a = run(arith(c.left))
+        b = run(arith(c.right)) if a is not None else None
         if a is None or b is None:
             return None
         return guards, f"{a} {PROLOG_CMP[c.op]} {b}"
 
     def expr(self, e: Any, span: tuple[str, str] | None) -> str:
         """The sparql_eval expression tree of ``e``."""
+        return run(self._expr(e, span))
+
+    def _expr(self, e: Any, span: tuple[str, str] | None) -> Walk[str]:
+        """The tree of ``e``, refused past :data:`MAX_EXPR_DEPTH` levels
+        (SWI-Prolog reads and compiles terms recursively in C)."""
+        pos = getattr(e, "pos", None)
+        self._depth.append(pos or (self._depth[-1] if self._depth else None))
+        try:
+            if len(self._depth) > MAX_EXPR_DEPTH:
+                at = self._depth[-1]
+                raise QueryError(f"this expression is nested or chained more than "
+                                 f"{MAX_EXPR_DEPTH:,} operators deep, the limit",
+                                 at.line if at else None, at.column if at else None)
+            return (yield self._expr_node(e, span))
+        finally:
+            self._depth.pop()
+
+    def _expr_node(self, e: Any, span: tuple[str, str] | None) -> Walk[str]:
         k = type(e).__name__
         if k == "Var":
             return f"var({self.var(e.name)})"
         if isinstance(e, (URIRef, Literal)):
             return f"const({to_prolog(self.encode(e))})"
+        if k == "BinaryOp" and e.op in ("||", "&&"):
+            # associative in SPARQL's three-valued logic: a long chain of
+            # them becomes a balanced tree, as shallow as its log
+            parts = []
+            for x in _operands(e, e.op):
+                parts.append((yield self._expr(x, span)))
+            return _balanced_call(BINARY_OPS[e.op], parts)
         if k == "BinaryOp":
             op = BINARY_OPS.get(e.op)
             if op is None:
                 raise QueryError(f"unsupported operator {e.op}")
-            return f"{op}({self.expr(e.left, span)}, {self.expr(e.right, span)})"
+            left = yield self._expr(e.left, span)
+            right = yield self._expr(e.right, span)
+            return f"{op}({left}, {right})"
         if k == "UnaryOp":
-            return f"{UNARY_OPS[e.op]}({self.expr(e.operand, span)})"
+            return f"{UNARY_OPS[e.op]}({(yield self._expr(e.operand, span))})"
         if k in ("In", "NotIn"):
-            items = e.values
-            lst = ", ".join(self.expr(x, span) for x in items)
-            return f"{'in' if k == 'In' else 'notin'}({self.expr(e.expr, span)}, [{lst}])"
+            head = yield self._expr(e.expr, span)
+            items = []
+            for x in e.values:
+                items.append((yield self._expr(x, span)))
+            return f"{'in' if k == 'In' else 'notin'}({head}, [{', '.join(items)}])"
         if k == "FunctionCall":
-            args = [self.expr(a, span) for a in e.args]
+            args = []
+            for a in e.args:
+                args.append((yield self._expr(a, span)))
             if isinstance(e.name, str) and not isinstance(e.name, URIRef):
                 name = e.name.upper()
                 if name in ("GETDURATION", "GETSTARTTIME", "GETENDTIME"):
@@ -320,20 +425,124 @@ class RuleWriter:
         raise QueryError(f"unsupported expression {e!r}")
 
 
+def _operands(e: Any, op: str) -> list[Any]:
+    """The operands of a tree of one binary operator, left to right."""
+    out: list[Any] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if type(x).__name__ == "BinaryOp" and x.op == op:
+            stack += (x.right, x.left)
+        else:
+            out.append(x)
+    return out
+
+
+def _balanced_call(functor: str, parts: list[str]) -> str:
+    """``functor(functor(a, b), functor(c, d))``: a balanced tree of parts."""
+    if len(parts) == 1:
+        return parts[0]
+    mid = len(parts) // 2
+    return f"{functor}({_balanced_call(functor, parts[:mid])}, {_balanced_call(functor, parts[mid:])})"
+
+
+def balanced_text(parts: list[str], op: str) -> str:
+    """``p1 op p2 op …`` parenthesised as a balanced tree of left-deep
+    chunks (an associative operator: ``and`` of a BGP's triples), so the
+    core binarises a long body in linear time."""
+    if len(parts) <= CHAIN:
+        out = parts[0]
+        for q in parts[1:]:
+            out = f"({out} {op} {q})"
+        return out
+    mid = len(parts) // 2
+    return f"({balanced_text(parts[:mid], op)} {op} {balanced_text(parts[mid:], op)})"
+
+
+def _timeless(p: Pattern) -> bool:
+    """Is ``p`` background only (no time): a GRAPH pattern, a join of such
+    patterns, or a filter over one that does not read the interval?"""
+    stack = [p]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Filter) and not is_temporal(x.expr):
+            stack.append(x.pattern)
+        elif isinstance(x, Join):
+            stack += (x.left, x.right)
+        elif not isinstance(x, Background):
+            return False
+    return True
+
+
 def certainly_bound(p: Pattern) -> frozenset[str]:
     """Variables that every solution of ``p`` binds (conservative: the
     optional side of an optional join, a union branch alone, a computed
     BIND variable and background patterns count as possibly unbound)."""
+    return run(_certainly_bound(p, {}))
+
+
+def _certainly_bound(p: Pattern, memo: dict[int, tuple[Pattern, frozenset[str]]]
+                     ) -> Walk[frozenset[str]]:
+    hit = memo.get(id(p))
+    if hit is not None and hit[0] is p:
+        return hit[1]
     if isinstance(p, BGP):
-        return frozenset(x.name for t in p.triples for x in (t.s, t.p, t.o)
-                         if type(x).__name__ == "Var")
-    if isinstance(p, (Join, SeqJoin, EqJoin)):
-        return certainly_bound(p.left) | certainly_bound(p.right)
-    if isinstance(p, (Union_, LeftJoin, SeqRightJoin, EqLeftJoin)):
-        return certainly_bound(p.left) & certainly_bound(p.right)
-    if isinstance(p, (Filter, Window, Extend)):
-        return certainly_bound(p.pattern)
-    return frozenset()
+        out = frozenset(x.name for t in p.triples for x in (t.s, t.p, t.o)
+                        if type(x).__name__ == "Var")
+    elif isinstance(p, (Join, SeqJoin, EqJoin)):
+        out = (yield _certainly_bound(p.left, memo)) | (yield _certainly_bound(p.right, memo))
+    elif isinstance(p, (Union_, LeftJoin, SeqRightJoin, EqLeftJoin)):
+        out = (yield _certainly_bound(p.left, memo)) & (yield _certainly_bound(p.right, memo))
+    elif isinstance(p, (Filter, Window, Extend)):
+        out = yield _certainly_bound(p.pattern, memo)
+    else:
+        out = frozenset()
+    memo[id(p)] = (p, out)
+    return out
+
+
+#: Most variables one step of a rule may hold: SWI-Prolog's predicate
+#: arity (1,024) less the interval and some room.
+MAX_VARIABLES = 1000
+
+#: Deepest expression (operators inside operators, a chain of additions)
+#: and deepest rule term.  SWI-Prolog reads, writes and compiles terms
+#: with C recursion; embedded in Python a term about 12,000 levels deep
+#: overflows the C stack (measured), so these leave a margin of two.
+MAX_EXPR_DEPTH = 2000
+MAX_TERM_DEPTH = 6000
+
+_NESTING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[(\[]|[)\]]")
+
+
+def term_depth(text: str) -> int:
+    """How deep the parentheses and brackets of rule text nest (outside
+    quoted atoms and strings): the depth of its terms, as the compiler
+    writes every operator term in parentheses."""
+    depth = deepest = 0
+    for m in _NESTING.finditer(text):
+        c = m.group()
+        if c in "([":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in ")]":
+            depth -= 1
+    return deepest
+
+_VARIABLE = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\b([VF]\d+)\b|(?<![\w'\"])(_)(?!\w)")
+
+
+def rule_variables(text: str) -> int:
+    """How many variables a rule body holds (``V<n>``, ``F<n>`` and each
+    ``_``), outside quoted atoms and strings: the arity of its top step."""
+    names: set[str] = set()
+    anonymous = 0
+    for m in _VARIABLE.finditer(text):
+        if m.group(1):
+            names.add(m.group(1))
+        elif m.group(2):
+            anonymous += 1
+    return len(names) + anonymous
 
 
 def compile_query(q: Any, qid: int, *, encode: Callable[[Any], Any],
@@ -343,9 +552,31 @@ def compile_query(q: Any, qid: int, *, encode: Callable[[Any], Any],
 
     ``module`` is the engine's Prolog module (background knowledge lives
     there); ``reasoning`` is "rdfs" (stream patterns match entailed
-    triples) or "none"."""
+    triples) or "none".  A query whose rule would hold more than
+    :data:`MAX_VARIABLES` variables in one step is written again with its
+    ``where`` goals as helper clauses; if it is still too large, it is a
+    QueryError naming the count and the limit."""
+    args = (q, qid, encode, is_function, module, reasoning)
+    compiled, size = _write(*args, hoist=False)
+    if size > MAX_VARIABLES:
+        compiled, size = _write(*args, hoist=True)
+    if size > MAX_VARIABLES:
+        pos = getattr(getattr(q, "source", None), "pos", None)
+        own = len(compiled.variables)
+        rdfs = (" (RDFS reasoning adds one per stream triple pattern; "
+                "Engine(reasoning='none') does not)" if reasoning != "none" else "")
+        raise QueryError(f"the query is too large for the engine: one step of its rule "
+                         f"needs {size:,} variables, {own:,} of them the query's own{rdfs}; "
+                         f"the limit is {MAX_VARIABLES:,} (SWI-Prolog's predicate arity)",
+                         pos.line if pos else None, pos.column if pos else None)
+    return compiled
+
+
+def _write(q: Any, qid: int, encode: Callable[[Any], Any], is_function: Callable[[str], bool],
+           module: str, reasoning: str, *, hoist: bool) -> tuple[CompiledQuery, int]:
+    """The compiled query and the most variables one step of it holds."""
     head = f"sparql_q{qid}"
-    w = RuleWriter(head, encode, is_function, module, reasoning)
+    w = RuleWriter(head, encode, is_function, module, reasoning, hoist)
     body = w.pattern(q.pattern)
     names = sorted(all_vars(q.pattern))
     for n in names:
@@ -360,10 +591,7 @@ def compile_query(q: Any, qid: int, *, encode: Callable[[Any], Any],
             if is_temporal(expr):
                 span = (w.fresh(), w.fresh())
                 body = f"span({body}, {span[0]}, {span[1]})"
-            x = w.fresh()
-            tree = w.expr(expr, span)
-            computed.append(f"sparql_eval:sparql_eval({tree}, {x}), "
-                            f"({x} == '$error' -> true ; {w.var(var.name)} = {x})")
+            computed.append(run(w.goal(w._assign(expr, var.name, span), span or ())))
             extra.append(var.name)
     if computed:
         body = f"({body} where ({', '.join(computed)}))"
@@ -386,4 +614,16 @@ def compile_query(q: Any, qid: int, *, encode: Callable[[Any], Any],
                for x in (t.s, t.p, t.o)]
         rules.append(f"triple({pos[0]}, {pos[1]}, {pos[2]}) <- {head_term} "
                      f"where sparql_construct:construct_valid_triple({pos[0]}, {pos[1]}, {pos[2]}).")
-    return CompiledQuery(head, variables, "\n".join(rules), extra)
+    size = rule_variables(body)
+    if q.template:                  # the answer event is a pattern of the template rules
+        size = max(size, len(variables))
+    text = "\n".join(rules + w.helpers)
+    depth = term_depth(text)
+    if depth > MAX_TERM_DEPTH:
+        pos = getattr(getattr(q, "source", None), "pos", None)
+        raise QueryError(f"the query is too deep for the engine: its compiled rule nests "
+                         f"{depth:,} levels (a chain of OPTIONAL, OPTIONALSEQ, "
+                         f"EQUALSOPTIONAL or BIND is as deep as it is long); the limit is "
+                         f"{MAX_TERM_DEPTH:,}", pos.line if pos else None,
+                         pos.column if pos else None)
+    return CompiledQuery(head, variables, text, extra), size

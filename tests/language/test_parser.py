@@ -787,15 +787,36 @@ class TestSyntaxErrors:
         with pytest.raises(TypeError):
             parse_query(b"SELECT * {}")  # type: ignore[arg-type]
 
-    @pytest.mark.parametrize("text", [
-        "SELECT * " + "{" * 3000 + "?s ?p ?o" + "}" * 3000,
-        "SELECT * { ?s ?p ?o FILTER(" + "!" * 3000 + "?o) }",
-        "SELECT * { ?s ?p ?o FILTER(" + "(" * 3000 + "?o" + ")" * 3000 + ") }",
-        "SELECT * { ?s ?p ?o FILTER(?o -1" + " * ?o" * 3000 + ") }",
-        "SELECT * { ?s ?p " + "[ :p " * 1000 + "1" + " ]" * 1000 + " }",
-    ])
-    def test_deep_nesting_does_not_overflow(self, text):
+    @staticmethod
+    def _nested(n: int) -> list[str]:
+        return [
+            "SELECT * " + "{" * n + "?s ?p ?o" + "}" * n,
+            "SELECT * { ?s ?p ?o FILTER(" + "!" * n + "?o) }",
+            "SELECT * { ?s ?p ?o FILTER(" + "(" * n + "?o" + ")" * n + ") }",
+            "SELECT * { ?s ?p " + "[ :p " * n + "1" + " ]" * n + " }",
+        ]
+
+    @pytest.mark.parametrize("index", range(4))
+    def test_deep_nesting_up_to_the_limit_parses(self, index):
+        from epsparql.language.parser import MAX_NESTING
+        text = self._nested(MAX_NESTING - 3)[index]
         assert isinstance(parse_query(text), SelectQuery)   # iterative AST building
+
+    @pytest.mark.parametrize("index", range(4))
+    def test_deeper_nesting_is_refused_at_the_first_bracket_past_the_limit(self, index):
+        from epsparql.language.parser import MAX_NESTING
+        text = self._nested(3000)[index]
+        err = query_error(text)
+        assert f"more than {MAX_NESTING:,} levels deep, the limit" in err.message
+        assert err.line == 1 and text[err.column - 1] in "{([!"
+        lines = str(err).split("\n")
+        assert len(lines) == 3 and len(lines[1]) < 120      # an excerpt, not the line
+
+    def test_long_chains_are_not_nesting(self):
+        text = "SELECT * { ?s ?p ?o FILTER(?o -1" + " * ?o" * 3000 + ") }"
+        assert isinstance(parse_query(text), SelectQuery)
+        union = " UNION ".join(["{ ?s ?p ?o }"] * 3000)
+        assert isinstance(parse_query(f"SELECT * {{ {union} }}"), SelectQuery)
 
 
 # ===================================================================
