@@ -31,8 +31,8 @@ from epsparql.rdf import encode
 from epsparql.rules.compile import RuleWriter
 
 from conftest import ROOT
-from test_cli import cli
-from test_sparql_expr import lexical_corpus
+from cli.test_cli import cli  # tests/cli/
+from prolog.test_sparql_expr import lexical_corpus  # tests/prolog/
 
 XS = "http://www.w3.org/2001/XMLSchema#"
 EX = "PREFIX : <http://ex/> "

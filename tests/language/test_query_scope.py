@@ -17,7 +17,7 @@ import pytest
 from epsparql import Engine
 from epsparql.language import QueryError, parse_query
 
-from test_cli import cli
+from cli.test_cli import cli  # tests/cli/
 
 EX = "PREFIX : <http://ex/> "
 

@@ -32,7 +32,7 @@ from epsparql.rdf import encode
 from epsparql.rules import compile_query
 from epsparql.rules.compile import MAX_EXPR_DEPTH, MAX_TERM_DEPTH, MAX_VARIABLES
 
-from test_cli import cli
+from cli.test_cli import cli  # tests/cli/
 
 EX = "http://ex/"
 
