@@ -219,7 +219,8 @@ engine_reset(M) :-
     retractall(engine_fingerprint_cache(M, _)),
     retractall(M:ep_on(_, _, _)),
     retractall(M:ep_multi(_, _)),
-    forget_nodes(M).
+    forget_nodes(M),
+    update_emit(M).
 
 %!  engine_clear_state(+Module) is det.
 %
@@ -284,7 +285,8 @@ engine_add_rules(M, Rules) :-
     engine_option(M, policy, Policy),
     dry_run(Rules, Policy),
     retractall(engine_fingerprint_cache(M, _)),
-    forall(member(R, Rules), add_item(M, R, Policy)).
+    forall(member(R, Rules), add_item(M, R, Policy)),
+    update_emit(M).                     % whether detections are fed back may change
 
 %   Compile the rules into a scratch engine first, so that a bad rule
 %   raises before anything is added to the real one.
@@ -566,7 +568,9 @@ message_text(E, Text) :-
 %   head is detected, from the engine's options: record the detection
 %   (into the buffer, or into the active sink of the Python bridge), call
 %   the hook, and feed the head back as an event when some rule listens
-%   to it.  Generating it keeps option look-ups off the hot path.
+%   to it.  Generating it keeps option look-ups off the hot path, and so
+%   is the feeding when no rule head is an event some rule listens to
+%   (then no detection can trigger a rule: no per-detection look-up).
 update_emit(M) :-
     engine_option(M, buffer, Buffer),
     engine_option(M, hook, Hook),
@@ -585,12 +589,24 @@ update_emit(M) :-
     ->  Fresh = (\+ epsparql_core:seen_before(M, H, T1, T2))
     ;   Fresh = true
     ),
+    (   heads_listened(M)
+    ->  Feed = epsparql_core:feed(M, H, T1, T2, Max)
+    ;   Feed = true
+    ),
     retractall(M:ep_emit(_, _, _)),
     assertz(M:(ep_emit(H, T1, T2) :-
                    Fresh,
                    Record,
                    CallHook,
-                   epsparql_core:feed(M, H, T1, T2, Max))).
+                   Feed)).
+
+%   Can a detected head be an event of some rule?  True if some rule's
+%   head unifies with the event pattern of an entry clause (ep_on/3).
+heads_listened(M) :-
+    engine_rule(M, Rule),
+    Rule = (Head <- _),
+    \+ \+ clause(M:ep_on(Head, _, _), _),
+    !.
 
 %   Detections go to the sink stream of a bridge call when one is active
 %   (written there as JSON at once), else to the engine's buffer.
