@@ -169,9 +169,12 @@ def child(path: str, workload: str, n: int, w: int, profile: bool) -> dict:
 def machine() -> dict:
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                 if l.startswith("model name")), "?")
-    from epsparql.core.swipl import swipl_executable
-    swipl = subprocess.run([swipl_executable(), "--version"], capture_output=True,
-                           text=True).stdout.strip()
+    try:
+        from epsparql.core.swipl import swipl_executable
+        exe = swipl_executable()
+    except ImportError:                 # a tree of before the janus bridge (pyswip)
+        exe = "swipl"
+    swipl = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=ROOT).stdout.strip()
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
