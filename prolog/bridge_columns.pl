@@ -67,9 +67,24 @@ columns_set_limits(MaxRows, MaxTerms) :-
 %   ones are sent when Goal succeeds.  If Goal raises or fails, or a chunk
 %   could not be delivered, the dictionary is started afresh and the error
 %   raised.
+%   Re-entrant: a call made from inside Goal (a Python function called by
+%   a rule that pushes into another engine) gets a buffer of its own, and
+%   the outer call's state is back when it returns.
 :- meta_predicate with_columns(+, +, 0).
 with_columns(M, Receiver, Goal) :-
-    open_columns(M, Receiver),
+    (   nb_current('$epsparql_columns', Outer) -> true ; Outer = [] ),
+    open_columns(M, Receiver, Outer),
+    setup_call_cleanup(true, run_columns(M, Goal), restore_outer(Outer)).
+
+restore_outer(Outer) :-
+    nb_setval('$epsparql_columns', Outer),
+    (   Outer = c(Buf, _, _, _, _, _, _, _, _)
+    ->  nb_getval('$epsparql_columns', C),
+        nb_linkarg(1, C, Buf)           % nb_setval copied it: point at the live one
+    ;   true
+    ).
+
+run_columns(M, Goal) :-
     catch(( call(Goal) -> Ok = true ; Ok = false ), E, true),
     (   var(E), Ok == true
     ->  catch(flush_columns, E2, true),
@@ -107,7 +122,7 @@ columns_drop(M) :-
 %   r(Event, T1, T2)); Next the next free term id; Error an exception of
 %   the Python side, or none.  The buffer is kept per thread across calls
 %   (global variable '$epsparql_columns_buf').
-open_columns(M, Receiver) :-
+open_columns(M, Receiver, Outer) :-
     limits(MaxRows, MaxT),
     (   engine_terms(M, Trie0, Next0, Gen0)
     ->  true,
@@ -119,7 +134,11 @@ open_columns(M, Receiver) :-
     ;   columns_forget(M),
         engine_terms(M, Trie, Next, Gen)
     ),
-    (   nb_current('$epsparql_columns_buf', Buf), functor(Buf, rows, MaxRows)
+    (   Outer \== []
+    ->  functor(Buf0, rows, MaxRows),    % nested: the thread's buffer is in use
+        nb_setval('$epsparql_columns_nested', Buf0),
+        nb_getval('$epsparql_columns_nested', Buf)
+    ;   nb_current('$epsparql_columns_buf', Buf), functor(Buf, rows, MaxRows)
     ->  true
     ;   functor(Buf0, rows, MaxRows),
         nb_setval('$epsparql_columns_buf', Buf0),

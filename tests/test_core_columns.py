@@ -222,3 +222,36 @@ def test_on_detected_sees_columnar_pushes_too():
                                             Detection(term("h", term("f", "y")), 2, 2)]
     finally:
         eng.close()
+
+
+_inner: list = []
+
+
+def inner_push(x):
+    """Called from a rule of the outer engine (janus py_call): pushes into
+    another engine while the outer engine's call is still running."""
+    eng, seen = _inner
+    seen.extend(eng.push_many([(term("b", x), 1), (term("b", [x]), 2)]))
+    return True
+
+
+def test_a_push_from_inside_a_push_gets_its_own_buffer(limits):
+    limits(3, 1048576)                   # outer buffer flushed mid-call, too
+    inner, outer = CoreEngine(), CoreEngine()
+    seen: list = []
+    _inner[:] = [inner, seen]
+    try:
+        inner.add_rules("g(X) <- b(X).")
+        outer.add_rules("h(X, Y) <- a(X) where (janus:py_call(test_core_columns:inner_push(X), _), "
+                        "Y = X).")
+        batch = [(term("a", v), t) for t, v in enumerate(["p", 2, PlString("q"), "p", 5.5], 1)]
+        got = outer.push_many(batch)
+        assert got == [Detection(term("h", v, v), t, t) for (e, t) in batch for v in [e.args[0]]]
+        assert seen == [d for (e, _) in batch
+                        for d in (Detection(term("g", e.args[0]), 1, 1),
+                                  Detection(term("g", [e.args[0]]), 2, 2))]
+        assert outer.errors == [] and inner.errors == []
+    finally:
+        _inner.clear()
+        inner.close()
+        outer.close()
