@@ -480,7 +480,7 @@ compare_time(<, A, B) :- A < B.
 compare_time(=<, A, B) :- A =< B.
 
 run_close(M, G, T) :-
-    catch(forall(M:G, true), Error, record_error(M, Error, close(T))).
+    catch(all_solutions(M, G), Error, record_error(M, Error, close(T))).
 
 %!  engine_advance(+Module, +Time) is det.
 %
@@ -533,13 +533,21 @@ dispatch(M, E, T1, T2) :-
     functor(E, N, A),
     (   M:ep_multi(N, A)
     ->  forall(clause(M:ep_on(E, T1, T2), Body),
-               catch(forall(M:Body, true), Error,
+               catch(all_solutions(M, Body), Error,
                      ( flag(epsparql_depth, _, 0),
                        record_error(M, Error, event(E, [T1, T2])) )))
-    ;   catch(forall(M:ep_on(E, T1, T2), true), Error,
+    ;   catch(all_solutions(M, ep_on(E, T1, T2)), Error,
               ( flag(epsparql_depth, _, 0),
                 record_error(M, Error, event(E, [T1, T2])) ))
     ).
+
+%   all_solutions(+M, +Goal): run M:Goal through all its solutions.  A
+%   predicate, not forall/2 written inside catch/3: janus loads
+%   library(apply_macros) with global scope, which rewrites forall/2 into
+%   a control construct, and catch/3 would then compile that construct
+%   anew at every call (15% of the engine's time on a light workload).
+all_solutions(M, G) :-
+    (   M:G, fail ; true ).
 
 %   When several atomic patterns can take events of this name (ep_multi/2,
 %   kept by the compiler), each entry clause runs in its own catch: a rule
