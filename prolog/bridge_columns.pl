@@ -227,18 +227,68 @@ encode_run(I, N, Buf, Name, Ar, Trie, C, Masks, Values, Next) :-
     ;   Masks = [], Values = [], Next = I
     ).
 
-%   encode_args(+Arity, +E, +Trie, +C, -Mask, -Values, ?Tail): the usual
-%   arities unrolled (this runs once per argument of every detection).
+%   encode_args(+Arity, +E, +Trie, +C, -Mask, -Values, ?Tail): arities
+%   up to 4 written out with the tests inline (this runs for every argument
+%   of every detection), the others by a loop.
 encode_args(0, _, _, _, 0, Tail, Tail) :- !.
 encode_args(1, E, Trie, C, M, [V1|Tail], Tail) :- !,
-    arg(1, E, A1), enc(A1, Trie, C, V1, 1, 0, M).
+    arg(1, E, A1),
+    (   ( float(A1) ; integer(A1) ) -> V1 = A1, B1 = 0
+    ;   trie_lookup(Trie, A1, V1) -> B1 = 1
+    ;   new_id(Trie, C, A1, V1), B1 = 1
+    ),
+    M is B1.
 encode_args(2, E, Trie, C, M, [V1, V2|Tail], Tail) :- !,
-    arg(1, E, A1), enc(A1, Trie, C, V1, 1, 0, M1),
-    arg(2, E, A2), enc(A2, Trie, C, V2, 2, M1, M).
+    arg(1, E, A1),
+    (   ( float(A1) ; integer(A1) ) -> V1 = A1, B1 = 0
+    ;   trie_lookup(Trie, A1, V1) -> B1 = 1
+    ;   new_id(Trie, C, A1, V1), B1 = 1
+    ),
+    arg(2, E, A2),
+    (   ( float(A2) ; integer(A2) ) -> V2 = A2, B2 = 0
+    ;   trie_lookup(Trie, A2, V2) -> B2 = 2
+    ;   new_id(Trie, C, A2, V2), B2 = 2
+    ),
+    M is B1 \/ B2.
 encode_args(3, E, Trie, C, M, [V1, V2, V3|Tail], Tail) :- !,
-    arg(1, E, A1), enc(A1, Trie, C, V1, 1, 0, M1),
-    arg(2, E, A2), enc(A2, Trie, C, V2, 2, M1, M2),
-    arg(3, E, A3), enc(A3, Trie, C, V3, 4, M2, M).
+    arg(1, E, A1),
+    (   ( float(A1) ; integer(A1) ) -> V1 = A1, B1 = 0
+    ;   trie_lookup(Trie, A1, V1) -> B1 = 1
+    ;   new_id(Trie, C, A1, V1), B1 = 1
+    ),
+    arg(2, E, A2),
+    (   ( float(A2) ; integer(A2) ) -> V2 = A2, B2 = 0
+    ;   trie_lookup(Trie, A2, V2) -> B2 = 2
+    ;   new_id(Trie, C, A2, V2), B2 = 2
+    ),
+    arg(3, E, A3),
+    (   ( float(A3) ; integer(A3) ) -> V3 = A3, B3 = 0
+    ;   trie_lookup(Trie, A3, V3) -> B3 = 4
+    ;   new_id(Trie, C, A3, V3), B3 = 4
+    ),
+    M is B1 \/ B2 \/ B3.
+encode_args(4, E, Trie, C, M, [V1, V2, V3, V4|Tail], Tail) :- !,
+    arg(1, E, A1),
+    (   ( float(A1) ; integer(A1) ) -> V1 = A1, B1 = 0
+    ;   trie_lookup(Trie, A1, V1) -> B1 = 1
+    ;   new_id(Trie, C, A1, V1), B1 = 1
+    ),
+    arg(2, E, A2),
+    (   ( float(A2) ; integer(A2) ) -> V2 = A2, B2 = 0
+    ;   trie_lookup(Trie, A2, V2) -> B2 = 2
+    ;   new_id(Trie, C, A2, V2), B2 = 2
+    ),
+    arg(3, E, A3),
+    (   ( float(A3) ; integer(A3) ) -> V3 = A3, B3 = 0
+    ;   trie_lookup(Trie, A3, V3) -> B3 = 4
+    ;   new_id(Trie, C, A3, V3), B3 = 4
+    ),
+    arg(4, E, A4),
+    (   ( float(A4) ; integer(A4) ) -> V4 = A4, B4 = 0
+    ;   trie_lookup(Trie, A4, V4) -> B4 = 8
+    ;   new_id(Trie, C, A4, V4), B4 = 8
+    ),
+    M is B1 \/ B2 \/ B3 \/ B4.
 encode_args(Ar, E, Trie, C, M, Values, Tail) :-
     encode_args(1, Ar, E, Trie, C, 0, M, Values, Tail).
 
