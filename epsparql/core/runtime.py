@@ -116,18 +116,6 @@ class _Runtime:
             raise PrologError(f"bridge_python:{name}/{len(args) + 1} failed")
         return reply
 
-    def apply(self, module: str, name: str, *args: Any) -> Any:
-        """``module:name(Args..., Out)`` through janus' own conversion of
-        the arguments and of Out (for data janus converts well: numbers,
-        text, lists, tuples as ``-``/``t`` terms).  Raises PrologError."""
-        with self._lock:
-            if not getattr(self._local, "attached", False):
-                self._attach()
-            try:
-                return self._apply(module, name, *args)
-            except self._janus.PrologError as e:
-                raise PrologError(str(e)) from None
-
     def query_once(self, goal: str, inputs: dict[str, Any] | None = None) -> dict[str, Any] | None:
         """Run a goal (text) once; its variables' bindings as a dict, or
         None when it fails.  For tools and tests: the hot paths use
