@@ -31,7 +31,7 @@ from rdflib.term import BNode, Literal, Node, URIRef
 from .algebra.partition import NO_SCHEMA, Plan, Schema, plan
 from .answer import Answer
 from .core import CoreEngine, Compound
-from .core.engine import Detection, unpack_state
+from .core.event_engine import Detection, unpack_state
 from .core.rule_graph import RuleGraph
 from .core.runtime import PROLOG_DIR, check, runtime
 from .core.terms import from_json

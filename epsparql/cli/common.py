@@ -116,7 +116,7 @@ def register_queries(engine: Any, qfs: Sequence[QueryFile]) -> list[Any]:
 
 def make_engine(base: str | None, **kw: Any) -> Any:
     """The engine a command runs its queries in."""
-    from ..engine import Engine
+    from ..query_engine import Engine
     return Engine(base=base, **kw)
 
 
