@@ -76,7 +76,10 @@ reply(Goal, Out0, Reply) :-
 write_out(fail_json) :- !, write('{"error":"goal failed"}').
 write_out(error_json(E)) :- !,
     message_text(E, Text),
+    error_kind(E, Kind, Formal),
     write('{"error":'), json:json_write_string(current_output, Text),
+    write(',"kind":'), json:json_write_string(current_output, Kind),
+    write(',"formal":'), write_json(current_output, Formal),
     write(',"term":'), format(string(T), '~q', [E]), json:json_write_string(current_output, T),
     write('}').
 write_out(ok) :- !, write('{"ok":true}').
@@ -327,8 +330,8 @@ py_flush(M, R) :-
 %   that text itself (it starts with `epsparql_state(`), or the usual
 %   {"error": ...} JSON.  Importing replaces the state by StateText, read
 %   as data (engine_import_state/2); Reply is {"ok":true} or an error
-%   whose "term" starts with `error(invalid_engine_state(` when the text
-%   was rejected (the engine is then unchanged).
+%   whose "kind" is `invalid_engine_state` when the text was rejected (the
+%   engine is then unchanged).
 py_export_state(M, R) :-
     catch(engine_export_state(M, R0), E, true),
     (   var(E) -> R = R0 ; reply(throw(E), ok, R) ).
@@ -525,9 +528,35 @@ write_detection(S, detected(E, [T1, T2])) :-
     put_char(S, '['), write_json(S, E), put_char(S, ','),
     write_json(S, T1), put_char(S, ','), write_json(S, T2), put_char(S, ']').
 
+%   Rule errors (engine_errors/2, sparql_function_errors/1) as JSON:
+%   {"message": Prolog's message, "kind": the error's name, "error": the
+%   error term (its formal part for error(Formal, Context)), "context":
+%   what triggered it, "node": the step it was raised in or null,
+%   "rules": [{"name": HeadName, "head": HeadText}]}.
 write_errors([]).
-write_errors([error(Text, Ctx)|Es]) :-
+write_errors([rule_error(E, Ctx, Node, Heads)|Es]) :-
+    message_text(E, Text),
+    error_kind(E, Kind, Formal),
     write('{"message":'), json:json_write_string(current_output, Text),
-    write(',"context":'), write_json(current_output, Ctx), write('}'),
+    write(',"kind":'), json:json_write_string(current_output, Kind),
+    write(',"error":'), write_json(current_output, Formal),
+    write(',"context":'), write_json(current_output, Ctx),
+    write(',"node":'), ( integer(Node) -> write(Node) ; write(null) ),
+    write(',"rules":['), foldl(write_rule_ref, Heads, "", _), write(']}'),
     (   Es == [] -> true ; write(','), write_errors(Es) ).
+
+write_rule_ref(H, Sep, ",") :-
+    (   callable(H) -> functor(H, Name, _) ; Name = '?' ),
+    format('~w{"name":', [Sep]), json:json_write_string(current_output, Name),
+    write(',"head":'), write_term_text(H), write('}').
+
+%   error_kind(+Error, -Kind, -Formal): the name of an error
+%   (`type_error`, `existence_error`, `event_loop`, ...; `exception` for
+%   a ball that is not error(Formal, Context)) and the term that says it.
+error_kind(E, Kind, Formal) :-
+    (   nonvar(E), E = error(F, _), nonvar(F)
+    ->  Formal = F,
+        (   callable(F) -> functor(F, Kind, _) ; Kind = exception )
+    ;   Formal = E, Kind = exception
+    ).
 

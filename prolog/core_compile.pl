@@ -38,7 +38,7 @@
             graph_node/2,               % +Module, -Node        (the graph as terms, below)
             graph_rule/2,               % +Module, -Rule
             delete_rule/3,              % +Module, +RuleKey, -DeletedNodes
-            node_rule_heads/3,          % +Module, +NodeId, -HeadTexts
+            node_rules/3,               % +Module, +NodeId, -Heads
             node_pattern/3              % +Module, +NodeId, -Pattern
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
@@ -970,12 +970,12 @@ delete_node(M, Id) :-
 erase_clause(Ref) :-
     catch(erase(Ref), _, true).         % already gone with its predicate
 
-%!  node_rule_heads(+Module, +NodeId, -Heads:list(string)) is det.
+%!  node_rules(+Module, +NodeId, -Heads:list) is det.
 %
-%   The heads of the rules whose pattern contains the step NodeId.
-node_rule_heads(M, Id, Heads) :-
-    rule_ancestors(M, [Id], [], [], Hs),
-    maplist(term_string_nv, Hs, Heads).
+%   The heads of the rules whose pattern contains the step NodeId (in
+%   the order found walking up the graph).
+node_rules(M, Id, Heads) :-
+    rule_ancestors(M, [Id], [], [], Heads).
 
 rule_ancestors(_, [], _, Hs, Hs).
 rule_ancestors(M, [Id|Ids], Seen, Hs0, Hs) :-
@@ -1051,12 +1051,30 @@ step_operands(P, L, R) :-
 %
 %   A rule of Module, in the order rules were added: rule(Head, Id, Vars),
 %   Id the root node of its body and Vars the root's variables (as
-%   graph_node/2 orders them) as they occur in Head.
+%   graph_node/2 orders them) as they occur in Head.  Rules with a
+%   do-action, an alarm head or justification are rules like the others.
 graph_rule(M, rule(H, Id, Vs)) :-
-    ep_edge(M, rule(H0), Id),
+    ep_rule_root(M, RuleKey, Id, H0),
     ep_node(M, Key, Id),
     Key = P0-_-_-_,
     varnumbers(P0, P),
     term_variables(P, Vs),
     occ_head(Id, Vs, _, _, OccHead),
-    once(( clause(M:OccHead, ep_emit(H, _, _)), H =@= H0 )).
+    (   ep_owner(M, key(RuleKey), Ref),
+        clause(M:OccHead, Body, Ref),
+        emitted_head(Body, H0, H1)
+    ->  H = H1
+    ;   copy_term(H0, H)
+    ).
+
+%   The head a rule's emitting clause emits (sharing its variables).
+emitted_head(Body, H0, H) :-
+    sub_term(G, Body),
+    compound(G),
+    (   G = ep_emit(H, _, _)
+    ->  true
+    ;   G = core_timers:schedule_timer(_, Spec, E, _, _, _)
+    ->  copy_term(H0, H),
+        core_timers:timer_head(H, E, Spec)
+    ),
+    H =@= H0, !.

@@ -100,6 +100,37 @@ def test_core_rules(seed):
         eng.close()
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_rules_with_actions_alarms_and_justification(seed):
+    """Every rule is in the graph whatever its emitting clause does: a
+    do-action, an alarm head, the justification record."""
+    rules, events, _, _ = gen_case(seed)
+    rng = random.Random(seed)
+    eng = CoreEngine(gc_every=1000)
+    try:
+        eng.set_option("justify", rng.random() < 0.5)
+        texts, names = [], []
+        for r in rules:
+            head, body = rule_text(*r).rstrip(".").split(" <- ", 1)
+            kind = rng.choice(["plain", "do", "alarm"])
+            if kind == "do":
+                texts.append(f"{head} <- {body} do true.")
+                names.append(r[0])
+            elif kind == "alarm":
+                texts.append(f"exceptionAlarm({head}, 5) <- {body}.")
+                names.append("exceptionAlarm")
+            else:
+                texts.append(f"{head} <- {body}.")
+                names.append(r[0])
+        eng.add_rules("\n".join(texts))
+        eng.push_many([(term(n, *args), s, e) for (n, args, s, e) in events])
+        g = RuleGraph.of(eng)
+        check_graph(g, eng.goals())
+        assert [r.name for r in g.rules] == names
+    finally:
+        eng.close()
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_ep_sparql_queries(seed):
     rng = random.Random(7000 + seed)
