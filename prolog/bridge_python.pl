@@ -376,7 +376,7 @@ py_goals(M, R) :-
 %   and the goal count of each step's stores, as JSON:
 %
 %     {"nodes": [{"id", "pattern", "term", "vars", "window", "policy",
-%                 "children"}],
+%                 "children", "origins"}],
 %      "rules":  [{"head", "term", "node"}],
 %      "stores": [{"name", "node", "side", "args", "window", "goals"}]}
 %
@@ -387,7 +387,9 @@ py_goals(M, R) :-
 %   compound is {"f": Name, "a": Args}, wrapped in {"node": Child,
 %   "term": ...} where it is a child node's pattern; other terms as
 %   write_json/2 writes them.  A store's "args" are the places of the variables its
-%   goals hold before their interval.
+%   goals hold before their interval.  A node's "origins" are what the
+%   rules that made it say it implements (core_compile:node_origins/3;
+%   terms as write_json/2 writes them).
 py_rule_graph(M, R) :-
     reply(( findall(N, core_compile:graph_node(M, N), Nodes0),
             sort(1, @<, Nodes0, Nodes),
@@ -397,19 +399,19 @@ py_rule_graph(M, R) :-
                       functor(H, Name, A),
                       ( predicate_property(M:H, number_of_clauses(C)) -> true ; C = 0 ) ),
                     Stores),
-            with_output_to(string(J), write_graph(Nodes, Rules, Stores)) ),
+            with_output_to(string(J), write_graph(M, Nodes, Rules, Stores)) ),
           raw(J), R).
 
-write_graph(Nodes, Rules, Stores) :-
+write_graph(M, Nodes, Rules, Stores) :-
     write('{"nodes":['),
-    foldl(write_graph_node(Nodes), Nodes, "", _),
+    foldl(write_graph_node(M, Nodes), Nodes, "", _),
     write('],"rules":['),
     foldl(write_graph_rule, Rules, "", _),
     write('],"stores":['),
     foldl(write_graph_store(Nodes), Stores, "", _),
     write(']}').
 
-write_graph_node(Nodes, node(Id, P, W, Pol, Cs, _), Sep, ",") :-
+write_graph_node(M, Nodes, node(Id, P, W, Pol, Cs, _), Sep, ",") :-
     term_variables(P, Vs),
     length(Vs, K),
     kids(Cs, Nodes, Kids),
@@ -418,6 +420,8 @@ write_graph_node(Nodes, node(Id, P, W, Pol, Cs, _), Sep, ",") :-
     format(',"vars":~d,"window":', [K]), write_json(current_output, W),
     write(',"policy":'), write_json(current_output, Pol),
     write(',"children":'), write_json(current_output, Cs),
+    core_compile:node_origins(M, Id, Origins),
+    write(',"origins":'), write_json(current_output, Origins),
     write('}').
 
 write_graph_rule(rule(H, Id, Vs), Sep, ",") :-

@@ -381,9 +381,11 @@ add_item(M, Clause, _) :-
 
 %   Every rule gets a key (unique in the process): the compiler records
 %   which clauses and nodes it made for it, so that it can be deleted.
-add_rule(M, Stored, Rule, Options) :-
+%   A rule is stored without its origin annotations (core_compile.pl).
+add_rule(M, Stored0, Rule, Options) :-
     flag(epsparql_rule_key, K, K + 1),
     compile_rule(M, Rule, [key(K)|Options]),
+    strip_origins(Stored0, Stored),
     assertz(engine_rule(M, Stored)),
     assertz(engine_rule_key(M, K, Stored)).
 
