@@ -308,7 +308,7 @@ class Engine:
                  on_late: Callable[[tuple, str], None] | None = None,
                  max_goals: int | None = None, gc_every: int = 100,
                  gc_period: float | None = None, batch_size: int = 5000,
-                 max_depth: int = 200) -> None:
+                 max_depth: int = 200, justify: bool = False) -> None:
         if reasoning not in ("rdfs", "owlrl", "none"):
             raise ValueError(f"reasoning must be 'rdfs', 'owlrl' or 'none', got {reasoning!r}")
         self.base = base
@@ -324,6 +324,8 @@ class Engine:
         self.core = CoreEngine(gc_every=gc_every, gc_period=gc_period,
                                batch_size=batch_size, max_depth=max_depth)
         self.core.set_option("dedup", True)
+        if justify:            # record why every answer was detected (epsparql.explain.justification)
+            self.core.set_option("justify", True)
         self._background_call("mode", "none" if reasoning == "none" else "rdfs")
         self._queries: dict[str, Query] = {}
         self._by_head: dict[str, Query] = {}

@@ -27,6 +27,7 @@
             py_stats/2,          % +Engine, -Reply
             py_rule_graph/2,     % +Engine, -Reply
             py_goals/2,          % +Engine, -Reply
+            py_justify/5,        % +Engine, +Name, +Arity, +IntervalText, -Reply
             py_background/4,     % +Engine, +Op, +TriplesText, -Reply
             py_gc/2,             % +Engine, -Reply
             py_advance/3,        % +Engine, +TimeText, -Reply
@@ -95,6 +96,7 @@ write_out(goals(Gs)) :- !,
           Gs, "", _),
     write(']').
 write_out(json(Term)) :- !, json_value(Term).
+write_out(terms(Term)) :- !, write_json(current_output, Term).
 write_out(detections(M, Ds)) :- !,
     engine_errors(M, Errs0),
     function_errors(Errs1),
@@ -369,6 +371,24 @@ py_goals(M, R) :-
                       H =.. [_|Args] ),
                     Gs) ),
           goals(Gs), R).
+
+%!  py_justify(+Engine, +Name, +Arity, +IntervalText, -Reply) is det.
+%
+%   Why the engine detected events Name/Arity over the interval
+%   IntervalText (the text of [T1, T2]): the justification of each such
+%   detection recorded (engine option justify; core_justify:justify_data/4),
+%   as a JSON array of terms, e.g. [detection(Event, [T1,T2], RuleText,
+%   Why)].  Times compare as numbers (1 matches 1.0).
+py_justify(M, Name, ArityText, IText, R) :-
+    reply(( epsparql_core:must_be_engine(M),
+            ( integer(ArityText) -> Arity = ArityText ; atom_number(ArityText, Arity) ),
+            term_string([T1, T2], IText),
+            number(T1), number(T2),
+            functor(E, Name, Arity),
+            findall(J, ( core_justify:justify_data(M, E, [S, En], J),
+                         S =:= T1, En =:= T2 ),
+                    Js) ),
+          terms(Js), R).
 
 %!  py_rule_graph(+Engine, -Reply) is det.
 %

@@ -247,6 +247,17 @@ class CoreEngine:
         window, goals stored now)."""
         return self._call("py_rule_graph", self.module)
 
+    def justifications(self, name: str, arity: int, start: float, end: float) -> list[Any]:
+        """Why the engine detected events ``name/arity`` over ``[start,
+        end]``: one tree per recorded detection (rules added with the option
+        ``justify`` on; docs/CORE.md, Justification), as terms:
+        ``detection(Event, [T1, T2], RuleText, Why)``, Why being
+        ``step(Node, Values, [T1, T2], Children)``, ``received(Event, [T1,
+        T2])``, a ``detection(...)`` of another rule, ``alarm(Why)`` or
+        ``unknown(Node, [T1, T2])``."""
+        return self._call("py_justify", self.module, name, str(arity),
+                          f"[{float(start)!r}, {float(end)!r}]")
+
     def goals(self) -> list[dict[str, Any]]:
         """Every stored goal (partial match) now: ``store``, ``node`` and the
         ``goal`` arguments (join values, other values, start, end).  For
