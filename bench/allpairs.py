@@ -126,9 +126,40 @@ def path_core_columns(workload: str, n: int, w: int) -> dict:
     return _timed(run)
 
 
+NS = "http://epsparql.org/ns#"
+QUERIES = {
+    "seq2": """SELECT ?k ?p1 ?p2 WHERE {{ ?k :price ?p1 }} SEQ {{ ?k :price ?p2 }}
+        FILTER (?p2 > ?p1 && getDURATION() <= "PT{w}S"^^xsd:duration)""",
+    "seq3": """SELECT ?k ?p1 ?p2 ?p3 WHERE {{ ?k :price ?p1 }} SEQ {{ ?k :price ?p2 }}
+        SEQ {{ ?k :price ?p3 }}
+        FILTER (?p2 > ?p1 && ?p3 > ?p2 && getDURATION() <= "PT{w}S"^^xsd:duration)""",
+}
+
+
+def path_engine(workload: str, n: int, w: int) -> dict:
+    """Engine, the same query in EP-SPARQL (results() drained, counted)."""
+    from rdflib import Literal, URIRef
+    from epsparql import Engine
+    keys = [URIRef(f"{NS}k{i}") for i in range(KEYS)]
+    pred = URIRef(NS + "price")
+    rows = [(keys[k], pred, Literal(p), t) for k, p, t in prices(n)]
+    eng = Engine(batch_size=BATCH)
+    q = eng.register(QUERIES[workload].format(w=w))
+
+    def run() -> int:
+        count = 0
+        for i in range(0, len(rows), BATCH):
+            eng.push_many(rows[i:i + BATCH])
+            count += len(q.results())
+        eng.flush()
+        return count + len(q.results())
+    return _timed(run)
+
+
 PATHS: dict[str, Callable[[str, int, int], dict]] = {
     "core": path_core,
     "core-columns": path_core_columns,
+    "engine": path_engine,
 }
 
 
