@@ -29,7 +29,8 @@ from rdflib.term import Node
 from .answer import Answer
 from .rdf.codec import decode, encode
 
-__all__ = ["AnswerBatch", "AnswerShape", "LazyBindings", "LazyTriples", "Results", "TermNodes"]
+__all__ = ["AnswerBatch", "AnswerShape", "LazyBindings", "LazyTriples", "RepeatFilter", "Results",
+           "TermNodes"]
 
 _UNSET = object()
 #: What an expression that raised leaves in an answer (an unbound variable).
@@ -96,6 +97,95 @@ class TermNodes:
             n = self.node(i)
             vals[i] = None if n is None else fn(n)
         return list(map(vals.__getitem__, ids))
+
+
+class RepeatFilter:
+    """Set semantics for the detections of one rule head: a detection with
+    the same arguments and interval as one kept before at the same end
+    instant is a repeat (a duplicated input, a second derivation).  The
+    core's own check (``dedup``) costs about 1.5 µs per detection; this
+    one, on the dictionary ids the columns already hold, a fraction.
+
+    Repeats can only meet within one end instant (the engine takes input
+    in end-time order and emits an answer waiting for an instant before
+    the next instant's), so only the open instant is remembered, as the
+    core does.  Keys are the ids of one term table while the instant's
+    detections all use it, else (the dictionary started afresh inside an
+    instant, or a column of plain values) the encoded terms themselves."""
+
+    __slots__ = ("end", "seen", "table")
+
+    def __init__(self) -> None:
+        self.end: Any = None
+        self.seen: set[tuple] = set()
+        self.table: TermNodes | None = None     # keys are ids of this table; None: terms
+
+    def fresh(self, cols: list[Sequence[int]], tables: list[TermNodes], start: Sequence[Any],
+              end: Sequence[Any]) -> list[int] | None:
+        """The rows that are not repeats (None: all of them)."""
+        n = len(start)
+        if n == 0:
+            return None
+        if self.end is None or end[0] > self.end:
+            self.seen, self.end = set(), end[0]
+        table = tables[0] if tables else None
+        by_id = all(t is table for t in tables) and (not self.seen or self.table is table
+                                                     or self.table is None and not tables)
+        if by_id:
+            keys: Iterable[tuple] = zip(*cols, start, end)
+        else:
+            if self.seen and self.table is not None:
+                self.seen = {self._as_terms(k) for k in self.seen}
+            keys = zip(*[map(t.terms.__getitem__, c) for c, t in zip(cols, tables)], start, end)
+        seen, cur = self.seen, self.end
+        out: list[int] = []
+        repeat = False
+        for r, k in enumerate(keys):
+            e = end[r]
+            if e != cur and e > cur:
+                seen, cur = set(), e
+            if k in seen:
+                repeat = True
+                continue
+            seen.add(k)
+            out.append(r)
+        self.seen, self.end = seen, cur
+        self.table = table if by_id else None
+        return out if repeat else None
+
+    def _as_terms(self, key: tuple) -> tuple:
+        t = self.table.terms            # type: ignore[union-attr]
+        return tuple(t[i] for i in key[:-2]) + key[-2:]
+
+    def export(self, node_out: Callable[[Any], Any]) -> dict | None:
+        """The open instant's keys as data (terms through ``node_out``)."""
+        if not self.seen:
+            return None
+        keys = []
+        for k in self.seen:
+            if self.table is not None:
+                args = [self.table.node(i) for i in k[:-2]]
+            else:
+                args = [None if t is None or t == ERROR else decode(t) for t in k[:-2]]
+            keys.append([[None if a is None else node_out(a) for a in args], k[-2], k[-1]])
+        return {"end": self.end, "keys": keys}
+
+    @classmethod
+    def restored(cls, data: Any, node_in: Callable[[Any], Node]) -> "RepeatFilter":
+        """The inverse of :meth:`export` (keys as encoded terms); ValueError
+        for malformed data."""
+        f = cls()
+        if data is None:
+            return f
+        if not isinstance(data, dict) or not isinstance(data.get("keys"), list):
+            raise ValueError(f"malformed snapshot: open instant {str(data)[:100]!r}")
+        f.end = data.get("end")
+        for k in data["keys"]:
+            if not (isinstance(k, list) and len(k) == 3 and isinstance(k[0], list)):
+                raise ValueError(f"malformed snapshot: open instant key {str(k)[:100]!r}")
+            args = tuple(None if a is None else encode(node_in(a)) for a in k[0])
+            f.seen.add(args + (k[1], k[2]))
+        return f
 
 
 class AnswerShape:

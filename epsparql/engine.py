@@ -31,7 +31,7 @@ from rdflib.term import BNode, Literal, Node, URIRef
 
 from .algebra.partition import NO_SCHEMA, Plan, Schema, plan
 from .answer import Answer
-from .answers import AnswerBatch, AnswerShape, Results, TermNodes
+from .answers import AnswerBatch, AnswerShape, RepeatFilter, Results, TermNodes
 from .core import CoreEngine, Compound
 from .core.columns import VALUE, Columns
 from .core.engine import unpack_state
@@ -139,6 +139,7 @@ class Query:
         self._batches: list[AnswerBatch] = []
         self._seen: set[Any] = set()
         self._asked = False
+        self._repeats = RepeatFilter()
         self._shape = self._answer_shape()
 
     @property
@@ -248,9 +249,11 @@ class Query:
         return AnswerShape(self.name, self.form, names, [head[n] for n in names], template)
 
     def _deliver(self, chunk: Columns, nodes: TermNodes) -> int:
-        """Keep a run of detections of this query's head as answers: an ASK
-        query keeps its first, DISTINCT drops repeats, CONSTRUCT the rows
-        with no complete template triple.  Returns how many it kept."""
+        """Keep a run of detections of this query's head as answers: repeats
+        of a detection (same arguments and interval) are dropped, an ASK
+        query keeps its first, DISTINCT drops repeated projections,
+        CONSTRUCT the rows with no complete template triple.  Returns how
+        many it kept."""
         n = len(chunk)
         if n == 0:
             return 0
@@ -263,7 +266,16 @@ class Query:
             else:
                 cols.append(chunk.ids(a))
                 tables.append(nodes)
-        rows: list[int] | None = None
+        # set semantics: the core leaves repeats of query heads to us
+        rows = self._repeats.fresh(cols, tables, chunk.start, chunk.end)
+        if rows is not None:
+            if not rows:
+                return 0
+            cols, tables, start, end = self._select(rows, cols, tables, chunk.start, chunk.end)
+            n = len(rows)
+        else:
+            start, end = chunk.start, chunk.end
+        rows = None
         if self.form == "ASK":
             if self._asked:
                 return 0
@@ -278,12 +290,28 @@ class Query:
                 return 0
             if len(rows) == n:
                 rows = None
-        batch = AnswerBatch(self._shape, cols, tables, chunk.start, chunk.end, rows)
+        batch = AnswerBatch(self._shape, cols, tables, start, end, rows)
         self._batches.append(batch)
         if self.on_result is not None:
             for ans in batch.answers():
                 self.on_result(ans)
         return len(batch)
+
+    @staticmethod
+    def _select(rows: list[int], cols: list[Any], tables: list[TermNodes], start: Sequence[Any],
+                end: Sequence[Any]) -> tuple[list[Any], list[TermNodes], list[Any], list[Any]]:
+        """The columns of the given rows only (a value column keeps its own
+        table, re-indexed)."""
+        out_cols: list[Any] = []
+        out_tables: list[TermNodes] = []
+        for c, t in zip(cols, tables):
+            if isinstance(c, range):            # plain values: select them, ids 0..n-1
+                out_tables.append(TermNodes([t.terms[r] for r in rows]))
+                out_cols.append(range(len(rows)))
+            else:
+                out_tables.append(t)
+                out_cols.append([c[r] for r in rows])
+        return out_cols, out_tables, [start[r] for r in rows], [end[r] for r in rows]
 
     def _complete_rows(self, cols: list[Any], tables: list[TermNodes], n: int) -> list[int]:
         """The rows of which at least one template triple is all bound."""
@@ -326,11 +354,15 @@ class Query:
             out["asked"] = self._asked
         if self.distinct:
             out["seen"] = [[[k, _node_out(v)] for k, v in key] for key in self._seen]
+        open_instant = self._repeats.export(_node_out)
+        if open_instant is not None:
+            out["open"] = open_instant
         return out
 
-    def _restored(self, data: Any) -> tuple[set, bool]:
-        """The DISTINCT seen-set and ASK flag of a snapshot's query state
-        (ValueError if it does not belong to this query)."""
+    def _restored(self, data: Any) -> tuple[set, bool, RepeatFilter]:
+        """The DISTINCT seen-set, ASK flag and open instant's detections of
+        a snapshot's query state (ValueError if it does not belong to this
+        query)."""
         if not isinstance(data, dict) or data.get("name") != self.name \
                 or data.get("head") != self.compiled.head:
             got = (data.get("name"), data.get("head")) if isinstance(data, dict) else data
@@ -343,7 +375,7 @@ class Query:
         seen: set = set()
         for key in data.get("seen", []):
             seen.add(tuple((str(k), _node_in(v)) if type(k) is str else _bad(k) for k, v in key))
-        return seen, asked
+        return seen, asked, RepeatFilter.restored(data.get("open"), _node_in)
 
 
 @dataclass(frozen=True)
@@ -416,7 +448,9 @@ class Engine:
             rt.consult(PROLOG_DIR / module)
         self.core = CoreEngine(gc_every=gc_every, gc_period=gc_period,
                                batch_size=batch_size, max_depth=max_depth)
-        self.core.set_option("dedup", True)
+        # set semantics: the core removes repeats of what it feeds back, each
+        # query those of its answers (Query._deliver, on the columns)
+        self.core.set_option("dedup", "listened")
         self._background_call("mode", "none" if reasoning == "none" else "rdfs")
         self._queries: dict[str, Query] = {}
         self._by_head: dict[str, Query] = {}
@@ -794,8 +828,8 @@ class Engine:
             raise ValueError(f"malformed Engine snapshot: {e}") from None
         self.core.load_state_text(core_text)      # validates, then replaces (atomic)
         self._order = order
-        for q, (seen, asked) in zip(mine, qstates):
-            q._seen, q._asked = seen, asked
+        for q, (seen, asked, repeats) in zip(mine, qstates):
+            q._seen, q._asked, q._repeats = seen, asked, repeats
             q._batches = []
         self._function_errors.clear()
 
@@ -809,6 +843,7 @@ class Engine:
         self._order = self._order.cleared()
         for q in self._queries.values():
             q._seen, q._asked, q._batches = set(), False, []
+            q._repeats = RepeatFilter()
         self._function_errors.clear()
 
     # -- state, for schedulers (the Spark worker) --------------------------------
