@@ -15,7 +15,7 @@ terms                                       column
 ==========================================  ===============================
 ``xsd:integer`` and its derived types       ``int64``
 numbers (``xsd:decimal``, ``double``,       ``float64`` (decimals as the
-``float``, and integers mixed with them)    nearest double)
+``float``, and integers mixed with them)    nearest double; INF, NaN)
 ``xsd:boolean``                             ``bool``
 ``xsd:dateTime``, ``xsd:dateTimeStamp``     ``timestamp[us, UTC]`` (no
                                             time zone: taken as UTC)
@@ -54,11 +54,14 @@ if TYPE_CHECKING:                       # pyarrow is imported when used
 
     from ..answer import Answer
 
-__all__ = ["to_arrow", "META_NAMES", "column_names", "Segment", "segments", "time_column"]
+__all__ = ["to_arrow", "META_NAMES", "answer_variables", "column_names", "python_kind",
+           "Segment", "segments", "time_column"]
 
 META_NAMES = ("query", "start", "end")
 _DATETIMES = frozenset({XSD + "dateTime", XSD + "dateTimeStamp"})
 _INT64 = (-2 ** 63, 2 ** 63 - 1)
+_SPECIAL_REALS = frozenset({XSD + "double", XSD + "float"})
+_SPECIALS = {"INF": float("inf"), "+INF": float("inf"), "-INF": float("-inf"), "NaN": float("nan")}
 
 #: a run of answers' terms of one variable: (ids, their table), or (None, n)
 #: for n answers that cannot bind it
@@ -94,6 +97,9 @@ def python_kind(term: Any) -> tuple[str | None, Any]:
             if type(v) is int:
                 return ("int", v) if _INT64[0] <= v <= _INT64[1] else ("other", None)
             return "float", v
+        if name == "t" and len(args) == 2 and args[1] in _SPECIAL_REALS \
+                and str(args[0]) in _SPECIALS:
+            return "float", _SPECIALS[str(args[0])]     # INF, -INF, NaN (not encoded as n/3)
         if name in ("s", "l", "t"):
             return "str", str(args[0])
         if name == "b":

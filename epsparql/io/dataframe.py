@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from rdflib.term import BNode, Literal, Node
+from datetime import datetime, timezone
+
+from rdflib.term import Literal, Node
 
 from ..answers import Results, TermNodes
+from ..rdf.codec import encode
 from ..rdf.ntriples import format_term, parse_term
-from .arrow import answer_variables, column_names, segments, to_arrow
+from .arrow import answer_variables, column_names, python_kind, segments, to_arrow
 
 if TYPE_CHECKING:                       # pandas is imported when used
     import pandas as pd
@@ -25,16 +28,21 @@ __all__ = ["to_dataframe"]
 
 
 def _value(node: Node, values: str) -> Any:
+    """A term as a cell: the term, its N-Triples text, or its Python value
+    as a typed column holds it (``arrow.python_kind``: numbers, booleans,
+    UTC datetimes, strings), other literals (dates, durations, times) as
+    rdflib converts them."""
     if values == "rdflib":
         return node
     if values == "nt":
         return format_term(node)
-    if isinstance(node, Literal):
+    kind, v = python_kind(encode(node))
+    if kind == "datetime":
+        return datetime.fromtimestamp(v, timezone.utc)
+    if kind == "other":
         v = node.toPython()
-        return str(node) if v is None else v        # ill-typed: the lexical form
-    if isinstance(node, BNode):
-        return "_:" + str(node)
-    return str(node)
+        return str(node) if v is None or isinstance(v, Literal) else v
+    return v
 
 
 def _series(col: Any) -> "pd.Series":
@@ -92,8 +100,9 @@ def to_dataframe(answers: "Iterable[Answer] | Results", *, variables: Sequence[s
     ``values``: ``"python"`` (typed columns as in :func:`epsparql.io.to_arrow`:
     ``int64``, ``float64`` (decimals too), ``bool``, ``datetime64[UTC]``,
     strings for IRIs, ``"_:x"`` for blank nodes and lexical forms; a
-    column mixing kinds holds Python values -- int, float, Decimal, bool,
-    datetime, date, str --), ``"rdflib"`` (the rdflib terms) or ``"nt"``
+    column mixing kinds holds the same Python values -- int, float, bool,
+    datetime (UTC), str -- and rdflib's for other literals: date,
+    Duration, time), ``"rdflib"`` (the rdflib terms) or ``"nt"``
     (N-Triples text).  ``times``: ``"seconds"`` (``int64`` when every time
     is whole, else ``float64``) or ``"datetime"`` (UTC timestamps).
     """

@@ -14,7 +14,6 @@ or ``stats`` (per task: events pushed in ``count``).
 """
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, Iterator, Sequence
 
@@ -91,25 +90,34 @@ class Runner:
     # -- results ----------------------------------------------------------------
     def results(self) -> list[tuple]:
         """Output rows for the answers found since the last call (those of
-        this group's key only), the late rows and the rule errors."""
-        from ..io.results import answer_to_json
+        this group's key only), the late rows and the rule errors.  Answers
+        are taken as columns: each distinct term is written as N-Triples
+        and JSON once, not once per answer."""
+        from ..io.results import batch_json_lines, batch_nt_columns
         from ..rdf.ntriples import format_term
         out: list[tuple] = []
+        nt = lambda table, ids: table.mapped("nt", format_term, ids)  # noqa: E731
         for q in self.engine.queries:
             var = self.keyvar.get(q.name)
-            for a in q.results():
-                k = self.key
+            for b in q.results().batches:
+                cols = batch_nt_columns(b)
+                n = len(b)
+                keys: list[str | None] = [self.key] * n
                 if var is not None:
-                    v = a.bindings.get(var)
-                    k = None if v is None else format_term(v)
-                    if self.key is not None and k != self.key:
-                        continue        # another group's answer: it is found there
-                obj = answer_to_json(a)
-                out.append(("answer", q.name, k, float(a.start), float(a.end),
-                            {k: format_term(v) for k, v in a.bindings.items()},
-                            [f"{format_term(s)} {format_term(p)} {format_term(o)} ."
-                             for s, p, o in a.triples],
-                            json.dumps(obj, ensure_ascii=False), None, None))
+                    keys = dict(cols).get(var) or [None] * n
+                keep = range(n) if self.key is None or var is None else \
+                    [j for j in range(n) if keys[j] == self.key]   # others: found in their group
+                if not keep:
+                    continue
+                lines = batch_json_lines(b)
+                triples = (b.template_rows(nt, format_term) if b.shape.form == "CONSTRUCT"
+                           else [()] * n)
+                starts, ends = b.starts(), b.ends()
+                for j in keep:
+                    out.append(("answer", q.name, keys[j], float(starts[j]), float(ends[j]),
+                                {name: col[j] for name, col in cols if col[j] is not None},
+                                [f"{s} {p} {o} ." for s, p, o in triples[j]],
+                                lines[j][:-1], None, None))
         for s, p, o, t1, t2 in self.late:
             out.append(("late", None, self.key, float(t1), float(t2), None,
                         [f"{format_term(s)} {format_term(p)} {format_term(o)} ."],
