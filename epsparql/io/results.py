@@ -120,15 +120,24 @@ def _json_texts(batch: AnswerBatch) -> list[tuple[str, list[str | None]]]:
     return out
 
 
-def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds") -> list[str]:
+def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds", end: str = "\n"
+                     ) -> list[str]:
     """The answers of a batch as the lines :class:`JsonLinesWriter` writes
-    (each ending in a newline): the text of ``json.dumps(answer_to_json(a),
+    (each ending in ``end``): the text of ``json.dumps(answer_to_json(a),
     ensure_ascii=False)``, built from each distinct term's JSON text."""
     sh = batch.shape
     head = '{"query": ' + json.dumps(sh.query, ensure_ascii=False) + ', "start": '
-    dumps = json.dumps
-    starts = [dumps(time_json(t, time_format)) for t in batch.starts()]
-    ends = [dumps(time_json(t, time_format)) for t in batch.ends()]
+    memo: dict[Any, str] = {}
+
+    def text(t: Any) -> str:
+        # json.dumps(time_json(t)), once per time (an instant's answers share
+        # their end; equal numbers, 5 and 5.0, give the same text)
+        v = memo.get(t)
+        if v is None:
+            v = memo[t] = json.dumps(time_json(t, time_format))
+        return v
+    starts = [text(t) for t in batch.starts()]
+    ends = [text(t) for t in batch.ends()]
     cols = _json_texts(batch)
     triples: list[str] | None = None
     if sh.form == "CONSTRUCT":
@@ -140,7 +149,7 @@ def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds") -> list[s
     for j in range(len(starts)):
         parts = [k + ": " + col[j] for k, col in cols if col[j] is not None]  # type: ignore[operator]
         lines.append(head + starts[j] + ', "end": ' + ends[j] + ', "bindings": {'
-                     + ", ".join(parts) + "}" + (triples[j] if triples else "") + "}\n")
+                     + ", ".join(parts) + "}" + (triples[j] if triples else "") + "}" + end)
     return lines
 
 
