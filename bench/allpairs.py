@@ -52,7 +52,6 @@ import math
 import random
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Callable
 

@@ -27,8 +27,7 @@ import io
 import math
 import re
 import random
-from datetime import datetime, timezone
-from decimal import Decimal
+from datetime import timezone
 
 import pandas as pd
 import pyarrow as pa
