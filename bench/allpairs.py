@@ -40,7 +40,10 @@ frozen out of the cyclic garbage collector's reach):
 
 Per workload the paths run back to back in every repeat (the order
 alternating), so the ratio Engine/CoreEngine of each repeat compares runs
-under the same load; the table gives medians.  Output: a table on
+under the same load; the table gives medians.  ``--trees A,B`` runs every
+path in each of these source trees too (a directory holding ``epsparql/``
+and ``prolog/``, e.g. a checkout of an older commit; ``.`` is this one),
+back to back in each repeat: before/after pairs in one session.  Output: a table on
 standard output and the results (bench/out/allpairs.json for quick runs,
 bench/results/allpairs.json otherwise, or --out).
 """
@@ -49,6 +52,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import statistics
 import sys
@@ -208,6 +212,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="N = 20,000, 1 repeat")
     ap.add_argument("--profile", action="store_true",
                     help="one profiled run per path and workload, to bench/out/")
+    ap.add_argument("--trees", default=".",
+                    help="source trees to measure, comma-separated (default: this one)")
     ap.add_argument("--out", help="results JSON (default: see above)")
     ap.add_argument("--child", nargs=3, metavar=("PATH", "WORKLOAD", "PROFILE"),
                     help=argparse.SUPPRESS)
@@ -226,21 +232,33 @@ def main() -> None:
     print(describe(info), flush=True)
     print(f"N = {args.n:,} events, W = {args.window:,} s, {KEYS} keys, "
           f"median of {args.repeat} run(s) each, paths back to back", flush=True)
+    trees = [str(Path(t).resolve()) for t in args.trees.split(",")]
     runs: list[dict] = []
     for workload in args.workloads.split(","):
         for rep in range(1 if args.profile else args.repeat):
-            order = paths if rep % 2 == 0 else paths[::-1]
-            for path in order:
+            pairs = [(tree, path) for tree in trees for path in paths]
+            for tree, path in (pairs if rep % 2 == 0 else pairs[::-1]):
                 cmd = [sys.executable, str(Path(__file__).resolve()), "--n", str(args.n),
                        "--window", str(args.window), "--child", path, workload,
                        "1" if args.profile else "0"]
-                r, run = run_child(cmd, log=f"allpairs_{workload}_{path}")
-                r.update(path=path, workload=workload, repeat=rep,
+                old = os.environ.get("PYTHONPATH")
+                os.environ["PYTHONPATH"] = tree          # the child measures that tree
+                try:
+                    r, run = run_child(cmd, log=f"allpairs_{workload}_{path}")
+                finally:
+                    if old is None:
+                        del os.environ["PYTHONPATH"]
+                    else:
+                        os.environ["PYTHONPATH"] = old
+                r.update(path=path if len(trees) == 1 else f"{path}@{Path(tree).name}",
+                         tree=tree, workload=workload, repeat=rep,
                          load_avg_before=run["load_avg_before"], load_avg_after=run["load_avg_after"],
                          maxrss_mb=run["maxrss_mb"])
                 runs.append(r)
-                print(f"  {workload} {path:13s} repeat {rep}: {r['events_per_cpu_s']:,.0f} "
+                print(f"  {workload} {r['path']:13s} repeat {rep}: {r['events_per_cpu_s']:,.0f} "
                       f"events per CPU s, load {run['load_avg_before']:.1f}", flush=True)
+    if len(trees) > 1:
+        paths = [f"{p}@{Path(t).name}" for t in trees for p in paths]
     print(f"\n{'workload':8s} {'path':13s} {'answers':>10s} {'per event':>9s} {'distinct':>10s} "
           f"{'events/s':>9s} {'ev/s CPU':>9s} {'peak MB':>8s} {'load':>9s}")
     summary: list[dict] = []
@@ -259,27 +277,31 @@ def main() -> None:
             print(f"{workload:8s} {path:13s} {row['answers']:10,d} {row['answers'] / args.n:9.2f} "
                   f"{d:>10s} {row['events_per_s']:9,.0f} {row['events_per_cpu_s']:9,.0f} "
                   f"{row['peak_rss_mb']:8.0f} {min(loads):4.1f}-{max(loads):.1f}")
-        if "engine" in paths and "core-columns" in paths and not args.profile:
+        for tree in trees:
+            suffix = "" if len(trees) == 1 else f"@{Path(tree).name}"
+            if f"engine{suffix}" not in paths or f"core-columns{suffix}" not in paths \
+                    or args.profile:
+                continue
             ratios = []
             for rep in range(args.repeat):
                 e = [r for r in runs if r["workload"] == workload and r["repeat"] == rep
-                     and r["path"] == "engine"]
+                     and r["path"] == f"engine{suffix}"]
                 c = [r for r in runs if r["workload"] == workload and r["repeat"] == rep
-                     and r["path"] == "core-columns"]
+                     and r["path"] == f"core-columns{suffix}"]
                 ratios.append(e[0]["events_per_cpu_s"] / c[0]["events_per_cpu_s"])
             ratio = statistics.median(ratios)
-            summary.append({"workload": workload, "engine_over_core_columns_cpu": ratio,
-                            "per_repeat": ratios})
-            print(f"{workload:8s} Engine/CoreEngine (columns), events per CPU s, same-session "
-                  f"pairs: median {ratio:.2f} ({', '.join(f'{x:.2f}' for x in ratios)})")
-        engine = [r for r in runs if r["workload"] == workload and r["path"] == "engine"]
+            summary.append({"workload": workload, "tree": tree,
+                            "engine_over_core_columns_cpu": ratio, "per_repeat": ratios})
+            print(f"{workload:8s} Engine/CoreEngine (columns){suffix}, events per CPU s, "
+                  f"same-session pairs: median {ratio:.2f} ({', '.join(f'{x:.2f}' for x in ratios)})")
+        engine = [r for r in runs if r["workload"] == workload and r["path"].startswith("engine")]
         distinct = [r["distinct"] for r in runs if r["workload"] == workload and r.get("distinct")]
         if engine and distinct and {r["answers"] for r in engine} != set(distinct):
             print(f"  ANSWERS DIFFER for {workload}: Engine {sorted({r['answers'] for r in engine})}"
                   f", core distinct {sorted(set(distinct))}")
     dest = results_path("allpairs", args.quick or args.profile, args.out)
-    write_results({"machine": info, "n": args.n, "window": args.window, "summary": summary,
-                   "runs": runs}, dest, indent=1)
+    write_results({"machine": info, "n": args.n, "window": args.window, "trees": trees,
+                   "summary": summary, "runs": runs}, dest, indent=1)
 
 
 if __name__ == "__main__":
