@@ -290,7 +290,7 @@ def profiled(fn: Callable[[], Any], stem: Path, top: int = 40) -> tuple[Any, lis
     import pstats
     from epsparql.core.runtime import runtime
     rt = runtime()
-    rt.consult(Path(__file__).resolve().parent / "prolog_profile.pl")
+    rt.consult(Path(__file__).resolve().parent / "profile_table.pl")
     prof = cProfile.Profile()
     _PROFILED.append(fn)
     prof.enable()
@@ -304,5 +304,5 @@ def profiled(fn: Callable[[], Any], stem: Path, top: int = 40) -> tuple[Any, lis
     stem.parent.mkdir(parents=True, exist_ok=True)
     py, pl = Path(f"{stem}_python.txt"), Path(f"{stem}_prolog.txt")
     py.write_text(buf.getvalue())
-    pl.write_text(rt.query_once(f"prolog_profile:profile_top({top}, Text)")["Text"])
+    pl.write_text(rt.query_once(f"profile_table:profile_top({top}, Text)")["Text"])
     return result, [str(py), str(pl)]

@@ -3,7 +3,7 @@
     oddly and prints overflowed counters for predicates it did not sample
     when the profile was started from Python; this reads profile_data/1.
 */
-:- module(prolog_profile, [profile_top/2]).
+:- module(profile_table, [profile_top/2]).
 :- use_module(library(statistics)).
 :- use_module(library(prolog_profile)).
 
