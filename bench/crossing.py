@@ -24,29 +24,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import resource
 import statistics
 import sys
 import time
 
-
-def machine() -> str:
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
-                if l.startswith("model name")), "?")
-    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"load average {os.getloadavg()[0]:.2f}")
-
-
-def bridge_name() -> str:
-    try:
-        from importlib.metadata import version
-        import epsparql.core.runtime as r
-        if hasattr(r, "swipl_executable"):
-            return f"janus-swi {version('janus-swi')}"
-        return f"pyswip {version('pyswip')}"
-    except Exception:
-        return "?"
+from harness import describe, machine, peak_rss_mb, results_path, write_results
 
 
 def measure(f, n: int, repeat: int) -> tuple[float, float]:
@@ -66,13 +48,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--calls", type=int, default=20_000, help="calls per round, small cases")
+    ap.add_argument("--out", help="results JSON (default bench/out/crossing.json)")
     args = ap.parse_args()
     import epsparql
     from epsparql.core import CoreEngine, term
     from epsparql.core.runtime import runtime
     rt = runtime()
-    print(f"machine: {machine()}")
-    print(f"bridge: {bridge_name()}; epsparql from {os.path.dirname(epsparql.__file__)}")
+    info = machine(epsparql_tree=os.path.dirname(os.path.dirname(epsparql.__file__)))
+    print(describe(info))
+    print(f"epsparql from {info['epsparql_tree']}")
 
     none = CoreEngine()
     none.add_rules("h(X) <- b(X).")
@@ -116,7 +100,13 @@ def main() -> None:
     print(f"{'case':58s} {'us CPU':>9s} {'us wall':>9s} {'per s (wall)':>13s}")
     for label, cpu, wall, rate in rows:
         print(f"{label:58s} {cpu * 1e6:9.2f} {wall * 1e6:9.2f} {rate:13,.0f}")
-    print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    peak = peak_rss_mb()
+    print(f"peak RSS {peak:.0f} MB; load average {os.getloadavg()[0]:.2f} at the end")
+    write_results({"machine": info, "load_avg_after": round(os.getloadavg()[0], 2),
+                   "peak_rss_mb": peak,
+                   "rows": [{"case": label, "us_cpu": cpu * 1e6, "us_wall": wall * 1e6,
+                             "per_s_wall": rate} for label, cpu, wall, rate in rows]},
+                  results_path("crossing", True, args.out), indent=1)
 
 
 if __name__ == "__main__":

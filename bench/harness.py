@@ -29,12 +29,25 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"            # scratch: quick runs, drivers, logs (not committed)
 RESULTS = ROOT / "bench" / "results"    # the figures the README quotes
 
-sys.path.insert(0, str(ROOT))
-from epsparql.core.swipl import swipl_executable  # noqa: E402  (the bridge's SWI-Prolog; starts nothing)
+# This tree's epsparql, unless PYTHONPATH names another tree to measure
+# (`PYTHONPATH=OTHER_TREE .venv/bin/python bench/crossing.py`: before/after pairs).
+if not any((Path(p) / "epsparql").is_dir() for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p):
+    sys.path.insert(0, str(ROOT))
+
+
+def swipl_executable() -> str:
+    """The bridge's SWI-Prolog (``swipl`` for a tree of before the janus
+    bridge); starts nothing."""
+    try:
+        from epsparql.core.swipl import swipl_executable as exe
+    except ImportError:
+        return "swipl"
+    return exe()
+
 
 __all__ = ["ROOT", "OUT", "RESULTS", "machine", "describe", "proc_status_kb", "reset_hwm",
            "peak_rss_mb", "Clock", "freeze", "pct", "median", "run_child", "load_module",
-           "results_path", "write_results", "swipl_executable"]
+           "results_path", "write_results", "swipl_executable", "profiled"]
 
 
 # ---------------------------------------------------------------------------
@@ -250,3 +263,46 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
     with Clock() as c:
         r = fn()
     return r, c.wall, c.cpu
+
+
+# ---------------------------------------------------------------------------
+# profiles
+
+_PROFILED: list[Callable[[], Any]] = []
+
+
+def _run_profiled() -> int:
+    """Called from Prolog (janus py_call) inside SWI-Prolog's profiler."""
+    _PROFILED.append(_PROFILED.pop()())
+    return 1
+
+
+def profiled(fn: Callable[[], Any], stem: Path, top: int = 40) -> tuple[Any, list[str]]:
+    """Run ``fn`` under both profilers: cProfile for Python and SWI-Prolog's
+    (``'$profile'/4``, sampling CPU time: ``profiler/2`` alone samples
+    nothing in 9.2), with the call into ``fn`` made from Prolog so that
+    every Prolog call ``fn`` makes is under it.  Writes
+    ``<stem>_python.txt`` (by own time) and ``<stem>_prolog.txt`` (the
+    predicates by own time, with their share); returns fn's result and the
+    two paths."""
+    import cProfile
+    import io
+    import pstats
+    from epsparql.core.runtime import runtime
+    rt = runtime()
+    rt.consult(Path(__file__).resolve().parent / "profile_table.pl")
+    prof = cProfile.Profile()
+    _PROFILED.append(fn)
+    prof.enable()
+    try:
+        rt.query_once("'$profile'(py_call(harness:'_run_profiled'(), _), cputime, classic, 200)")
+    finally:
+        prof.disable()
+    result = _PROFILED.pop()
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(top)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    py, pl = Path(f"{stem}_python.txt"), Path(f"{stem}_prolog.txt")
+    py.write_text(buf.getvalue())
+    pl.write_text(rt.query_once(f"profile_table:profile_top({top}, Text)")["Text"])
+    return result, [str(py), str(pl)]

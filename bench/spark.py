@@ -6,7 +6,23 @@ with rare spikes and crashes, seeded):
 
 * ``seq2``: ``{?c :price ?p1} SEQ {?c :price ?p2}`` with ``?p2 > ?p1 * 1.05``
   within 10 days;
-* ``query1``: the paper's query (1), as printed (30 days).
+* ``query1``: the paper's query (1), as printed (30 days);
+
+and over issue 14's all-pairs stream (100 companies, one price a second,
+``bench/allpairs.py``'s generator, as ``xsd:double`` literals):
+
+* ``allpairs``: ``{?k :price ?p1} SEQ {?k :price ?p2}`` with ``?p2 > ?p1``
+  within 1,000 s, every pair reported (about 4.9 answers per event).
+
+Spark answers are counted where they are made (``groupBy().count()`` of
+the pipeline's rows, nothing persisted or collected), so that 50 million
+answers of the all-pairs stream at N = 10,000,000 cost no driver memory.
+
+``--check M``: answers = single-process answers on an M-event sample (the
+first M events of the same generator): the single engine writes its
+answers as JSON lines (``epsparql run``'s format), the Spark pipeline
+(2 partitions) produces its ``json`` column, and the two multisets must be
+equal (``exceptAll`` both ways empty, counts equal), checked inside Spark.
 
 Modes, each in a fresh process (peak memory per run): ``single`` (one
 ``Engine``: read the file, ``push_many``, drain), ``spark1`` (``local[1]``,
@@ -19,6 +35,7 @@ Python workers (sampled every 0.2 s).
     .venv/bin/python bench/spark.py                 # N = 1,000,000 (about 15 min)
     .venv/bin/python bench/spark.py --n 10000000    # about 2.5 hours
     .venv/bin/python bench/spark.py --quick         # N = 100,000
+    .venv/bin/python bench/spark.py --n 10000000 --workloads allpairs --check 1000000
 """
 from __future__ import annotations
 
@@ -41,7 +58,31 @@ QUERIES = {
              "SEQ { ?company hasStockPrice ?p2 } "
              "FILTER (?p2 > ?p1 * 1.05 && getDURATION() < \"P10D\"^^xsd:duration)"),
     "query1": (HERE.parent / "examples" / "stock" / "query1.rq").read_text(),
+    "allpairs": ("PREFIX : <http://epsparql.org/ns#> "
+                 "SELECT ?k ?p1 ?p2 WHERE { ?k :price ?p1 } SEQ { ?k :price ?p2 } "
+                 "FILTER (?p2 > ?p1 && getDURATION() <= \"PT1000S\"^^xsd:duration)"),
 }
+DOUBLE = "http://www.w3.org/2001/XMLSchema#double"
+
+
+def allpairs_file(n: int) -> Path:
+    """bench/allpairs.py's stream as N-Triples (``:k<i> :price "p"^^xsd:double t``)."""
+    path = OUT / f"spark_allpairs_{n}.nt"
+    if path.exists():
+        return path
+    from allpairs import prices
+    from rdflib import Literal
+    OUT.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w") as f:
+        for k, p, t in prices(n):
+            f.write(f"<{NS}k{k}> <{NS}price> \"{Literal(p)}\"^^<{DOUBLE}> {t} .\n")
+    tmp.rename(path)
+    return path
+
+
+def input_file(workload: str, n: int) -> Path:
+    return allpairs_file(n) if workload == "allpairs" else stream_file(n)
 
 
 def stream_file(n: int, keys: int = 1000, seed: int = 1) -> Path:
@@ -106,31 +147,49 @@ class ChildPeak(threading.Thread):
             time.sleep(0.2)
 
 
+def single(workload: str, path: Path, n: int, answers_out: Path | None = None) -> dict:
+    """One Engine over the file: read, push_many in batches of 5,000, drain
+    (answers counted, or written as JSON lines to ``answers_out``)."""
+    from epsparql import Engine
+    from epsparql.io import answer_writer
+    from epsparql.io.streams import read_stream
+    e = Engine()
+    q = e.register(QUERIES[workload], name=workload)
+    writer = answer_writer("jsonl", str(answers_out), [q]) if answers_out else None
+    t, c = time.perf_counter(), time.process_time()
+    answers = 0
+    batch: list = []
+
+    def drain() -> None:
+        nonlocal answers
+        got = q.results()
+        answers += len(got)
+        if writer is not None:
+            writer.write_many(got)
+    for row in read_stream(str(path)):
+        batch.append(row)
+        if len(batch) == 5000:
+            e.push_many(batch)
+            drain()
+            batch = []
+    e.push_many(batch)
+    e.flush()
+    drain()
+    if writer is not None:
+        writer.close()
+    dt, cpu = time.perf_counter() - t, time.process_time() - c
+    return {"seconds": dt, "events_per_s": n / dt, "cpu_s": {"driver": cpu}, "answers": answers,
+            "peak_driver_mb": peak_rss_mb()}
+
+
 def child(mode: str, workload: str, n: int) -> dict:
-    path = stream_file(n)
+    path = input_file(workload, n)
     text = QUERIES[workload]
     if mode == "single":
-        from epsparql import Engine
-        from epsparql.io.streams import read_stream
-        e = Engine()
-        q = e.register(text)
-        t = time.perf_counter()
-        answers = 0
-        batch: list = []
-        for row in read_stream(str(path)):
-            batch.append(row)
-            if len(batch) == 5000:
-                e.push_many(batch)
-                answers += len(q.results())
-                batch = []
-        e.push_many(batch)
-        e.flush()
-        answers += len(q.results())
-        dt = time.perf_counter() - t
-        return {"seconds": dt, "events_per_s": n / dt, "answers": answers,
-                "peak_driver_mb": peak_rss_mb()}
+        return single(workload, path, n)
     from epsparql.spark import JobSpec, spark_session
-    from epsparql.spark.batch import run_batch
+    from epsparql.spark.batch import answers_frame
+    from pyspark.sql import functions as F
     parts = 1 if mode == "spark1" else 2
     peak = ChildPeak()
     peak.start()
@@ -141,17 +200,49 @@ def child(mode: str, workload: str, n: int) -> dict:
     time.sleep(0.5)
     cpu0 = {k: peak.cpu_seconds(k) for k in ("jvm", "workers")}
     own0 = time.process_time()
-    res = run_batch(spark, spec, [str(path)], None, partitions=parts)
+    t = time.perf_counter()
+    rows = (answers_frame(spark, spec, [str(path)], partitions=parts)
+            .groupBy("kind").agg(F.count("*").alias("rows"), F.sum("count").alias("events"))
+            .collect())
+    seconds = time.perf_counter() - t
     time.sleep(0.5)
     cpu = {k: peak.cpu_seconds(k) - cpu0[k] for k in ("jvm", "workers")}
     cpu["driver"] = time.process_time() - own0
     peak.stop = True
     spark.stop()
-    assert res.events == n, res
-    return {"seconds": res.seconds, "events_per_s": n / res.seconds, "answers": res.answers,
+    kinds = {r["kind"]: r for r in rows}
+    events = kinds["stats"]["events"]
+    assert events == n, kinds
+    answers = kinds["answer"]["rows"] if "answer" in kinds else 0
+    return {"seconds": seconds, "events_per_s": n / seconds, "answers": answers,
             "startup_s": startup, "peak_driver_mb": peak_rss_mb(), "peak_jvm_mb": peak.jvm,
-            "peak_workers_mb": peak.workers, "late": res.late, "errors": len(res.errors),
-            "cpu_s": cpu}
+            "peak_workers_mb": peak.workers,
+            "late": kinds["late"]["rows"] if "late" in kinds else 0,
+            "errors": kinds["error"]["rows"] if "error" in kinds else 0, "cpu_s": cpu}
+
+
+def check(workload: str, m: int) -> dict:
+    """Answers = single-process answers on the first M events (see above)."""
+    path = input_file(workload, m)
+    jsonl = OUT / f"spark_check_{workload}_{m}.jsonl"
+    one = single(workload, path, m, jsonl)
+    from epsparql.spark import JobSpec, spark_session
+    from epsparql.spark.batch import answers_frame
+    spark = spark_session("local[2]", conf={"spark.driver.memory": "4g"})
+    try:
+        spec = JobSpec.build([(workload, QUERIES[workload])])
+        got = (answers_frame(spark, spec, [str(path)], partitions=2)
+               .filter("kind = 'answer'").select("json"))
+        want = spark.read.text(str(jsonl)).withColumnRenamed("value", "json")
+        n_got, n_want = got.count(), want.count()
+        missing = want.exceptAll(got).count()
+        extra = got.exceptAll(want).count()
+    finally:
+        spark.stop()
+        jsonl.unlink()
+    return {"events": m, "single_answers": one["answers"], "spark_answers": n_got,
+            "single_lines": n_want, "missing_in_spark": missing, "extra_in_spark": extra,
+            "equal": missing == 0 and extra == 0 and n_got == n_want == one["answers"]}
 
 
 def main() -> int:
@@ -161,19 +252,40 @@ def main() -> int:
     ap.add_argument("--workloads", default="seq2,query1")
     ap.add_argument("--modes", default="single,spark1,spark2")
     ap.add_argument("--out", help="results JSON (default bench/results/spark_<N>.json)")
+    ap.add_argument("--check", type=int, metavar="M",
+                    help="also check answers = single-process answers on an M-event sample")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     n = 100_000 if args.quick else args.n
     if args.child:
-        print(json.dumps(child(args.child[0], args.child[1], n)))
+        if args.child[0] == "check":
+            print(json.dumps(check(args.child[1], n)))
+        else:
+            print(json.dumps(child(args.child[0], args.child[1], n)))
         return 0
     import pyspark
     info = machine(pyspark=pyspark.__version__)
     print(describe(info) + f", PySpark {info['pyspark']}", flush=True)
-    stream_file(n)
     rows = []
+    checks = []
+    for workload in (args.workloads.split(",") if args.check else []):
+        r, run = run_child([sys.executable, __file__, "--n", str(args.check), "--child", "check",
+                            workload], log=f"spark_check_{workload}", check=False)
+        if r is None:
+            print(run.get("stderr_tail", ""), file=sys.stderr)
+            return 1
+        r.update(workload=workload, load_before=run["load_avg_before"],
+                 load_after=run["load_avg_after"])
+        checks.append(r)
+        print(f"{workload:7} check on {args.check:,} events: single {r['single_answers']:,} "
+              f"answers, Spark {r['spark_answers']:,}; missing {r['missing_in_spark']}, extra "
+              f"{r['extra_in_spark']}: {'EQUAL' if r['equal'] else 'DIFFERENT'}", flush=True)
+        if not r["equal"]:
+            return 1
     for workload in args.workloads.split(","):
-        row = {"workload": workload, "n": n, "keys": 1000}
+        input_file(workload, n)
+    for workload in args.workloads.split(","):
+        row = {"workload": workload, "n": n, "keys": 100 if workload == "allpairs" else 1000}
         for mode in args.modes.split(","):
             r, run = run_child([sys.executable, __file__, "--n", str(n), "--child", mode, workload],
                                log=f"spark_{workload}_{mode}", check=False)
@@ -188,7 +300,9 @@ def main() -> int:
                 if "startup_s" in r else ""
             print(f"{workload:7} {mode:7} N={n:>10,}: {r['events_per_s']:>9,.0f} events/s "
                   f"({r['seconds']:.1f} s), {r['answers']:,} answers, driver peak "
-                  f"{r['peak_driver_mb']:.0f} MB{extra}; load {load0:.1f}", flush=True)
+                  f"{r['peak_driver_mb']:.0f} MB{extra}; load {load0:.1f}-"
+                  f"{run['load_avg_after']:.1f}", flush=True)
+            r["load_after"] = run["load_avg_after"]
         if "single" in row and "spark1" in row:
             row["spark1_vs_single"] = row["single"]["events_per_s"] / row["spark1"]["events_per_s"]
         if "spark1" in row and "spark2" in row:
@@ -199,7 +313,7 @@ def main() -> int:
         rows.append(row)
     dest = results_path("spark_quick" if args.quick else f"spark_{n}", args.quick, args.out)
     write_results({"machine": info, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                   "rows": rows}, dest, indent=1)
+                   "rows": rows, "checks": checks}, dest, indent=1)
     return 0
 
 

@@ -8,13 +8,16 @@ that run in SWI-Prolog (the ETALIS execution model).
     q = engine.register(query_text)
     engine.push(s, p, o, start, end)
     engine.flush()
-    q.results()
+    q.results()                    # a Results: Answer objects, terms decoded when read
+    q.results(format="arrow")      # or a pyarrow Table
 """
 from .core import CoreEngine, Compound, Detection, PlString, PrologError, term
+from .answers import Results
 from .query_engine import Answer, Engine, Query, StateLimitError, UnboundedStateWarning
 from .language import QueryError, QuerySyntaxError, QueryWarning, parse_query
 
 __version__ = "0.1.0"
-__all__ = ["Engine", "Query", "Answer", "UnboundedStateWarning", "StateLimitError", "QueryError", "QuerySyntaxError", "QueryWarning",
+__all__ = ["Engine", "Query", "Answer", "Results", "UnboundedStateWarning", "StateLimitError",
+           "QueryError", "QuerySyntaxError", "QueryWarning",
            "parse_query",
            "CoreEngine", "Compound", "Detection", "PlString", "PrologError", "term"]

@@ -6,7 +6,8 @@
     engine.push(s, p, o, start, end=None)      # rdflib terms; seconds or datetime
     engine.push_many(rows)                     # one Prolog crossing per batch
     engine.advance(t); engine.flush()          # close instants up to t / all
-    answers = q.results()                      # drains: list of Answer
+    answers = q.results()                      # drains: a sequence of Answer
+    table = q.results(format="arrow")          # or as a pyarrow Table
 
 Each engine owns one module of the process's SWI-Prolog: its queries,
 pending goals and answers are its own.  The stream is a set of triple
@@ -30,8 +31,10 @@ from rdflib.term import BNode, Literal, Node, URIRef
 
 from .algebra.partition import NO_SCHEMA, Plan, Schema, plan
 from .answer import Answer
+from .answers import AnswerBatch, AnswerShape, RepeatFilter, Results, TermNodes
 from .core import CoreEngine, Compound
-from .core.event_engine import Detection, unpack_state
+from .core.columns import VALUE, Columns
+from .core.event_engine import unpack_state
 from .core.rule_graph import RuleGraph
 from .core.runtime import PROLOG_DIR, check, runtime
 from .core.terms import from_json
@@ -133,9 +136,11 @@ class Query:
         self.distinct: bool = alg.distinct
         self.template = tuple(alg.template)
         self.on_result = on_result
-        self._answers: list[Answer] = []
+        self._batches: list[AnswerBatch] = []
         self._seen: set[Any] = set()
         self._asked = False
+        self._repeats = RepeatFilter()
+        self._shape = self._answer_shape()
 
     @property
     def variables(self) -> list[str]:
@@ -166,10 +171,53 @@ class Query:
         g = self.engine.rule_graph()
         return g.part(g.rules_of_head(self.compiled.head))
 
-    def results(self) -> list[Answer]:
-        """Answers found since the last call (drains)."""
-        out, self._answers = self._answers, []
+    def results(self, format: str | None = None, *, limit: int | None = None,
+                **options: Any) -> Any:
+        """Answers found since the last call, in order (drains).
+
+        A :class:`~epsparql.answers.Results`: a sequence of
+        :class:`~epsparql.Answer` whose terms are decoded when read
+        (``len()`` and the intervals decode nothing).  ``format="arrow"``:
+        a pyarrow Table instead, one column per variable plus ``start`` and
+        ``end`` (``options``: ``values``, ``times``; see
+        :func:`epsparql.io.to_arrow`).  ``limit``: take at most that many
+        (the oldest), leaving the rest for the next call."""
+        if format not in (None, "arrow"):
+            raise ValueError(f"format must be None or 'arrow', got {format!r}")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                                  or limit < 0):
+            raise ValueError(f"limit must be a whole number >= 0 or None, got {limit!r}")
+        taken = self._take(limit)
+        res = Results(taken, self.name, self.variables)
+        if format is None:
+            if options:
+                raise TypeError(f"unexpected options {sorted(options)} (they go with "
+                                f"format='arrow')")
+            return res
+        from .io.arrow import to_arrow
+        return to_arrow(res, **options)
+
+    def _take(self, limit: int | None) -> list[AnswerBatch]:
+        if limit is None:
+            out, self._batches = self._batches, []
+            return out
+        out: list[AnswerBatch] = []
+        left = limit
+        while self._batches and left > 0:
+            b = self._batches[0]
+            if len(b) <= left:
+                out.append(self._batches.pop(0))
+                left -= len(b)
+            else:
+                head, self._batches[0] = b.split(left)
+                out.append(head)
+                left = 0
         return out
+
+    @property
+    def pending(self) -> int:
+        """How many answers wait to be taken with :meth:`results`."""
+        return sum(map(len, self._batches))
 
     def to_dataframe(self, **options: Any):
         """The answers found since the last call as a pandas DataFrame (drains;
@@ -177,47 +225,124 @@ class Query:
         from .io.dataframe import to_dataframe
         return to_dataframe(self.results(), variables=self.variables, **options)
 
-    def _deliver(self, d: Detection) -> None:
-        values = d.event.args if isinstance(d.event, Compound) else ()
-        row: dict[str, Node] = {}
-        for name, v in zip(self.compiled.variables, values):
-            if v is not None:
-                row[name] = decode(v)
+    def _answer_shape(self) -> AnswerShape:
+        """Which head argument holds each variable an answer shows, and
+        where the CONSTRUCT template takes its terms."""
+        head = {n: a for a, n in enumerate(self.compiled.variables)}
+        if self.form == "ASK":
+            return AnswerShape(self.name, self.form, (), ())
+        if self.form == "SELECT" and self.projection is not None:
+            names = [n for n in self.projection if n in head]
+        else:
+            names = [n for n in self.compiled.variables if not n.startswith("_:")]
+        template = []
+        for t in self.template:
+            pos = []
+            for x in (t.s, t.p, t.o):
+                if type(x).__name__ == "Var":
+                    pos.append((True, head.get(x.name)))
+                elif isinstance(x, BNode):
+                    pos.append((True, head.get("_:tpl:" + str(x))))
+                else:
+                    pos.append((False, x))
+            template.append(tuple(pos))
+        return AnswerShape(self.name, self.form, names, [head[n] for n in names], template)
+
+    def _deliver(self, chunk: Columns, nodes: TermNodes) -> int:
+        """Keep a run of detections of this query's head as answers: repeats
+        of a detection (same arguments and interval) are dropped, an ASK
+        query keeps its first, DISTINCT drops repeated projections,
+        CONSTRUCT the rows with no complete template triple.  Returns how
+        many it kept."""
+        n = len(chunk)
+        if n == 0:
+            return 0
+        cols: list[Any] = []
+        tables: list[TermNodes] = []
+        for a in range(chunk.arity):
+            if chunk.kinds[a] == VALUE:         # plain values (not dictionary ids)
+                cols.append(range(n))
+                tables.append(TermNodes(chunk.ids(a)))
+            else:
+                cols.append(chunk.ids(a))
+                tables.append(nodes)
+        # set semantics: the core leaves repeats of query heads to us
+        rows = self._repeats.fresh(cols, tables, chunk.start, chunk.end)
+        if rows is not None:
+            if not rows:
+                return 0
+            cols, tables, start, end = self._select(rows, cols, tables, chunk.start, chunk.end)
+            n = len(rows)
+        else:
+            start, end = chunk.start, chunk.end
+        rows = None
         if self.form == "ASK":
             if self._asked:
-                return
+                return 0
             self._asked = True
-            ans = Answer({}, d.start, d.end, query=self.name)
+            rows = [0]
         elif self.form == "CONSTRUCT":
-            triples = []
-            for t in self.template:
-                pos = []
-                for x in (t.s, t.p, t.o):
-                    if type(x).__name__ == "Var":
-                        pos.append(row.get(x.name))
-                    elif isinstance(x, BNode):
-                        pos.append(row.get("_:tpl:" + str(x)))
-                    else:
-                        pos.append(x)
-                if all(p is not None for p in pos):
-                    triples.append(tuple(pos))
-            if not triples:
-                return
-            ans = Answer({k: v for k, v in row.items() if not k.startswith("_:")},
-                         d.start, d.end, tuple(triples), self.name)
-        else:
-            keep = self.projection if self.projection is not None else \
-                [k for k in row if not k.startswith("_:")]
-            bindings = {k: row[k] for k in keep if k in row}
-            if self.distinct:
-                key = tuple(sorted(bindings.items()))
-                if key in self._seen:
-                    return
-                self._seen.add(key)
-            ans = Answer(bindings, d.start, d.end, query=self.name)
-        self._answers.append(ans)
+            rows = self._complete_rows(cols, tables, n)
+        elif self.distinct:
+            rows = self._new_rows(cols, tables, n)
+        if rows is not None:
+            if not rows:
+                return 0
+            if len(rows) == n:
+                rows = None
+        batch = AnswerBatch(self._shape, cols, tables, start, end, rows)
+        self._batches.append(batch)
         if self.on_result is not None:
-            self.on_result(ans)
+            for ans in batch.answers():
+                self.on_result(ans)
+        return len(batch)
+
+    @staticmethod
+    def _select(rows: list[int], cols: list[Any], tables: list[TermNodes], start: Sequence[Any],
+                end: Sequence[Any]) -> tuple[list[Any], list[TermNodes], list[Any], list[Any]]:
+        """The columns of the given rows only (a value column keeps its own
+        table, re-indexed)."""
+        out_cols: list[Any] = []
+        out_tables: list[TermNodes] = []
+        for c, t in zip(cols, tables):
+            if isinstance(c, range):            # plain values: select them, ids 0..n-1
+                out_tables.append(TermNodes([t.terms[r] for r in rows]))
+                out_cols.append(range(len(rows)))
+            else:
+                out_tables.append(t)
+                out_cols.append([c[r] for r in rows])
+        return out_cols, out_tables, [start[r] for r in rows], [end[r] for r in rows]
+
+    def _complete_rows(self, cols: list[Any], tables: list[TermNodes], n: int) -> list[int]:
+        """The rows of which at least one template triple is all bound."""
+        bound: dict[int, list[bool]] = {}
+        ok = [False] * n
+        for triple in self._shape.template:
+            args = [x for is_var, x in triple if is_var]
+            if None in args:
+                continue                        # a variable the pattern never binds
+            for a in args:
+                if a not in bound:
+                    bound[a] = [tables[a].bound(i) for i in cols[a]]
+            for r in range(n):
+                if not ok[r] and all(bound[a][r] for a in args):
+                    ok[r] = True
+        return [r for r in range(n) if ok[r]]
+
+    def _new_rows(self, cols: list[Any], tables: list[TermNodes], n: int) -> list[int]:
+        """DISTINCT: the rows whose projected bindings were not seen before
+        (keys: sorted (variable, rdflib term) pairs of the bound ones)."""
+        sh = self._shape
+        order = sorted(range(len(sh.names)), key=lambda k: sh.names[k])
+        named = [(sh.names[k], tables[sh.args[k]].nodes(cols[sh.args[k]])) for k in order]
+        seen = self._seen
+        rows = []
+        for r in range(n):
+            key = tuple((name, col[r]) for name, col in named if col[r] is not None)
+            if key not in seen:
+                seen.add(key)
+                rows.append(r)
+        return rows
 
     def __repr__(self) -> str:
         return f"<Query {self.name} {self.form} {self.variables}>"
@@ -229,11 +354,15 @@ class Query:
             out["asked"] = self._asked
         if self.distinct:
             out["seen"] = [[[k, _node_out(v)] for k, v in key] for key in self._seen]
+        open_instant = self._repeats.export(_node_out)
+        if open_instant is not None:
+            out["open"] = open_instant
         return out
 
-    def _restored(self, data: Any) -> tuple[set, bool]:
-        """The DISTINCT seen-set and ASK flag of a snapshot's query state
-        (ValueError if it does not belong to this query)."""
+    def _restored(self, data: Any) -> tuple[set, bool, RepeatFilter]:
+        """The DISTINCT seen-set, ASK flag and open instant's detections of
+        a snapshot's query state (ValueError if it does not belong to this
+        query)."""
         if not isinstance(data, dict) or data.get("name") != self.name \
                 or data.get("head") != self.compiled.head:
             got = (data.get("name"), data.get("head")) if isinstance(data, dict) else data
@@ -246,7 +375,7 @@ class Query:
         seen: set = set()
         for key in data.get("seen", []):
             seen.add(tuple((str(k), _node_in(v)) if type(k) is str else _bad(k) for k, v in key))
-        return seen, asked
+        return seen, asked, RepeatFilter.restored(data.get("open"), _node_in)
 
 
 @dataclass(frozen=True)
@@ -323,12 +452,15 @@ class Engine:
             rt.consult(PROLOG_DIR / module)
         self.core = CoreEngine(gc_every=gc_every, gc_period=gc_period,
                                batch_size=batch_size, max_depth=max_depth)
-        self.core.set_option("dedup", True)
+        # set semantics: the core removes repeats of what it feeds back, each
+        # query those of its answers (Query._deliver, on the columns)
+        self.core.set_option("dedup", "listened")
         if justify:            # record why every answer was detected (epsparql.explain.justification)
             self.core.set_option("justify", True)
         self._background_call("mode", "none" if reasoning == "none" else "rdfs")
         self._queries: dict[str, Query] = {}
         self._by_head: dict[str, Query] = {}
+        self._nodes: TermNodes | None = None
         self._next_qid = 1
 
     # -- queries ---------------------------------------------------------------
@@ -552,11 +684,9 @@ class Engine:
         self._mark()
         if ready:
             size = self.core.batch_size
-            push = self.core.push_table_text
-            detections: list[Detection] = []
+            push = self.core.push_table_text_columns
             for i in range(0, len(ready), size):
-                detections.extend(push(triple_batch_text(ready[i:i + size])))
-            self._route(detections)
+                self._route(push(triple_batch_text(ready[i:i + size])))
             if self.max_goals is not None:
                 goals = self.core.stats()["goals"]
                 if goals > self.max_goals:
@@ -573,13 +703,13 @@ class Engine:
         wm = self._order.watermark
         if math.isfinite(wm):
             self._mark()
-            self._route(self.core.advance(wm))
+            self._route(self.core.advance_columns(wm))
 
     def flush(self) -> None:
         """End of stream: release everything and decide every waiting answer."""
         self._feed(self._order.flush())
         self._mark()
-        self._route(self.core.flush())
+        self._route(self.core.flush_columns())
 
     @property
     def late(self) -> int:
@@ -591,18 +721,27 @@ class Engine:
     def late_rows(self) -> list[tuple]:
         return self._order.late_rows
 
-    def _route(self, detections: list[Detection]) -> None:
+    def _route(self, chunks: list[Columns]) -> None:
+        """Hand each run of detections to the query of its head (the
+        core's detection buffer is not used: answers are kept per query)."""
         from . import functions
         new = functions.error_count - self._seen_function_errors
         if new > 0:
             self._function_errors.extend(functions.errors[-new:])
         self._seen_function_errors = functions.error_count
-        self.core.discard_detections()   # answers are kept per query, not in the core buffer
-        for d in detections:
-            name = d.event.name if isinstance(d.event, Compound) else d.event
-            q = self._by_head.get(name)
+        self.core.discard_detections()
+        for c in chunks:
+            q = self._by_head.get(c.name)
             if q is not None:
-                q._deliver(d)
+                q._deliver(c, self._term_nodes(c.terms))
+
+    def _term_nodes(self, terms: list[Any]) -> TermNodes:
+        """The decoded view of the core's term table ``terms`` (one per
+        dictionary generation; answers keep theirs)."""
+        nodes = self._nodes
+        if nodes is None or nodes.terms is not terms:
+            nodes = self._nodes = TermNodes(terms)
+        return nodes
 
     @property
     def errors(self) -> list["EngineError"]:
@@ -691,9 +830,9 @@ class Engine:
             raise ValueError(f"malformed Engine snapshot: {e}") from None
         self.core.load_state_text(core_text)      # validates, then replaces (atomic)
         self._order = order
-        for q, (seen, asked) in zip(mine, qstates):
-            q._seen, q._asked = seen, asked
-            q._answers = []
+        for q, (seen, asked, repeats) in zip(mine, qstates):
+            q._seen, q._asked, q._repeats = seen, asked, repeats
+            q._batches = []
         self._function_errors.clear()
 
     def clear_state(self) -> None:
@@ -705,7 +844,8 @@ class Engine:
         self.core.clear_state()
         self._order = self._order.cleared()
         for q in self._queries.values():
-            q._seen, q._asked, q._answers = set(), False, []
+            q._seen, q._asked, q._batches = set(), False, []
+            q._repeats = RepeatFilter()
         self._function_errors.clear()
 
     # -- state, for schedulers (the Spark worker) --------------------------------

@@ -118,6 +118,7 @@ engine_local(ep_queue/2).       % ep_queue(Item, Origin): raised inside the engi
 engine_local(ep_timer/5).       % ep_timer(Due, Seq, Event, Start, Why): alarms waiting for the clock (core_timers.pl)
 engine_local(ep_just/5).        % ep_just(NodeId, Args, T1, T2, Children): justification edges (core_justify.pl)
 engine_local(ep_just_rule/5).   % ep_just_rule(Head, T1, T2, RuleKey, Node): detections with their rule
+engine_local(ep_listened/1).    % ep_listened(Head): a head (Name with fresh arguments) some rule listens to
 
 %!  default_option(?Key, ?Value) is nondet.
 %
@@ -132,7 +133,11 @@ engine_local(ep_just_rule/5).   % ep_just_rule(Head, T1, T2, RuleKey, Node): det
 %     - max_depth: how deep derived events may trigger further rules
 %     - dedup: detections form a set: a rule head detected again over the
 %       same interval (e.g. from a duplicated input event, or a rule that
-%       derives what it consumes) is neither recorded nor fed back again
+%       derives what it consumes) is neither recorded nor fed back again;
+%       `listened`: only the detections of heads some rule listens to
+%       (those fed back) are deduplicated here, the caller removes the
+%       repeats of the others (the Python Engine does, on the answers'
+%       columns, for a fraction of the cost)
 %     - max_queued: how many events raised inside the engine (by a where
 %       condition, a hook or a do-action) one pushed event may lead to
 %     - replace_bindings: under recent/chronological, a new partial match
@@ -298,7 +303,7 @@ check_option(gc_every, V) :- !, must_be(nonneg, V).
 check_option(gc_period, V) :- !, ( V == inf -> true ; must_be(positive_integer_or_number, V) ).
 check_option(buffer, V) :- !, must_be(boolean, V).
 check_option(max_depth, V) :- !, must_be(positive_integer, V).
-check_option(dedup, V) :- !, must_be(boolean, V).
+check_option(dedup, V) :- !, must_be(oneof([true, false, listened]), V).
 check_option(hook, V) :- !, ( V == none -> true ; must_be(callable, V) ).
 check_option(max_queued, V) :- !, must_be(positive_integer, V).
 check_option(replace_bindings, V) :- !, must_be(boolean, V).
@@ -515,7 +520,7 @@ check_time(T) :-
 %   (none without dedup); Timers: fire the alarms the clock passes.
 instant_work(M, i(Close, Seen, Timers)) :-
     (   engine_has_pending(M) -> Close = true ; Close = false ),
-    (   engine_option(M, dedup, true) -> seen_key(M, Seen) ; Seen = none ),
+    (   engine_option(M, dedup, false) -> Seen = none ; seen_key(M, Seen) ),
     (   engine_has_timers(M) -> Timers = true ; Timers = false ).
 
 new_instant(i(false, none, false), _, _) :- !.
@@ -772,15 +777,14 @@ engine_flush(M) :-
     must_be_engine(M),
     engine_items(M, [flush]).
 
-%   seen_before(+M, +E, +T1, +T2) is semidet.
+%   seen_before(+Key, +E, +T1, +T2) is semidet.
 %
 %   With dedup on: true if this occurrence was seen already, else remember
 %   it.  Duplicates can only meet within one end instant (input is ordered
 %   by end time, and instants are closed before they are forgotten), so
 %   only the open instant is remembered: a hash set (library(nb_set)) in
 %   a global variable of the engine, emptied when time advances.
-seen_before(M, E, T1, T2) :-
-    seen_key(M, Key),
+seen_before(Key, E, T1, T2) :-
     (   nb_current(Key, Set)
     ->  true
     ;   empty_nb_set(Set0),
@@ -986,8 +990,13 @@ update_emit(M) :-
                      b_setval('$epsparql_raising', none) )
     ),
     engine_option(M, dedup, Dedup),
+    seen_key(M, Key),
+    retractall(M:ep_listened(_)),
     (   Dedup == true
-    ->  Fresh = (\+ epsparql_core:seen_before(M, H, T1, T2))
+    ->  Fresh = (\+ epsparql_core:seen_before(Key, H, T1, T2))
+    ;   Dedup == listened, heads_listened(M)
+    ->  forall(listened_head(M, L), assertz(M:ep_listened(L))),
+        Fresh = ( M:ep_listened(H) -> \+ epsparql_core:seen_before(Key, H, T1, T2) ; true )
     ;   Fresh = true
     ),
     (   heads_listened(M)
@@ -1011,6 +1020,18 @@ heads_listened(M) :-
     emitted_event(Head0, Head),
     \+ \+ clause(M:ep_on(Head, _, _), _),
     !.
+
+%   listened_head(+M, -Head): the heads (a name with fresh arguments, once
+%   each) of the rules whose emitted event some entry clause takes: a
+%   superset of the detections that can be fed back.
+listened_head(M, Head) :-
+    setof(N/A, Stored^Head0^E^( engine_rule(M, Stored),
+                                stored_rule_head(Stored, Head0),
+                                emitted_event(Head0, E),
+                                \+ \+ clause(M:ep_on(E, _, _), _),
+                                functor(E, N, A) ), NAs),
+    member(N/A, NAs),
+    functor(Head, N, A).
 
 stored_rule_head('rule:'(_, Rule), Head) :- !,
     stored_rule_head(Rule, Head).

@@ -51,12 +51,16 @@ class TermTable:
             self.values.extend(map(_decode_term, new_terms))
 
 
-def _decode_term(kind_payload: tuple[str, str]) -> Any:
+def _decode_term(kind_payload: tuple[str, Any]) -> Any:
     kind, payload = kind_payload
     if kind == "atom":
         return payload
     if kind == "string":
         return PlString(payload)
+    if kind == "flat":          # (name, kinds, arg...): a compound of atomic arguments
+        name, kinds, *args = payload
+        return _tuple_new(Compound, (name, tuple(
+            PlString(a) if k == "s" else a for k, a in zip(kinds, args))))
     return from_json(payload)
 
 

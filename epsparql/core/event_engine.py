@@ -215,13 +215,21 @@ class CoreEngine:
     def advance(self, t: float) -> list[Detection]:
         """Declare that no more events end at or before ``t``: answers that
         waited for an optional part at those instants are decided now."""
+        return _detections(self.advance_columns(t))
+
+    def advance_columns(self, t: float) -> list[Columns]:
+        """:meth:`advance` with the detections as :class:`Columns`."""
         if isinstance(t, bool) or not isinstance(t, (int, float)) or t != t or t in (float("inf"), float("-inf")):
             raise ValueError(f"advance() needs a finite number of seconds, got {t!r}")
-        return _detections(self._columns("advance", repr(t)))
+        return self._columns("advance", repr(t))
 
     def flush(self) -> list[Detection]:
         """Close every instant (end of stream): emit all waiting answers."""
         return _detections(self._columns("flush"))
+
+    def flush_columns(self) -> list[Columns]:
+        """:meth:`flush` with the detections as :class:`Columns`."""
+        return self._columns("flush")
 
     def drain(self) -> list[Detection]:
         """All detections not yet drained, in detection order."""

@@ -9,8 +9,9 @@ Streams (rows ``(s, p, o, start, end)`` of rdflib terms and seconds):
 Formats: ``nt`` (N-Triples with times), ``jsonl``, ``csv`` -- see
 docs/CLI.md.  Answers: :func:`answer_writer` / :func:`write_answers` in
 ``jsonl``, ``csv``, ``sparql-json``, ``nt`` (CONSTRUCT triples) and
-``table``; :func:`to_dataframe` for pandas.
+``table``; :func:`to_arrow` (pyarrow) and :func:`to_dataframe` (pandas).
 """
+from .arrow import to_arrow
 from .dataframe import to_dataframe
 from .results import (OUTPUT_FORMATS, AnswerWriter, CsvWriter, JsonLinesWriter,
                       NTriplesWriter, SparqlJsonWriter, TableWriter, answer_from_json,
@@ -29,5 +30,5 @@ __all__ = [
     "OUTPUT_FORMATS", "AnswerWriter", "JsonLinesWriter", "CsvWriter", "SparqlJsonWriter",
     "NTriplesWriter", "TableWriter", "answer_writer", "write_answers", "answer_to_json",
     "answer_from_json", "read_answers", "read_answers_csv",
-    "to_dataframe",
+    "to_arrow", "to_dataframe",
 ]

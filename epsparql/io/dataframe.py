@@ -1,15 +1,23 @@
-"""Answers as a pandas DataFrame.
+"""Answers as a pandas DataFrame, on top of the Arrow table (``arrow.py``).
 
     from epsparql.io import to_dataframe
-    df = to_dataframe(q.results())
+    df = to_dataframe(q.results())      # or q.to_dataframe()
+
+Each distinct term is converted once; typed columns come from the Arrow
+table (``int64``, ``float64``, ``bool``, ``datetime64[UTC]``, strings).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from rdflib.term import BNode, Literal, Node
+from datetime import datetime, timezone
 
-from ..rdf.ntriples import format_term
+from rdflib.term import Literal, Node
+
+from ..answers import Results, TermNodes
+from ..rdf.codec import encode
+from ..rdf.ntriples import format_term, parse_term
+from .arrow import answer_variables, column_names, python_kind, segments, to_arrow
 
 if TYPE_CHECKING:                       # pandas is imported when used
     import pandas as pd
@@ -20,28 +28,83 @@ __all__ = ["to_dataframe"]
 
 
 def _value(node: Node, values: str) -> Any:
+    """A term as a cell: the term, its N-Triples text, or its Python value
+    as a typed column holds it (``arrow.python_kind``: numbers, booleans,
+    UTC datetimes, strings), other literals (dates, durations, times) as
+    rdflib converts them."""
     if values == "rdflib":
         return node
     if values == "nt":
         return format_term(node)
-    if isinstance(node, Literal):
+    kind, v = python_kind(encode(node))
+    if kind == "datetime":
+        return datetime.fromtimestamp(v, timezone.utc)
+    if kind == "other":
         v = node.toPython()
-        return str(node) if v is None else v        # ill-typed: the lexical form
-    if isinstance(node, BNode):
-        return "_:" + str(node)
-    return str(node)
+        return str(node) if v is None or isinstance(v, Literal) else v
+    return v
 
 
-def to_dataframe(answers: Iterable["Answer"], *, variables: Sequence[str] | None = None,
+def _series(col: Any) -> "pd.Series":
+    """An Arrow column as a Series: dictionary-encoded text as Python
+    strings (object dtype, None for null), the others as Arrow converts them."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    if not pa.types.is_dictionary(col.type):
+        return col.to_pandas()
+    parts = []
+    for chunk in col.chunks:
+        texts = np.array(chunk.dictionary.to_pylist(), dtype=object)
+        nulls = chunk.is_null().to_numpy(zero_copy_only=False)
+        idx = chunk.indices.fill_null(0).to_numpy(zero_copy_only=False)
+        out = texts[idx] if len(texts) else np.full(len(chunk), None, dtype=object)
+        if nulls.any():
+            out[nulls] = None
+        parts.append(out)
+    return pd.Series(np.concatenate(parts) if parts else np.array([], dtype=object), dtype=object)
+
+
+def _from_text(s: "pd.Series", values: str) -> "pd.Series":
+    """N-Triples text -> Python values (or rdflib terms), once per distinct text."""
+    memo: dict[str, Any] = {}
+
+    def conv(x: Any) -> Any:
+        if x is None:
+            return None
+        v = memo.get(x)
+        if v is None:
+            v = memo[x] = _value(parse_term(x), values)
+        return v
+    return s.map(conv).astype(object)
+
+
+def _triples(answers: Any, values: str) -> list[tuple]:
+    if isinstance(answers, Results):
+        out: list[tuple] = []
+        conv = lambda table, ids: table.mapped(("df", values), lambda n: _value(n, values), ids)  # noqa: E731
+        for b in answers.batches:
+            out.extend(tuple(ts) for ts in b.template_rows(conv, lambda n: _value(n, values)))
+        return out
+    return [tuple(tuple(_value(x, values) for x in t) for t in a.triples) for a in answers]
+
+
+def to_dataframe(answers: "Iterable[Answer] | Results", *, variables: Sequence[str] | None = None,
                  values: str = "python", times: str = "seconds") -> "pd.DataFrame":
     """One row per answer: columns ``query``, ``start``, ``end``, then one
-    per variable (``variables``, else in order of first appearance), plus
-    ``triples`` if any answer has CONSTRUCT triples.  Unbound is ``None``.
+    per variable (``variables``, else the query's for ``q.results()``, else
+    in order of first appearance; ``?`` prepended to a variable called
+    ``query``, ``start`` or ``end``), plus ``triples`` if any answer has
+    CONSTRUCT triples.  Unbound is ``None`` (``NaN`` in a numeric column).
 
-    ``values``: ``"python"`` (literals as Python values -- int, float,
-    Decimal, bool, datetime, str --, IRIs as str, blank nodes as ``"_:x"``),
-    ``"rdflib"`` (the rdflib terms) or ``"nt"`` (N-Triples text).
-    ``times``: ``"seconds"`` (floats) or ``"datetime"`` (UTC timestamps).
+    ``values``: ``"python"`` (typed columns as in :func:`epsparql.io.to_arrow`:
+    ``int64``, ``float64`` (decimals too), ``bool``, ``datetime64[UTC]``,
+    strings for IRIs, ``"_:x"`` for blank nodes and lexical forms; a
+    column mixing kinds holds the same Python values -- int, float, bool,
+    datetime (UTC), str -- and rdflib's for other literals: date,
+    Duration, time), ``"rdflib"`` (the rdflib terms) or ``"nt"``
+    (N-Triples text).  ``times``: ``"seconds"`` (``int64`` when every time
+    is whole, else ``float64``) or ``"datetime"`` (UTC timestamps).
     """
     import pandas as pd
 
@@ -49,38 +112,35 @@ def to_dataframe(answers: Iterable["Answer"], *, variables: Sequence[str] | None
         raise ValueError(f"values must be 'python', 'rdflib' or 'nt', got {values!r}")
     if times not in ("seconds", "datetime"):
         raise ValueError(f"times must be 'seconds' or 'datetime', got {times!r}")
-    answers = list(answers)
-    cols: list[str] = list(variables) if variables is not None else []
-    if variables is None:
-        seen = set()
-        for a in answers:
-            for k in a.bindings:
-                if k not in seen:
-                    seen.add(k)
-                    cols.append(k)
-    data: dict[str, list[Any]] = {"query": [a.query for a in answers],
-                                  "start": [float(a.start) for a in answers],
-                                  "end": [float(a.end) for a in answers]}
-    for v in cols:
-        name = v
-        while name in data:           # a variable called ?query, ?start or ?end
-            name = "?" + name
-        data[name] = [(_value(a.bindings[v], values) if v in a.bindings else None)
-                      for a in answers]
-    if any(a.triples for a in answers):
-        data["triples"] = [tuple(tuple(_value(x, values) for x in t) for t in a.triples)
-                           for a in answers]
-    df = pd.DataFrame(data)
-    if times == "datetime":
-        for c in ("start", "end"):
-            df[c] = pd.to_datetime(df[c], unit="s", utc=True)
-    for c in df.columns[3:]:
-        if c != "triples" and values == "python":
-            col = df[c]
-            if col.map(lambda x: x is None or (isinstance(x, (int, float)) and not isinstance(x, bool))).all() \
-                    and col.notna().any():
-                try:
-                    df[c] = pd.to_numeric(col)
-                except (ValueError, TypeError, OverflowError):
-                    pass
-    return df
+    if not isinstance(answers, Results):
+        answers = list(answers)
+    names = answer_variables(answers, variables)
+    table = to_arrow(answers, variables=names, values="python" if values == "python" else "nt",
+                     times=times)
+    data: dict[str, Any] = {}
+    n = table.num_rows
+    if isinstance(answers, Results):
+        data["query"] = pd.Series([answers.query] * n, dtype=object)
+    else:
+        data["query"] = pd.Series([a.query for a in answers], dtype=object)
+    data["start"] = table.column("start").to_pandas()
+    data["end"] = table.column("end").to_pandas()
+    cols = column_names(names)
+    if values == "rdflib":
+        _, segs, _, _ = segments(answers, names)
+        for v, col in zip(names, cols):
+            out: list[Any] = []
+            for ids, tab in segs[v]:
+                out.extend([None] * tab if ids is None else TermNodes.nodes(tab, ids))
+            data[col] = pd.Series(out, dtype=object)
+    else:
+        for field, col in zip(table.schema, table.columns):
+            if field.name not in cols:
+                continue
+            s = _series(col)
+            if values == "python" and (field.metadata or {}).get(b"epsparql.values") == b"nt":
+                s = _from_text(s, values)
+            data[field.name] = s
+    if "triples" in table.column_names:
+        data["triples"] = pd.Series(_triples(answers, values), dtype=object)
+    return pd.DataFrame(data)

@@ -7,7 +7,11 @@ timestamped N-Triples (CONSTRUCT answers) and a table for a terminal.
         w.write_many(q.results())
 
 Every writer takes answers one at a time (:meth:`AnswerWriter.write`), so
-answers can be written while the stream runs; :meth:`~AnswerWriter.flush`
+answers can be written while the stream runs, or many at once
+(:meth:`AnswerWriter.write_many`): given what ``Query.results()`` returns
+(:class:`~epsparql.answers.Results`, answers as columns), the writers work
+on the columns and write each distinct term's text once, not once per
+answer, and make no Answer object; :meth:`~AnswerWriter.flush`
 pushes what is buffered to the file and :meth:`~AnswerWriter.close` ends
 the output (the SPARQL JSON writer writes its documents then).  The
 formats are described in docs/CLI.md.
@@ -24,6 +28,7 @@ from typing import IO, Any, Iterable, Iterator, Sequence
 from rdflib.term import Node
 
 from ..answer import Answer
+from ..answers import AnswerBatch, Results
 from ..rdf.codec import XSD
 from ..rdf.ntriples import format_term, parse_term
 from ..rdf.prefixes import Prefixes
@@ -34,7 +39,8 @@ from .streams import open_output
 __all__ = ["OUTPUT_FORMATS", "AnswerWriter", "JsonLinesWriter", "CsvWriter",
            "SparqlJsonWriter", "NTriplesWriter", "TableWriter", "answer_writer",
            "write_answers", "answer_to_json", "answer_from_json", "read_answers",
-           "read_answers_csv", "time_json", "query_prefixes"]
+           "read_answers_csv", "time_json", "query_prefixes", "batch_json_lines",
+           "batch_nt_columns"]
 
 #: Answer output formats, by name.
 OUTPUT_FORMATS = ("jsonl", "csv", "sparql-json", "nt", "table")
@@ -97,6 +103,76 @@ def answer_to_json(answer: Answer, *, time_format: str = "seconds") -> dict[str,
         obj["triples"] = [{"s": term_to_json(s), "p": term_to_json(p), "o": term_to_json(o)}
                           for s, p, o in answer.triples]
     return obj
+
+
+def _term_json_text(node: Node) -> str:
+    return json.dumps(term_to_json(node), ensure_ascii=False)
+
+
+def _json_texts(batch: AnswerBatch) -> list[tuple[str, list[str | None]]]:
+    """Per variable of the batch: its JSON key and the JSON text of its
+    term in each answer (None: unbound), each distinct term written once."""
+    out = []
+    for name in batch.shape.names:
+        ids, table = batch.ids(name)          # type: ignore[misc]
+        out.append((json.dumps(name, ensure_ascii=False),
+                    table.mapped("json", _term_json_text, ids)))
+    return out
+
+
+def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds", end: str = "\n"
+                     ) -> list[str]:
+    """The answers of a batch as the lines :class:`JsonLinesWriter` writes
+    (each ending in ``end``): the text of ``json.dumps(answer_to_json(a),
+    ensure_ascii=False)``, built from each distinct term's JSON text."""
+    sh = batch.shape
+    head = '{"query": ' + json.dumps(sh.query, ensure_ascii=False) + ', "start": '
+    memo: dict[Any, str] = {}
+
+    def text(t: Any) -> str:
+        # json.dumps(time_json(t)), once per time (an instant's answers share
+        # their end; equal numbers, 5 and 5.0, give the same text)
+        v = memo.get(t)
+        if v is None:
+            v = memo[t] = json.dumps(time_json(t, time_format))
+        return v
+    starts = [text(t) for t in batch.starts()]
+    ends = [text(t) for t in batch.ends()]
+    cols = _json_texts(batch)
+    triples: list[str] | None = None
+    if sh.form == "CONSTRUCT":
+        view = lambda table, ids: table.mapped("json", _term_json_text, ids)  # noqa: E731
+        triples = [', "triples": [' + ", ".join(
+            '{"s": ' + a + ', "p": ' + b + ', "o": ' + c + '}' for a, b, c in ts) + ']'
+            if ts else "" for ts in batch.template_rows(view, _term_json_text)]
+    lines = []
+    for j in range(len(starts)):
+        parts = [k + ": " + col[j] for k, col in cols if col[j] is not None]  # type: ignore[operator]
+        lines.append(head + starts[j] + ', "end": ' + ends[j] + ', "bindings": {'
+                     + ", ".join(parts) + "}" + (triples[j] if triples else "") + "}" + end)
+    return lines
+
+
+def batch_nt_columns(batch: AnswerBatch) -> list[tuple[str, list[str | None]]]:
+    """Per variable of the batch: its name and the N-Triples text of its
+    term in each answer (None: unbound), each distinct term written once."""
+    out = []
+    for name in batch.shape.names:
+        ids, table = batch.ids(name)          # type: ignore[misc]
+        out.append((name, table.mapped("nt", format_term, ids)))
+    return out
+
+
+def _first_bound(cols: list[tuple[str, list[Any]]], names: Sequence[str]) -> list[str]:
+    """The variables of ``names`` bound in some answer, in the order a
+    writer taking the answers one by one would meet them."""
+    first = []
+    for k, (name, col) in enumerate(cols):
+        if name in names:
+            j = next((j for j, v in enumerate(col) if v is not None), None)
+            if j is not None:
+                first.append((j, k, name))
+    return [name for _, _, name in sorted(first)]
 
 
 def _time_from_json(v: Any) -> float | int:
@@ -178,11 +254,30 @@ class AnswerWriter:
         raise NotImplementedError
 
     def write_many(self, answers: Iterable[Answer]) -> int:
+        """Write the answers; returns how many.  ``Query.results()`` is
+        written from its columns (each distinct term's text made once)."""
+        if isinstance(answers, Results):
+            return sum(self._write_batch(b) for b in answers.batches)
         n = 0
         for a in answers:
             self.write(a)
             n += 1
         return n
+
+    def _write_batch(self, batch: AnswerBatch) -> int:
+        """Write a batch of one query's answers (default: one by one)."""
+        n = 0
+        for a in batch.answers():
+            self.write(a)
+            n += 1
+        return n
+
+    def _batch_info(self, batch: AnswerBatch) -> _QueryInfo:
+        info = self.queries.get(batch.shape.query)
+        if info is None:
+            info = self.queries[batch.shape.query] = _QueryInfo(
+                batch.shape.query, batch.shape.form, list(batch.shape.names))
+        return info
 
     def flush(self) -> None:
         self.out.flush()
@@ -222,6 +317,12 @@ class JsonLinesWriter(AnswerWriter):
                                   ensure_ascii=False) + "\n")
         self.count += 1
 
+    def _write_batch(self, batch: AnswerBatch) -> int:
+        lines = batch_json_lines(batch, self.time_format)
+        self.out.write("".join(lines))
+        self.count += len(lines)
+        return len(lines)
+
 
 class CsvWriter(AnswerWriter):
     """A header ``query,start,end,var…`` (the variables of all queries, in
@@ -259,6 +360,33 @@ class CsvWriter(AnswerWriter):
                             format_time(answer.end, self.time_format)]
                            + [format_term(b[v]) if v in b else "" for v in self.variables])
         self.count += 1
+
+    def _write_batch(self, batch: AnswerBatch) -> int:
+        if self.variables is None:              # the header comes from the first answer
+            return super()._write_batch(batch)
+        cols = dict(batch_nt_columns(batch))
+        n = len(batch)
+        stop = n
+        extra: list[str] = []
+        for name, col in cols.items():
+            if name not in self.variables:
+                j = next((j for j, v in enumerate(col) if v is not None), n)
+                if j < stop:
+                    stop = j
+        if stop < n:                            # the answers one by one would stop there
+            extra = [name for name, col in cols.items()
+                     if name not in self.variables and col[stop] is not None]
+        q, fmt = batch.shape.query, self.time_format
+        empty = [""] * n
+        cells = [cols[v] if v in cols else empty for v in self.variables]
+        starts, ends = batch.starts(), batch.ends()
+        self._csv.writerows([q, format_time(starts[j], fmt), format_time(ends[j], fmt)]
+                            + [c[j] or "" for c in cells] for j in range(stop))
+        self.count += stop
+        if extra:
+            raise ValueError(f"answer of {q} binds {', '.join('?' + v for v in extra)}, "
+                             f"which is not a column of the CSV output")
+        return stop
 
 
 class SparqlJsonWriter(AnswerWriter):
@@ -306,6 +434,31 @@ class SparqlJsonWriter(AnswerWriter):
         f.write(json.dumps(row, ensure_ascii=False) + "\n")
         self._counts[info.name] = self._counts.get(info.name, 0) + 1
         self.count += 1
+
+    def _write_batch(self, batch: AnswerBatch) -> int:
+        info = self._batch_info(batch)
+        vs = self._vars.get(info.name)
+        if vs is None:
+            vs = self._vars[info.name] = list(info.variables)
+        cols = _json_texts(batch)
+        named = [(json.loads(k), t) for k, t in cols]
+        vs.extend(_first_bound(named, [n for n, _ in named if n not in vs]))
+        f = self._spool.get(info.name)
+        if f is None:
+            f = self._spool[info.name] = tempfile.TemporaryFile("w+", encoding="utf-8")
+        key_start = json.dumps("\x00start") + ": "
+        key_end = json.dumps("\x00end") + ": "
+        dumps = json.dumps
+        lines = []
+        for j, (t1, t2) in enumerate(zip(batch.starts(), batch.ends())):
+            parts = [k + ": " + col[j] for k, col in cols if col[j] is not None]  # type: ignore[operator]
+            parts.append(key_start + dumps(self._time_term(t1)))
+            parts.append(key_end + dumps(self._time_term(t2)))
+            lines.append("{" + ", ".join(parts) + "}\n")
+        f.write("".join(lines))
+        self._counts[info.name] = self._counts.get(info.name, 0) + len(lines)
+        self.count += len(lines)
+        return len(lines)
 
     def flush(self) -> None:      # documents are written at close()
         pass
@@ -357,6 +510,27 @@ class NTriplesWriter(AnswerWriter):
             self.out.write(f"{format_term(s)} {format_term(p)} {format_term(o)} {st} {en} .\n")
         self.count += 1
 
+    def _write_batch(self, batch: AnswerBatch) -> int:
+        n = len(batch)
+        if batch.shape.form != "CONSTRUCT":
+            self.ignored += n
+            return n
+        fmt = self.time_format
+        view = lambda table, ids: table.mapped("nt", format_term, ids)  # noqa: E731
+        lines = []
+        written = 0
+        for ts, t1, t2 in zip(batch.template_rows(view, format_term), batch.starts(),
+                              batch.ends()):
+            if not ts:
+                self.ignored += 1
+                continue
+            st, en = format_time(t1, fmt), format_time(t2, fmt)
+            lines.extend(f"{s} {p} {o} {st} {en} .\n" for s, p, o in ts)
+            written += 1
+        self.out.write("".join(lines))
+        self.count += written
+        return n
+
 
 class TableWriter(AnswerWriter):
     """Aligned columns for a terminal: ``query  start  end  ?var…``.
@@ -383,6 +557,7 @@ class TableWriter(AnswerWriter):
         self._buffer: list[tuple[str, list[str]]] = []
         self._widths: dict[str, list[int]] = {}
         self._last: str | None = None
+        self._cells = object()          # the key of this writer's cell texts per term
 
     def cell(self, node: Node) -> str:
         """A term as a cell: abbreviated (:class:`~epsparql.rdf.prefixes.Prefixes`)
@@ -407,6 +582,29 @@ class TableWriter(AnswerWriter):
             cells.extend(self.cell(b[v]) if v in b else "" for v in vs)
         self._buffer.append((info.name, cells))
         self.count += 1
+
+    def _write_batch(self, batch: AnswerBatch) -> int:
+        info = self._batch_info(batch)
+        fmt = self.time_format
+        times = [(format_time(t1, fmt), format_time(t2, fmt))
+                 for t1, t2 in zip(batch.starts(), batch.ends())]
+        if info.form == "ASK":
+            rows = [[info.name, a, b, "true"] for a, b in times]
+        else:
+            vs = info.variables
+            cols = []
+            for name in batch.shape.names:
+                ids, table = batch.ids(name)    # type: ignore[misc]
+                cols.append((name, table.mapped(self._cells, self.cell, ids)))
+            vs.extend(_first_bound(cols, [n for n, _ in cols if n not in vs]))
+            by_name = dict(cols)
+            empty = [None] * len(times)
+            cells = [by_name.get(v, empty) for v in vs]
+            rows = [[info.name, a, b] + [c[j] or "" for c in cells]
+                    for j, (a, b) in enumerate(times)]
+        self._buffer.extend((info.name, r) for r in rows)
+        self.count += len(rows)
+        return len(rows)
 
     def _header(self, info: _QueryInfo) -> list[str]:
         if info.form == "ASK":

@@ -35,7 +35,7 @@ from ..algebra.elements import numbers
 from ..algebra.nodes import (BGP, Background, Empty, EqJoin, EqLeftJoin, Extend, Filter,
                              Join, LeftJoin, Pattern, SeqJoin, SeqRightJoin,
                              Triple, Union_, Window)
-from ..algebra.passes import all_vars, conjuncts, is_temporal
+from ..algebra.passes import all_vars, conjoin, conjuncts, is_temporal, window_of
 from ..algebra.translate import CHAIN
 from ..core.terms import to_prolog
 from ..language.errors import QueryError
@@ -65,6 +65,10 @@ _INTEGER_TYPES = {XSD.integer, XSD.int, XSD.long, XSD.short, XSD.byte,
                   XSD.nonPositiveInteger, XSD.unsignedLong, XSD.unsignedInt,
                   XSD.unsignedShort, XSD.unsignedByte}
 _REAL_TYPES = {XSD.decimal, XSD.double, XSD.float}
+
+
+def _kind_of(e: Any) -> str:
+    return type(e).__name__
 
 
 def _numeric_text(lit: Literal) -> str | None:
@@ -213,13 +217,18 @@ class RuleWriter:
             inner = yield self._pattern(p.pattern)
             return f"({inner} within {p.seconds!r})"
         if isinstance(p, Filter):
+            expr = p.expr
+            if isinstance(p.pattern, Window):
+                expr = self._beyond_window(expr, p.pattern)
+                if expr is None:                # the window is the whole filter
+                    return (yield self._pattern(p.pattern))
             inner = yield self._pattern(p.pattern)
             bound = yield _certainly_bound(p.pattern, self._bound)
-            if is_temporal(p.expr):
+            if is_temporal(expr):
                 s, e = self.fresh(), self.fresh()
-                cond = yield self.goal(self._condition(p.expr, (s, e), bound), (s, e))
+                cond = yield self.goal(self._condition(expr, (s, e), bound), (s, e))
                 return f"(span({inner}, {s}, {e}) where {cond})"
-            cond = yield self.goal(self._condition(p.expr, None, bound))
+            cond = yield self.goal(self._condition(expr, None, bound))
             return f"({inner} where {cond})"
         if isinstance(p, Extend):
             inner = yield self._pattern(p.pattern)
@@ -232,6 +241,31 @@ class RuleWriter:
         if isinstance(p, Empty):
             raise QueryError("an empty group pattern {} cannot be detected on a stream")
         raise QueryError(f"unsupported pattern {type(p).__name__}")
+
+    def _beyond_window(self, expr: Any, w: Window) -> Any:
+        """The conjuncts of a filter over window ``w`` that the window does
+        not already enforce (None if none is left).  The core's ``within W``
+        keeps exactly the matches with End - Start =< W, so a conjunct
+        ``getDURATION() <= D`` with D >= W, or ``< D`` with D > W, holds for
+        every match, when D is a valid duration literal (sparql_eval then
+        compares the two durations by their seconds); a strict bound at W,
+        a plain number (a type error in SPARQL, never true) or an invalid
+        literal stay.  Leaving them out spares every answer the span and
+        the filter step of the compiled rule."""
+        kept = []
+        for c in conjuncts(expr):
+            bound = window_of(c)
+            if bound is None:
+                kept.append(c)
+                continue
+            lit = c.right if _kind_of(c.left) == "FunctionCall" else c.left
+            enc = self.encode(lit) if isinstance(lit, Literal) else None
+            if (getattr(enc, "name", None) == "dur"
+                    and enc.args[0] == bound[0]
+                    and (bound[0] > w.seconds or (bound[0] == w.seconds and not bound[1]))):
+                continue
+            kept.append(c)
+        return conjoin(kept) if kept else None
 
     def _assign(self, e: Any, name: str, span: tuple[str, str] | None) -> Walk[str]:
         """Evaluate ``e`` and bind variable ``name`` (left unbound on an error)."""
@@ -326,7 +360,7 @@ class RuleWriter:
                    bound: frozenset[str] = frozenset()) -> Walk[str]:
         goals = []
         for c in conjuncts(e):
-            fast = self._fast_comparison(c, bound)
+            fast = self._fast_duration(c, span) or self._fast_comparison(c, bound)
             general = f"sparql_eval:sparql_true({(yield self._expr(c, span))})"
             if fast is None:
                 goals.append(general)
@@ -335,6 +369,40 @@ class RuleWriter:
             # numbers on both sides: plain arithmetic; otherwise SPARQL's rules
             goals.append(f"( {', '.join(guards)} -> {test} ; {general} )" if guards else test)
         return ", ".join(goals)
+
+    def _fast_duration(self, c: Any, span: tuple[str, str] | None
+                       ) -> tuple[list[str], str] | None:
+        """``getDURATION() < D`` (``<=``, ``>``, ``>=``, either way round) with
+        D a valid duration literal compiles to ``End - Start < Seconds``:
+        sparql_eval orders the duration of a span and a duration literal by
+        their seconds, and the span's times are numbers, so this is the
+        same test without building a duration term per solution."""
+        if span is None or type(c).__name__ != "BinaryOp" or c.op not in ("<", "<=", ">", ">="):
+            return None
+
+        def is_duration_call(e: Any) -> bool:
+            return (type(e).__name__ == "FunctionCall" and isinstance(e.name, str)
+                    and not isinstance(e.name, URIRef) and e.name.upper() == "GETDURATION"
+                    and not e.args)
+
+        def seconds(e: Any) -> str | None:
+            if not isinstance(e, Literal):
+                return None
+            enc = self.encode(e)
+            if getattr(enc, "name", None) == "dur" and len(enc.args) == 3:
+                return to_prolog(enc.args[0])
+            return None
+
+        op = PROLOG_CMP[c.op]
+        if is_duration_call(c.left):
+            v = seconds(c.right)
+            if v is not None:
+                return [], f"{span[1]} - {span[0]} {op} {v}"
+        if is_duration_call(c.right):
+            v = seconds(c.left)
+            if v is not None:
+                return [], f"{v} {op} {span[1]} - {span[0]}"
+        return None
 
     def _fast_comparison(self, c: Any, bound: frozenset[str] = frozenset()
                          ) -> tuple[list[str], str] | None:

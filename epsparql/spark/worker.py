@@ -14,9 +14,8 @@ or ``stats`` (per task: events pushed in ``count``).
 """
 from __future__ import annotations
 
-import json
 import math
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..memo import Memo
 from .job import WHOLE, JobSpec
@@ -30,6 +29,43 @@ OUTPUT_COLUMNS = ["kind", "query", "key", "start", "end", "bindings", "triples",
 BAD = "\x00bad"
 
 _RUNNERS: dict[tuple[str, str], "Runner"] = {}
+
+
+_NONE: list[str] = []          # the triples of a SELECT answer (shared, never changed)
+
+
+class Rows:
+    """Output rows kept as columns (one list per column of
+    :data:`OUTPUT_COLUMNS`): answers are added a batch at a time, column by
+    column, and the DataFrame is built from the columns."""
+
+    __slots__ = ("cols",)
+
+    def __init__(self) -> None:
+        self.cols: list[list[Any]] = [[] for _ in OUTPUT_COLUMNS]
+
+    def __len__(self) -> int:
+        return len(self.cols[0])
+
+    def append(self, row: Sequence[Any]) -> None:
+        for c, v in zip(self.cols, row):
+            c.append(v)
+
+    def extend(self, rows: "Rows | Iterable[Sequence[Any]]") -> None:
+        if isinstance(rows, Rows):
+            for c, more in zip(self.cols, rows.cols):
+                c.extend(more)
+        else:
+            for row in rows:
+                self.append(row)
+
+    def add_columns(self, n: int, columns: Sequence[Any]) -> None:
+        """``n`` rows given column by column (a list, or one value for all)."""
+        for c, v in zip(self.cols, columns):
+            c.extend(v if isinstance(v, list) else [v] * n)
+
+    def tuples(self) -> list[tuple]:
+        return list(zip(*self.cols))
 
 
 def runner(spec: JobSpec, kind: str) -> "Runner":
@@ -89,27 +125,41 @@ class Runner:
         self.pushed += len(rows)
 
     # -- results ----------------------------------------------------------------
-    def results(self) -> list[tuple]:
+    def results(self) -> Rows:
         """Output rows for the answers found since the last call (those of
-        this group's key only), the late rows and the rule errors."""
-        from ..io.results import answer_to_json
+        this group's key only), the late rows and the rule errors.  Answers
+        are taken as columns: each distinct term is written as N-Triples
+        and JSON once, not once per answer, and the rows are added column
+        by column."""
+        from ..io.results import batch_json_lines, batch_nt_columns
         from ..rdf.ntriples import format_term
-        out: list[tuple] = []
+        out = Rows()
+        nt = lambda table, ids: table.mapped("nt", format_term, ids)  # noqa: E731
         for q in self.engine.queries:
             var = self.keyvar.get(q.name)
-            for a in q.results():
-                k = self.key
+            for b in q.results().batches:
+                cols = batch_nt_columns(b)
+                n = len(b)
+                keys: list[str | None] = [self.key] * n
                 if var is not None:
-                    v = a.bindings.get(var)
-                    k = None if v is None else format_term(v)
-                    if self.key is not None and k != self.key:
-                        continue        # another group's answer: it is found there
-                obj = answer_to_json(a)
-                out.append(("answer", q.name, k, float(a.start), float(a.end),
-                            {k: format_term(v) for k, v in a.bindings.items()},
-                            [f"{format_term(s)} {format_term(p)} {format_term(o)} ."
-                             for s, p, o in a.triples],
-                            json.dumps(obj, ensure_ascii=False), None, None))
+                    keys = dict(cols).get(var) or [None] * n
+                keep = list(range(n)) if self.key is None or var is None else \
+                    [j for j in range(n) if keys[j] == self.key]   # others: found in their group
+                if not keep:
+                    continue
+                lines = batch_json_lines(b, end="")
+                starts, ends = b.starts(), b.ends()
+                if b.shape.form == "CONSTRUCT":
+                    ts = b.template_rows(nt, format_term)
+                    triples = [[f"{s} {p} {o} ." for s, p, o in ts[j]] for j in keep]
+                else:
+                    triples = [_NONE] * len(keep)
+                named = [(name, col) for name, col in cols]
+                out.add_columns(len(keep), (
+                    "answer", q.name, [keys[j] for j in keep],
+                    [float(starts[j]) for j in keep], [float(ends[j]) for j in keep],
+                    [{name: col[j] for name, col in named if col[j] is not None} for j in keep],
+                    triples, lines if len(keep) == n else [lines[j] for j in keep], None, None))
         for s, p, o, t1, t2 in self.late:
             out.append(("late", None, self.key, float(t1), float(t2), None,
                         [f"{format_term(s)} {format_term(p)} {format_term(o)} ."],
@@ -122,15 +172,20 @@ class Runner:
         self._errors_seen = len(errors)
         return out
 
-    def finish(self) -> list[tuple]:
+    def finish(self) -> Rows:
         """End of the group's stream (batch replay): decide every waiting answer."""
         self.engine.flush()
         return self.results()
 
 
-def frame(rows: list[tuple]):
+def frame(rows: "Rows | list[tuple]"):
+    """The pandas DataFrame of output rows (built column by column)."""
     import pandas as pd
-    return pd.DataFrame(rows, columns=OUTPUT_COLUMNS)
+    if not isinstance(rows, Rows):
+        r = Rows()
+        r.extend(rows)
+        rows = r
+    return pd.DataFrame(dict(zip(OUTPUT_COLUMNS, rows.cols)), columns=OUTPUT_COLUMNS)
 
 
 def stats_row(kind: str, count: int, message: str = "") -> tuple:
@@ -146,7 +201,7 @@ def run_sorted(spec: JobSpec, batches: Iterator[Any], flush_every: int = 20000) 
     in time order."""
     runners: dict[str, Runner] = {}       # per_key: the current group's; else by kind
     key = None
-    out: list[tuple] = []
+    out = Rows()
     pushed = 0
 
     def group(k: str) -> Runner:
@@ -207,7 +262,7 @@ def run_sorted(spec: JobSpec, batches: Iterator[Any], flush_every: int = 20000) 
                 out.extend(r.results())
         if len(out) >= flush_every:
             yield frame(out)
-            out = []
+            out = Rows()
     for r in runners.values():
         out.extend(r.finish())
     out.append(stats_row("events", pushed))

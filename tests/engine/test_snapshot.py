@@ -95,7 +95,9 @@ class Coverage:
         self.counts["cuts"] += 1
         self.counts["goals"] += "\nep_g" in text
         self.counts["pending"] += "\np(" in text
-        self.counts["dedup"] += "\no(" in text
+        # the open instant's detections: in the core (heads fed back) or
+        # in a query (the others: Query._repeats)
+        self.counts["dedup"] += "\no(" in text or b'"open":{' in py
         self.counts["buffered"] += b'"heap":[[' in py
         self.counts["distinct_seen"] += b'"seen":[[' in py
         self.counts["asked"] += b'"asked":true' in py

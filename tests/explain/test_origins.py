@@ -35,7 +35,9 @@ from epsparql.rdf.prefixes import Prefixes
 STEPS = {"SeqJoin": {"seq"}, "EqJoin": {"equals"}, "Union_": {"or"},
          "SeqRightJoin": {"optseq"}, "EqLeftJoin": {"eqopt"},
          "LeftJoin": {"leftjoin", "where"}, "Join": {"and", "where"}, "Window": {"within"},
-         "Filter": {"where"}, "Extend": {"where"},
+         # a filter whose only condition is a getDURATION() bound its window
+         # already enforces is implemented by the window's step
+         "Filter": {"where", "within"}, "Extend": {"where"},
          "BGP": {"and", "where", "triple", "or"}, "Triple": {"where", "triple", "or"}}
 
 

@@ -1,0 +1,486 @@
+"""A query's answers as columns, each term materialised when it is read.
+
+The core sends a query's detections as columns of term ids into the
+engine's term dictionary (:mod:`epsparql.core.columns`).  A query keeps
+them that way: an :class:`AnswerBatch` is one such run of detections with
+the rows that are answers (an ASK query keeps one, DISTINCT drops
+repeats, CONSTRUCT drops rows with no complete template triple), and
+:class:`Results` (what ``Query.results()`` returns) is a sequence of
+:class:`~epsparql.answer.Answer` over the batches.  An Answer is made when
+it is indexed or iterated; its ``bindings`` (:class:`LazyBindings`) and
+CONSTRUCT ``triples`` (:class:`LazyTriples`) decode a term into an rdflib
+term when it is read, once per distinct term (:class:`TermNodes`).  So
+``len(results)``, ``results.intervals()`` and ``a.start`` for every ``a``
+decode nothing, and bulk consumers (the writers of :mod:`epsparql.io`,
+the Arrow table, Spark) turn each distinct term into text once, not once
+per answer.
+
+Terms stay valid however long the answers are kept: the core starts its
+dictionary afresh under a new list, never changing an old one.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import accumulate
+from typing import Any, Callable, Iterable, Iterator
+
+from rdflib.term import Node
+
+from .answer import Answer
+from .rdf.codec import decode, encode
+
+__all__ = ["AnswerBatch", "AnswerShape", "LazyBindings", "LazyTriples", "RepeatFilter", "Results",
+           "TermNodes"]
+
+_UNSET = object()
+#: What an expression that raised leaves in an answer (an unbound variable).
+ERROR = "$error"
+
+
+class TermNodes:
+    """The rdflib side of one term table (a list of encoded terms, the
+    core's dictionary of one generation, which only grows): the rdflib
+    term of an id, decoded on first use, and named per-term views (text
+    forms, Python values) computed once per term.  ``None`` (an unbound
+    variable) and the evaluator's error marker decode to None."""
+
+    __slots__ = ("terms", "_nodes", "_views")
+
+    def __init__(self, terms: list[Any]) -> None:
+        self.terms = terms
+        self._nodes: list[Any] = []
+        self._views: dict[Any, list[Any]] = {}
+
+    @classmethod
+    def of_nodes(cls, nodes: list[Node | None]) -> "TermNodes":
+        """A table over rdflib terms already made (answers built in Python)."""
+        t = cls([None if n is None else encode(n) for n in nodes])
+        t._nodes = list(nodes)
+        return t
+
+    def _sized(self, lst: list[Any]) -> list[Any]:
+        n = len(self.terms)
+        if len(lst) < n:
+            lst.extend([_UNSET] * (n - len(lst)))
+        return lst
+
+    def node(self, i: int) -> Node | None:
+        """The rdflib term of id ``i`` (None: unbound)."""
+        nodes = self._nodes
+        if i >= len(nodes):
+            self._sized(nodes)
+        v = nodes[i]
+        if v is _UNSET:
+            t = self.terms[i]
+            v = nodes[i] = None if t is None or t == ERROR else decode(t)
+        return v
+
+    def bound(self, i: int) -> bool:
+        """Does id ``i`` stand for a term (not an unbound variable)?"""
+        t = self.terms[i]
+        return t is not None and t != ERROR
+
+    def nodes(self, ids: Iterable[int]) -> list[Node | None]:
+        """The rdflib terms of ``ids``."""
+        node = self.node
+        return [node(i) for i in ids]
+
+    def mapped(self, key: Any, fn: Callable[[Node], Any], ids: Iterable[int]) -> list[Any]:
+        """``fn(term)`` for each id (None for unbound), computed once per
+        distinct id and kept under ``key`` (the same key, the same fn)."""
+        vals = self._views.get(key)
+        if vals is None:
+            vals = self._views[key] = []
+        self._sized(vals)
+        ids = ids if isinstance(ids, (list, range)) else list(ids)
+        for i in {i for i in ids if vals[i] is _UNSET}:
+            n = self.node(i)
+            vals[i] = None if n is None else fn(n)
+        return list(map(vals.__getitem__, ids))
+
+
+class RepeatFilter:
+    """Set semantics for the detections of one rule head: a detection with
+    the same arguments and interval as one kept before at the same end
+    instant is a repeat (a duplicated input, a second derivation).  The
+    core's own check (``dedup``) costs about 1.5 µs per detection; this
+    one, on the dictionary ids the columns already hold, a fraction.
+
+    Repeats can only meet within one end instant (the engine takes input
+    in end-time order and emits an answer waiting for an instant before
+    the next instant's), so only the open instant is remembered, as the
+    core does.  Keys are the ids of one term table while the instant's
+    detections all use it, else (the dictionary started afresh inside an
+    instant, or a column of plain values) the encoded terms themselves."""
+
+    __slots__ = ("end", "seen", "table")
+
+    def __init__(self) -> None:
+        self.end: Any = None
+        self.seen: set[tuple] = set()
+        self.table: TermNodes | None = None     # keys are ids of this table; None: terms
+
+    def fresh(self, cols: list[Sequence[int]], tables: list[TermNodes], start: Sequence[Any],
+              end: Sequence[Any]) -> list[int] | None:
+        """The rows that are not repeats (None: all of them)."""
+        n = len(start)
+        if n == 0:
+            return None
+        if self.end is None or end[0] > self.end:
+            self.seen, self.end = set(), end[0]
+        table = tables[0] if tables else None
+        by_id = all(t is table for t in tables) and (not self.seen or self.table is table
+                                                     or self.table is None and not tables)
+        if by_id:
+            keys: Iterable[tuple] = zip(*cols, start, end)
+        else:
+            if self.seen and self.table is not None:
+                self.seen = {self._as_terms(k) for k in self.seen}
+            keys = zip(*[map(t.terms.__getitem__, c) for c, t in zip(cols, tables)], start, end)
+        seen, cur = self.seen, self.end
+        out: list[int] = []
+        repeat = False
+        for r, k in enumerate(keys):
+            e = end[r]
+            if e != cur and e > cur:
+                seen, cur = set(), e
+            if k in seen:
+                repeat = True
+                continue
+            seen.add(k)
+            out.append(r)
+        self.seen, self.end = seen, cur
+        self.table = table if by_id else None
+        return out if repeat else None
+
+    def _as_terms(self, key: tuple) -> tuple:
+        t = self.table.terms            # type: ignore[union-attr]
+        return tuple(t[i] for i in key[:-2]) + key[-2:]
+
+    def export(self, node_out: Callable[[Any], Any]) -> dict | None:
+        """The open instant's keys as data (terms through ``node_out``)."""
+        if not self.seen:
+            return None
+        keys = []
+        for k in self.seen:
+            if self.table is not None:
+                args = [self.table.node(i) for i in k[:-2]]
+            else:
+                args = [None if t is None or t == ERROR else decode(t) for t in k[:-2]]
+            keys.append([[None if a is None else node_out(a) for a in args], k[-2], k[-1]])
+        return {"end": self.end, "keys": keys}
+
+    @classmethod
+    def restored(cls, data: Any, node_in: Callable[[Any], Node]) -> "RepeatFilter":
+        """The inverse of :meth:`export` (keys as encoded terms); ValueError
+        for malformed data."""
+        f = cls()
+        if data is None:
+            return f
+        if not isinstance(data, dict) or not isinstance(data.get("keys"), list):
+            raise ValueError(f"malformed snapshot: open instant {str(data)[:100]!r}")
+        f.end = data.get("end")
+        for k in data["keys"]:
+            if not (isinstance(k, list) and len(k) == 3 and isinstance(k[0], list)):
+                raise ValueError(f"malformed snapshot: open instant key {str(k)[:100]!r}")
+            args = tuple(None if a is None else encode(node_in(a)) for a in k[0])
+            f.seen.add(args + (k[1], k[2]))
+        return f
+
+
+class AnswerShape:
+    """What turns a query's head columns into answers (one per query).
+
+    ``names``: the variables an answer may bind, in output order; ``args``:
+    the head argument holding each; ``template``: per CONSTRUCT template
+    triple, per position either ``(True, arg)`` (a head argument) or
+    ``(False, term)`` (a constant); a position whose variable is not in
+    the head is ``(True, None)`` (never bound)."""
+
+    __slots__ = ("query", "form", "names", "args", "index", "template")
+
+    def __init__(self, query: str, form: str, names: Sequence[str], args: Sequence[int],
+                 template: Sequence[tuple] = ()) -> None:
+        self.query, self.form = query, form
+        self.names, self.args = tuple(names), tuple(args)
+        self.index = {n: k for k, n in enumerate(self.names)}
+        self.template = tuple(template)
+
+
+class AnswerBatch:
+    """A run of a query's answers as columns: ``cols[a]`` the term ids of
+    head argument ``a`` (into ``tables[a]``), ``start``/``end`` the
+    intervals, ``rows`` the rows that are answers (None: every row).
+    Columns are shared with the core's chunk, never changed."""
+
+    __slots__ = ("shape", "cols", "tables", "start", "end", "rows")
+
+    def __init__(self, shape: AnswerShape, cols: list[Sequence[int]], tables: list[TermNodes],
+                 start: Sequence[float], end: Sequence[float], rows: list[int] | None) -> None:
+        self.shape, self.cols, self.tables = shape, cols, tables
+        self.start, self.end, self.rows = start, end, rows
+
+    def __len__(self) -> int:
+        return len(self.start) if self.rows is None else len(self.rows)
+
+    def row_ids(self) -> Sequence[int]:
+        """The rows of the chunk that are answers, in order."""
+        return range(len(self.start)) if self.rows is None else self.rows
+
+    def split(self, k: int) -> tuple["AnswerBatch", "AnswerBatch"]:
+        """The first ``k`` answers and the rest, as two batches."""
+        rows = list(self.row_ids())
+        return (AnswerBatch(self.shape, self.cols, self.tables, self.start, self.end, rows[:k]),
+                AnswerBatch(self.shape, self.cols, self.tables, self.start, self.end, rows[k:]))
+
+    # -- columns -------------------------------------------------------------
+    def ids(self, var: str) -> tuple[list[int], TermNodes] | None:
+        """The term ids of variable ``var`` over the answers, and their
+        table (None if no answer of this query can bind it)."""
+        k = self.shape.index.get(var)
+        if k is None:
+            return None
+        a = self.shape.args[k]
+        col = self.cols[a]
+        ids = list(col) if self.rows is None else [col[r] for r in self.rows]
+        return ids, self.tables[a]
+
+    def starts(self) -> list[float]:
+        return list(self.start) if self.rows is None else [self.start[r] for r in self.rows]
+
+    def ends(self) -> list[float]:
+        return list(self.end) if self.rows is None else [self.end[r] for r in self.rows]
+
+    def bound_names(self, r: int) -> list[str]:
+        """The variables row ``r`` binds, in order (no decoding)."""
+        sh, cols, tables = self.shape, self.cols, self.tables
+        return [n for n, a in zip(sh.names, sh.args) if tables[a].bound(cols[a][r])]
+
+    def template_rows(self, view: Callable[[TermNodes, list[int]], list[Any]],
+                      const: Callable[[Node], Any]) -> list[list[tuple]]:
+        """Per answer, its CONSTRUCT triples (the template triples all of
+        whose positions are bound), each position through ``view`` (a
+        function of a table and ids, e.g. ``TermNodes.nodes``) or, for a
+        constant, ``const``."""
+        rows = list(self.row_ids())
+        out: list[list[tuple]] = [[] for _ in rows]
+        cache: dict[int, list[Any]] = {}
+        for triple in self.shape.template:
+            cols = []
+            for is_var, x in triple:
+                if not is_var:
+                    cols.append(None)
+                    continue
+                if x is None:
+                    break
+                if x not in cache:
+                    col = self.cols[x]
+                    cache[x] = view(self.tables[x], [col[r] for r in rows])
+                cols.append(cache[x])
+            else:
+                consts = [None if is_var else const(x) for is_var, x in triple]
+                for j in range(len(rows)):
+                    vals = tuple(consts[p] if cols[p] is None else cols[p][j] for p in range(3))
+                    if None not in vals:
+                        out[j].append(vals)
+        return out
+
+    # -- answers ---------------------------------------------------------------
+    def answer(self, r: int) -> Answer:
+        """The Answer of row ``r`` of the chunk (terms decoded when read)."""
+        sh = self.shape
+        triples: Any = LazyTriples(self, r) if sh.form == "CONSTRUCT" else ()
+        if sh.form == "ASK":
+            bindings: Mapping[str, Node] = {}
+        else:
+            bindings = LazyBindings(self, r)
+        return Answer(bindings, self.start[r], self.end[r], triples, sh.query)
+
+    def answers(self) -> Iterator[Answer]:
+        answer = self.answer
+        for r in self.row_ids():
+            yield answer(r)
+
+
+class LazyBindings(Mapping):
+    """The bindings of one answer, read from its batch: a variable's term
+    is decoded when it is read.  Equal to a dict with the same items;
+    pickles as a plain dict."""
+
+    __slots__ = ("_batch", "_row")
+
+    def __init__(self, batch: AnswerBatch, row: int) -> None:
+        self._batch, self._row = batch, row
+
+    def __getitem__(self, var: str) -> Node:
+        b = self._batch
+        k = b.shape.index.get(var)
+        if k is None:
+            raise KeyError(var)
+        a = b.shape.args[k]
+        node = b.tables[a].node(b.cols[a][self._row])
+        if node is None:
+            raise KeyError(var)
+        return node
+
+    def __contains__(self, var: object) -> bool:
+        b = self._batch
+        k = b.shape.index.get(var)  # type: ignore[arg-type]
+        if k is None:
+            return False
+        a = b.shape.args[k]
+        return b.tables[a].bound(b.cols[a][self._row])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._batch.bound_names(self._row))
+
+    def __len__(self) -> int:
+        return len(self._batch.bound_names(self._row))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self.items()) == dict(other.items())
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+    def __reduce__(self) -> tuple:
+        return (dict, (dict(self.items()),))
+
+
+class LazyTriples(Sequence):
+    """The triples of one CONSTRUCT answer, made when first read.  Equal to
+    the tuple of them; pickles as that tuple."""
+
+    __slots__ = ("_batch", "_row", "_t")
+
+    def __init__(self, batch: AnswerBatch, row: int) -> None:
+        self._batch, self._row = batch, row
+        self._t: tuple | None = None
+
+    def _triples(self) -> tuple:
+        if self._t is None:
+            one = AnswerBatch(self._batch.shape, self._batch.cols, self._batch.tables,
+                              self._batch.start, self._batch.end, [self._row])
+            self._t = tuple(one.template_rows(TermNodes.nodes, _same)[0])
+        return self._t
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._triples()[i]
+
+    def __len__(self) -> int:
+        return len(self._triples())
+
+    def __iter__(self) -> Iterator[tuple]:
+        return iter(self._triples())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (tuple, LazyTriples)):
+            return self._triples() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._triples())
+
+    def __repr__(self) -> str:
+        return repr(self._triples())
+
+    def __reduce__(self) -> tuple:
+        return (tuple, (self._triples(),))
+
+
+def _same(x: Any) -> Any:
+    return x
+
+
+class Results(Sequence):
+    """Answers of one query (what ``Query.results()`` returns): a sequence
+    of :class:`~epsparql.answer.Answer`, made when indexed or iterated,
+    over batches of columns.  ``len()``, :meth:`intervals`,
+    :meth:`starts` and :meth:`ends` decode no term; :meth:`column` decodes
+    one variable; :func:`epsparql.io.to_arrow` and
+    :func:`epsparql.io.to_dataframe` convert each distinct term once.
+    Compares equal to a list of the same answers."""
+
+    __slots__ = ("query", "variables", "batches", "_ends")
+
+    def __init__(self, batches: Sequence[AnswerBatch] = (), query: str = "",
+                 variables: Sequence[str] = ()) -> None:
+        self.query = query
+        #: the variables an answer may bind (the query's, in order)
+        self.variables = list(variables)
+        #: the batches, in delivery order (for bulk consumers)
+        self.batches = [b for b in batches if len(b)]
+        self._ends = list(accumulate(len(b) for b in self.batches))
+
+    def __len__(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    def _locate(self, i: int) -> tuple[AnswerBatch, int]:
+        from bisect import bisect_right
+        k = bisect_right(self._ends, i)
+        b = self.batches[k]
+        j = i - (self._ends[k - 1] if k else 0)
+        return b, (j if b.rows is None else b.rows[j])
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("Results index out of range")
+        b, r = self._locate(i)
+        return b.answer(r)
+
+    def __iter__(self) -> Iterator[Answer]:
+        for b in self.batches:
+            yield from b.answers()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Iterable[Answer]) -> list[Answer]:
+        return list(self) + list(other)
+
+    def __radd__(self, other: Iterable[Answer]) -> list[Answer]:
+        return list(other) + list(self)
+
+    def __repr__(self) -> str:
+        head = ", ".join(repr(a) for a in self[:3])
+        more = len(self) - 3
+        return f"Results([{head}{f', … {more:,} more' if more > 0 else ''}])"
+
+    # -- without decoding --------------------------------------------------
+    def starts(self) -> list[float]:
+        """The start of every answer, in order."""
+        return [t for b in self.batches for t in b.starts()]
+
+    def ends(self) -> list[float]:
+        """The end of every answer, in order."""
+        return [t for b in self.batches for t in b.ends()]
+
+    def intervals(self) -> list[tuple[float, float]]:
+        """(start, end) of every answer, in order."""
+        return [iv for b in self.batches for iv in zip(b.starts(), b.ends())]
+
+    # -- decoded -------------------------------------------------------------
+    def column(self, var: str) -> list[Node | None]:
+        """The rdflib term ``var`` is bound to in every answer (None: unbound)."""
+        out: list[Node | None] = []
+        for b in self.batches:
+            got = b.ids(var.lstrip("?$"))
+            if got is None:
+                out.extend([None] * len(b))
+            else:
+                ids, table = got
+                out.extend(table.nodes(ids))
+        return out
