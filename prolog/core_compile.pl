@@ -403,28 +403,9 @@ build(Ctx, or(L, R), Id) :- !,
     assert_clause(M, (HL1 :- HJL1)),
     assert_clause(M, (HR :- HJR)).
 build(Ctx, cnot(P, E), Id) :- !,
-    Ctx = ctx(M, W, _),
-    node(Ctx, P, CP),
-    node(Ctx, E, CE),
-    term_variables(P, PVs),
-    term_variables(E, EVs),
-    term_variables(cnot(P, E), Vs),         % E's own variables stay unbound
-    declare_occ(M, Id, Vs),
-    store_name(Id, n, NegName),
-    length(EVs, NE), NA is NE + 2,
-    declare_store(M, NegName/NA, W, Id),
-    append(EVs, [S1, S2], NArgs),
-    Neg =.. [NegName|NArgs],
-    occ_head(CE, EVs, S1, S2, HE),
-    assert_clause(M, (HE :- assertz(Neg))),
-    occ_head(CP, PVs, T1, T2, HP),
-    copy_term(PVs-Vs, PVs1-Vs1),
-    PVs1 = PVs,
-    occ_head(Id, Vs1, T1, T2, H0),
-    just_goal(Id, Vs1, T1, T2, [c(CP, PVs, T1, T2)], H0, H),
-    assert_clause(M, (HP :- \+ (Neg, T1 < S1, S2 < T2), H)).
+    compile_negation(Ctx, cnot, P, E, Id).
 build(Ctx, fnot(P, E), Id) :- !,
-    compile_fnot(Ctx, P, E, Id).
+    compile_negation(Ctx, fnot, P, E, Id).
 build(Ctx, P, Id) :-
     chain_pattern(P, L, Chain), !,
     compile_chain(Ctx, L, Chain, Id).
@@ -943,19 +924,21 @@ just_goal(Id, Vs, TS, TE, Children, H, Goal) :-
 		 *   NEGATION AND CHAIN STEPS   *
 		 *******************************/
 
-%!  compile_fnot(+Ctx, +P, +E, +Id) is det.
+%!  compile_negation(+Ctx, +Op, +P, +E, +Id) is det.
 %
-%   P fnot E: an occurrence of P for which no compatible occurrence of E
-%   ending at or before P's end has been seen ("E never happened before").
-%   E's occurrences are kept in a store pruned by the window of the rule
-%   (without one, forever).
-compile_fnot(Ctx, P, E, Id) :-
+%   P cnot E (Op = cnot): an occurrence of P with no compatible occurrence
+%   of E strictly inside it; P fnot E (Op = fnot): an occurrence of P for
+%   which no compatible occurrence of E ending at or before P's end has
+%   been seen ("E never happened before").  E's occurrences are kept in a
+%   store pruned by the window of the rule (without one, forever); the two
+%   differ only in which stored occurrences count (negated/5).
+compile_negation(Ctx, Op, P, E, Id) :-
     Ctx = ctx(M, W, _),
     node(Ctx, P, CP),
     node(Ctx, E, CE),
     term_variables(P, PVs),
     term_variables(E, EVs),
-    term_variables(fnot(P, E), Vs),         % E's own variables stay unbound
+    term_variables(P-E, Vs),                % E's own variables stay unbound
     declare_occ(M, Id, Vs),
     store_name(Id, n, NegName),
     length(EVs, NE), NA is NE + 2,
@@ -969,7 +952,13 @@ compile_fnot(Ctx, P, E, Id) :-
     PVs1 = PVs,
     occ_head(Id, Vs1, T1, T2, H0),
     just_goal(Id, Vs1, T1, T2, [c(CP, PVs, T1, T2)], H0, H),
-    assert_clause(M, (HP :- \+ (Neg, S2 =< T2), H)).
+    negated(Op, T1, T2, S1, S2, Inside),
+    assert_clause(M, (HP :- \+ (Neg, Inside), H)).
+
+%   negated(+Op, ?T1, ?T2, ?S1, ?S2, -Test): the stored occurrence S1-S2
+%   of E that blocks an occurrence T1-T2 of P.
+negated(cnot, T1, T2, S1, S2, (T1 < S1, S2 < T2)).
+negated(fnot, _, T2, _, S2, S2 =< T2).
 
 %   chain_pattern(+P, -L, -Chain): P is `L seq star_times(Q)` (Chain =
 %   star(Q)) or `L seq aggregate(Op, Q, R)` (Chain = running(Op, Q, R)).

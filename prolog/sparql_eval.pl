@@ -450,25 +450,9 @@ truth(E, T) :-
     var(E), !,
     T = error.
 truth(and(A, B), T) :- !,
-    truth(A, TA),
-    (   TA == false
-    ->  T = false
-    ;   truth(B, TB),
-        (   TB == false -> T = false
-        ;   TA == true, TB == true -> T = true
-        ;   T = error
-        )
-    ).
+    connective(A, B, false, true, T).
 truth(or(A, B), T) :- !,
-    truth(A, TA),
-    (   TA == true
-    ->  T = true
-    ;   truth(B, TB),
-        (   TB == true -> T = true
-        ;   TA == false, TB == false -> T = false
-        ;   T = error
-        )
-    ).
+    connective(A, B, true, false, T).
 truth(not(A), T) :- !,
     truth(A, TA),
     not3(TA, T).
@@ -476,14 +460,9 @@ truth(eq(A, B), T) :- !,
     ev(A, X), ev(B, Y), eq_tv(X, Y, T).
 truth(ne(A, B), T) :- !,
     ev(A, X), ev(B, Y), eq_tv(X, Y, T0), not3(T0, T).
-truth(lt(A, B), T) :- !,
-    ev(A, X), ev(B, Y), ord(X, Y, O), ord_tv(lt, O, T).
-truth(gt(A, B), T) :- !,
-    ev(A, X), ev(B, Y), ord(X, Y, O), ord_tv(gt, O, T).
-truth(le(A, B), T) :- !,
-    ev(A, X), ev(B, Y), ord(X, Y, O), ord_tv(le, O, T).
-truth(ge(A, B), T) :- !,
-    ev(A, X), ev(B, Y), ord(X, Y, O), ord_tv(ge, O, T).
+truth(E, T) :-
+    ordering(E, Op, A, B), !,
+    ev(A, X), ev(B, Y), ord(X, Y, O), ord_tv(Op, O, T).
 truth(in(A, L), T) :- !,
     ev(A, X),
     in_tv(L, X, false, T).
@@ -494,6 +473,25 @@ truth(notin(A, L), T) :- !,
 truth(E, T) :-
     ev(E, V),
     ebv(V, T).
+
+%   connective(+A, +B, +Decisive, +Other, -T): && (Decisive = false) or
+%   || (Decisive = true) in three-valued logic: one Decisive operand
+%   decides, even beside an error; both Other give Other; else an error.
+connective(A, B, Decisive, Other, T) :-
+    truth(A, TA),
+    (   TA == Decisive
+    ->  T = Decisive
+    ;   truth(B, TB),
+        (   TB == Decisive -> T = Decisive
+        ;   TA == Other, TB == Other -> T = Other
+        ;   T = error
+        )
+    ).
+
+ordering(lt(A, B), lt, A, B).
+ordering(gt(A, B), gt, A, B).
+ordering(le(A, B), le, A, B).
+ordering(ge(A, B), ge, A, B).
 
 not3(true, false).
 not3(false, true).
