@@ -1,0 +1,658 @@
+/*  stream_window: windows over named RDF streams, evaluated on the watermark.
+
+    The runtime of the window-based stream dialects (C-SPARQL, CQELS,
+    SPARQLstream, Streaming SPARQL, LUPOSDATE, RSP-QL; docs/DIALECTS.md).
+    It lives in the engine's module, next to the EP-SPARQL rules, the
+    background knowledge (sparql_background.pl) and the expression
+    evaluator (sparql_eval.pl) it shares with them.
+
+    A registered query (sw_register/2) names its windows, its report
+    policy and its relation-to-stream operator, and a compiled clause
+    swe<N>(Bounds, Rows) in the engine module (written by
+    epsparql/rules/window_compile.py) that evaluates its SPARQL part over
+    the windows' contents at one instant.  Occurrences arrive in order of
+    their time stamp τ (their end time) through sw_push/2.  Before an
+    occurrence with τ is stored, every instant t < τ that a query's policy
+    names is complete, and is evaluated (in the order of the instants,
+    then of registration).  sw_advance/2 and sw_flush/1 complete instants
+    without data.
+
+    Window state.  Each window keeps its content incrementally, in a
+    dynamic predicate of the engine module (one per window):
+
+        Store(Key, G, S, P, O, Tau, Seq)
+
+    one clause per distinct triple in the window (the content is an RDF
+    graph, a set), with the time Tau and arrival number Seq of its latest
+    occurrence; Key is a hash of the triple (first-argument index).  A
+    new occurrence of a triple replaces its clause, so the clauses are in
+    the order of their latest occurrences and the expired ones are at
+    the front: the garbage collection before each evaluation removes
+    them from the front, at a cost proportional to what expires.  Memory
+    is bounded by the windows' contents.  A window wholly in the past
+    (SPARQLstream's `NOW - a TO NOW - d`) also keeps the occurrences not
+    yet old enough for it, in Pending(Tau, Seq, G, S, P, O).
+
+    Times are numbers of seconds; window widths, steps and instants are
+    integers or rationals (exact: `100ms` is 1r10).  A time stamp and an
+    instant are compared as SWI-Prolog compares numbers (as doubles when
+    one is a float).
+*/
+:- module(stream_window,
+          [ sw_register/2,       % +Module, +QueryDef
+            sw_unregister/2,     % +Module, +Qid
+            sw_push/2,           % +Module, +Items
+            sw_advance/2,        % +Module, +Time
+            sw_flush/1,          % +Module
+            sw_drain/2,          % +Module, -Answers
+            sw_clear/1,          % +Module
+            sw_stats/2,          % +Module, -Stats
+            win_match/8          % +Module, +Store, +Hi, +Reasoning, ?G, ?S, ?P, ?O
+          ]).
+:- set_prolog_flag(optimise, true).
+:- use_module(library(lists)).
+:- use_module(library(apply)).
+:- use_module(library(error)).
+:- use_module(sparql_background).
+:- use_module(stream_relation).
+:- use_module(epsparql_core, [message_text/2]).
+
+%   Per-engine dynamic predicates (created in the engine module).
+sw_local(sw_q/2).          % sw_q(Qid, swq(Qid, Head, Windows, Policy, R2S, Pred))
+sw_local(sw_qs/2).         % sw_qs(Qid, st(Started, Nexts, Arrival, Count))
+sw_local(sw_prev/2).       % sw_prev(Qid, Rows): the previous evaluation's result
+sw_local(sw_n/3).          % sw_n(Store, G, N): occurrences stored into a window so far
+sw_local(sw_clock/1).      % sw_clock(Now): latest time stamp or advance
+sw_local(sw_ans/4).        % sw_ans(Qid, Row, Start, End): answers not yet drained
+sw_local(sw_err/2).        % sw_err(Message, Context): errors not yet drained
+sw_local(sw_late/1).       % sw_late(N): occurrences older than the clock
+
+ensure_local(M) :-
+    forall(sw_local(N/A), ( functor(H, N, A),
+                            ( predicate_property(M:H, dynamic) -> true ; dynamic(M:N/A) ) )),
+    (   M:sw_clock(_) -> true ; NegInf is -inf, assertz(M:sw_clock(NegInf)) ),
+    (   M:sw_late(_) -> true ; assertz(M:sw_late(0)) ).
+
+		 /*******************************
+		 *         REGISTRATION         *
+		 *******************************/
+
+%!  sw_register(+Module, +QueryDef) is det.
+%
+%   QueryDef is
+%
+%     swq(Qid, Head, Windows, Policy, R2S, Pred)
+%
+%   Head the functor of the query's answers; Windows a list of
+%   w(Store, Source, Kind) in the order of the Bounds argument of Pred;
+%   Source all, iri(Stream) or var (one window per stream); Kind one of
+%   range(Width, Step) (Step none: no instants of its own), now, all,
+%   count(N), past(Width, Delay, Step, PendingStore); Policy
+%   policy(Steps, ArrivalSources, Every, NonEmpty, Final): the step
+%   sizes whose multiples are instants, the sources whose arrival
+%   instants are instants, evaluate after every Every-th occurrence
+%   (none: never), skip instants whose windows are all empty
+%   (true/false), evaluate once at the end of input (true/false);
+%   R2S rstream, istream or dstream; Pred the name of the evaluation
+%   predicate (Pred(Bounds, Rows), Bounds = b(Hi1, ...)).
+sw_register(M, Def) :-
+    ensure_local(M),
+    Def = swq(Qid, _Head, Ws, _Policy, R2S, Pred),
+    must_be(oneof([rstream, istream, dstream]), R2S),
+    must_be(atom, Pred),
+    (   M:sw_q(Qid, _) -> permission_error(register, window_query, Qid) ; true ),
+    forall(member(w(Store, _, Kind), Ws), declare_window(M, Store, Kind)),
+    assertz(M:sw_q(Qid, Def)),
+    assertz(M:sw_qs(Qid, st(false, [], none, 0))),
+    assertz(M:sw_prev(Qid, [])).
+
+declare_window(M, Store, Kind) :-
+    dynamic(M:Store/7),
+    (   Kind = past(_, _, _, Pending) -> dynamic(M:Pending/6) ; true ).
+
+%!  sw_unregister(+Module, +Qid) is det.
+sw_unregister(M, Qid) :-
+    ensure_local(M),
+    (   retract(M:sw_q(Qid, swq(_, _, Ws, _, _, _)))
+    ->  forall(member(w(Store, _, Kind), Ws), forget_window(M, Store, Kind))
+    ;   true
+    ),
+    retractall(M:sw_qs(Qid, _)),
+    retractall(M:sw_prev(Qid, _)).
+
+forget_window(M, Store, Kind) :-
+    functor(H, Store, 7), retractall(M:H),
+    retractall(M:sw_n(Store, _, _)),
+    (   Kind = past(_, _, _, P) -> functor(HP, P, 6), retractall(M:HP) ; true ).
+
+%!  sw_clear(+Module) is det.
+%
+%   Forget the stream state (window contents, clocks, previous results,
+%   answers), keep the queries.
+sw_clear(M) :-
+    ensure_local(M),
+    forall(M:sw_q(_, swq(_, _, Ws, _, _, _)),
+           forall(member(w(Store, _, Kind), Ws), forget_window(M, Store, Kind))),
+    forall(M:sw_q(Qid, _), ( retractall(M:sw_qs(Qid, _)), assertz(M:sw_qs(Qid, st(false, [], none, 0))),
+                            retractall(M:sw_prev(Qid, _)), assertz(M:sw_prev(Qid, [])) )),
+    retractall(M:sw_ans(_, _, _, _)),
+    retractall(M:sw_err(_, _)),
+    retractall(M:sw_clock(_)),
+    retractall(M:sw_late(_)),
+    ensure_local(M).
+
+		 /*******************************
+		 *          THE STREAM          *
+		 *******************************/
+
+%!  sw_push(+Module, +Items) is det.
+%
+%   Items: o(Stream, S, P, O, T1, T2) in nondecreasing order of T2 (the
+%   time stamp).  An item older than the clock is counted as late and
+%   ignored (the Python side's reorder buffer sends none).
+sw_push(M, Items) :-
+    ensure_local(M),
+    forall(member(o(G, S, P, O, _T1, Tau), Items), push_one(M, G, S, P, O, Tau)).
+
+push_one(M, G, S, P, O, Tau) :-
+    M:sw_clock(Now),
+    (   Tau < Now
+    ->  retract(M:sw_late(L)), L1 is L + 1, assertz(M:sw_late(L1))
+    ;   (   Tau > Now
+        ->  complete_instants(M, <, Tau),
+            retract(M:sw_clock(_)), assertz(M:sw_clock(Tau))
+        ;   true
+        ),
+        forall(M:sw_q(Qid, Def), arrive(M, Qid, Def, G, S, P, O, Tau))
+    ).
+
+arrive(M, Qid, swq(_, _, Ws, Policy, _, _), G, S, P, O, Tau) :-
+    (   accepts_any(Ws, Policy, G)
+    ->  forall(( member(w(Store, Src, Kind), Ws), source_accepts(Src, G) ),
+               store_occurrence(M, Store, Src, Kind, G, S, P, O, Tau)),
+        note_arrival(M, Qid, Policy, G, Tau)
+    ;   true
+    ).
+
+accepts_any(Ws, policy(_, Arr, _, _, _), G) :-
+    (   member(w(_, Src, _), Ws), source_accepts(Src, G)
+    ->  true
+    ;   member(Src, Arr), source_accepts(Src, G)
+    ->  true
+    ).
+
+source_accepts(all, _).
+source_accepts(var, _).
+source_accepts(iri(G), G).
+
+%   The query's instants: start at the first arrival (first multiple of
+%   each step at or after it), remember an arrival instant, count.
+note_arrival(M, Qid, policy(Steps, Arr, Every, _, _), G, Tau) :-
+    retract(M:sw_qs(Qid, st(Started, Nexts0, Arr0, Count0))),
+    (   Started == true
+    ->  Nexts = Nexts0
+    ;   findall(n(B, Next), ( member(B, Steps), first_multiple_at_or_after(Tau, B, Next) ), Nexts)
+    ),
+    (   member(Src, Arr), source_accepts(Src, G) -> Arr1 = Tau ; Arr1 = Arr0 ),
+    Count is Count0 + 1,
+    (   Every \== none, Count >= Every
+    ->  assertz(M:sw_qs(Qid, st(true, Nexts, Arr1, 0))),
+        evaluate(M, Qid, Tau),
+        drop_instant(M, Qid, Tau)
+    ;   assertz(M:sw_qs(Qid, st(true, Nexts, Arr1, Count)))
+    ).
+
+%   Multiples of a step B near a time T, exactly (a float time is taken
+%   at its exact binary value).
+first_multiple_at_or_after(T, B, N) :-
+    exact(T, R), K is ceiling(R / B), N is K * B.
+
+floor_multiple(T, B, N) :-
+    exact(T, R), K is floor(R / B), N is K * B.
+
+exact(T, R) :- ( float(T) -> R is rational(T) ; R = T ).
+
+%!  sw_advance(+Module, +Time) is det.
+%
+%   No occurrence with a time stamp at or before Time will come:
+%   evaluate every instant up to Time.
+sw_advance(M, T) :-
+    ensure_local(M),
+    must_be(number, T),
+    complete_instants(M, =<, T),
+    retract(M:sw_clock(Now)),
+    Now1 is max(Now, T),
+    assertz(M:sw_clock(Now1)).
+
+%!  sw_flush(+Module) is det.
+%
+%   End of input: every instant up to and including, for each query,
+%   the first of its instants at or after the latest time stamp.
+sw_flush(M) :-
+    ensure_local(M),
+    M:sw_clock(Now),
+    (   Now =:= -inf
+    ->  true
+    ;   complete_instants(M, =<, Now),
+        findall(Qid, M:sw_q(Qid, _), Qids),
+        forall(member(Qid, Qids), flush_query(M, Qid, Now))
+    ).
+
+%   After the instants up to Now: the pending step instants (each the
+%   first multiple of its step after Now), the pending arrival instant,
+%   the occurrences counted since the last evaluation (Every), the final
+%   evaluation.
+flush_query(M, Qid, Now) :-
+    M:sw_q(Qid, swq(_, _, _, policy(_, _, Every, _, Final), _, _)),
+    M:sw_qs(Qid, st(Started, Nexts, Arr, Count)),
+    (   Started == true
+    ->  findall(T, member(n(_, T), Nexts), Ts0),
+        (   Arr \== none -> Ts1 = [Arr|Ts0] ; Ts1 = Ts0 ),
+        (   ( Every \== none, Count > 0 ; Final == true ) -> Ts2 = [Now|Ts1] ; Ts2 = Ts1 ),
+        sort(Ts2, Ts),
+        forall(member(T, Ts), ( evaluate(M, Qid, T), drop_instant(M, Qid, T) )),
+        retract(M:sw_qs(Qid, st(_, Nexts2, _, _))),
+        assertz(M:sw_qs(Qid, st(true, Nexts2, none, 0)))
+    ;   true
+    ).
+
+%   complete_instants(+M, +Cmp, +Limit): evaluate, in order of instant
+%   then registration, every instant T Cmp Limit that a started query's
+%   policy names.
+complete_instants(M, Cmp, Limit) :-
+    (   findall(T-Qid,
+                ( M:sw_qs(Qid, st(true, Nexts, Arr, _)),
+                  next_instant(Nexts, Arr, T),
+                  compare_time(Cmp, T, Limit) ),
+                Due),
+        Due \== []
+    ->  keysort(Due, [T0-_|_]),
+        forall(member(T-Qid, Due), ( T =:= T0 -> ( evaluate(M, Qid, T0), drop_instant(M, Qid, T0) ) ; true )),
+        complete_instants(M, Cmp, Limit)
+    ;   true
+    ).
+
+compare_time(<, A, B) :- A < B.
+compare_time(=<, A, B) :- A =< B.
+
+next_instant(Nexts, Arr, T) :-
+    findall(X, member(n(_, X), Nexts), Xs0),
+    (   Arr \== none -> Xs = [Arr|Xs0] ; Xs = Xs0 ),
+    Xs \== [],
+    min_list(Xs, T).
+
+%   The instant T has been evaluated: move each step on past it, forget
+%   the arrival instant if it was T.
+drop_instant(M, Qid, T) :-
+    retract(M:sw_qs(Qid, st(S, Nexts0, Arr0, C))),
+    maplist(step_past(T), Nexts0, Nexts),
+    (   Arr0 \== none, Arr0 =< T -> Arr = none ; Arr = Arr0 ),
+    assertz(M:sw_qs(Qid, st(S, Nexts, Arr, C))).
+
+step_past(T, n(B, X0), n(B, X)) :-
+    (   X0 =< T -> exact(T, R), K is floor(R / B) + 1, X is K * B ; X = X0 ).
+
+		 /*******************************
+		 *        WINDOW CONTENT        *
+		 *******************************/
+
+%   store_occurrence(+M, +Store, +Source, +Kind, +G, +S, +P, +O, +Tau)
+store_occurrence(M, Store, Src, Kind, G0, S, P, O, Tau) :-
+    (   Src == all -> G = '$all' ; G = G0 ),
+    next_seq(M, Store, Src, G, Seq),
+    (   Kind = past(_, _, _, Pending)
+    ->  Item =.. [Pending, Tau, Seq, G, S, P, O],
+        assertz(M:Item)
+    ;   replace_triple(M, Store, G, S, P, O, Tau, Seq)
+    ).
+
+next_seq(M, Store, Src, G, Seq) :-
+    (   Src == var -> CG = G ; CG = '$all' ),
+    (   retract(M:sw_n(Store, CG, N0)) -> true ; N0 = 0 ),
+    Seq is N0 + 1,
+    assertz(M:sw_n(Store, CG, Seq)).
+
+%   One clause per distinct triple: a new occurrence replaces the old.
+replace_triple(M, Store, G, S, P, O, Tau, Seq) :-
+    term_hash(t(G, S, P, O), K),
+    Old =.. [Store, K, G, S, P, O, _, _],
+    retractall(M:Old),
+    New =.. [Store, K, G, S, P, O, Tau, Seq],
+    assertz(M:New).
+
+%   prepare_window(+M, +T, +Window, -Hi, -Open, -Empty, -Last)
+%
+%   Bring the window to instant T: move pending occurrences in, remove
+%   what expired.  Hi: the greatest time stamp in the window's content
+%   at T; Open: its opening (docs/DIALECTS.md, "Answers"); Empty:
+%   true/false; Last: the latest time stamp of its content (count
+%   windows' answer end).
+prepare_window(M, T, w(Store, Src, Kind), Hi, Open, Empty, Last) :-
+    window_bounds(Kind, T, Hi, Lo),
+    (   Kind = past(_, _, _, Pending) -> release_pending(M, Store, Pending, Hi) ; true ),
+    expire(M, Store, Src, Kind, Lo),
+    content_extent(M, Store, Kind, Hi, Empty, First, Last0),
+    (   Empty == true -> Last = T ; Last = Last0 ),
+    window_open(Kind, T, Lo, Empty, First, Open).
+
+prepare_windows([], _, _, [], [], [], []).
+prepare_windows([W|Ws], M, T, [H|Hs], [O|Os], [E|Es], [L|Ls]) :-
+    prepare_window(M, T, W, H, O, E, L),
+    prepare_windows(Ws, M, T, Hs, Os, Es, Ls).
+
+%   window_bounds(+Kind, +T, -Hi, -Lo): content is Lo < τ =< Hi (Lo is
+%   lo(X) for a strict lower bound, ge(X) for τ >= X, none for none;
+%   count windows: count(N)).
+window_bounds(range(A, none), T, T, lo(Lo)) :- !, Lo is T - A.
+window_bounds(range(A, B), T, Hi, lo(Lo)) :- !, floor_multiple(T, B, Hi), Lo is Hi - A.
+window_bounds(now, T, T, ge(T)) :- !.
+window_bounds(all, T, T, none) :- !.
+window_bounds(count(N), T, T, count(N)) :- !.
+window_bounds(past(A, D, B, _), T, Hi, lo(Lo)) :-
+    (   B == none -> S = T ; floor_multiple(T, B, S) ),
+    Hi is S - D, Lo is S - A.
+
+window_open(range(_, _), _, lo(Lo), _, _, Lo) :- !.
+window_open(past(_, _, _, _), _, lo(Lo), _, _, Lo) :- !.
+window_open(now, T, _, _, _, T) :- !.
+window_open(_, T, _, Empty, First, Open) :-
+    (   Empty == true -> Open = T ; Open = First ).
+
+release_pending(M, Store, Pending, Hi) :-
+    Probe =.. [Pending, Tau, Seq, G, S, P, O],
+    (   clause(M:Probe, true, Ref),
+        (   Tau =< Hi
+        ->  erase(Ref), replace_triple(M, Store, G, S, P, O, Tau, Seq), fail
+        ;   true
+        )
+    ->  true
+    ;   true
+    ).
+
+%   Remove expired clauses from the front (they are in the order of
+%   their latest occurrence).
+expire(_, _, _, _, none) :- !.
+expire(M, Store, Src, _, count(N)) :- !,
+    (   Src == var
+    ->  forall(M:sw_n(Store, G, C), expire_count(M, Store, G, C - N))
+    ;   (   M:sw_n(Store, '$all', C) -> expire_count(M, Store, _, C - N) ; true )
+    ).
+expire(M, Store, _, _, Lo) :-
+    Probe =.. [Store, _, _, _, _, _, Tau, _],
+    (   clause(M:Probe, true, Ref),
+        (   expired(Lo, Tau) -> erase(Ref), fail ; true )
+    ->  true
+    ;   true
+    ).
+
+expired(lo(Lo), Tau) :- Tau =< Lo.
+expired(ge(X), Tau) :- Tau < X.
+
+%   Keep the occurrences numbered above Limit (per stream for var).
+expire_count(M, Store, G, Limit0) :-
+    Limit is Limit0,
+    Probe =.. [Store, _, G, _, _, _, _, Seq],
+    (   var(G)
+    ->  (   clause(M:Probe, true, Ref),
+            (   Seq =< Limit -> erase(Ref), fail ; true )
+        ->  true
+        ;   true
+        )
+    ;   forall(( clause(M:Probe, true, Ref), Seq =< Limit ), erase(Ref))
+    ).
+
+%   content_extent(+M, +Store, +Kind, +Hi, -Empty, -First, -Last): the
+%   earliest and (count windows only) latest time stamps at or before
+%   Hi.  The clauses are in time order: the first one is the earliest.
+content_extent(M, Store, Kind, Hi, Empty, First, Last) :-
+    Probe =.. [Store, _, _, _, _, _, Tau, _],
+    (   once(M:Probe), Tau =< Hi
+    ->  Empty = false, First = Tau,
+        (   Kind = count(_)
+        ->  Probe2 =.. [Store, _, _, _, _, _, X, _],
+            aggregate_all(max(X), M:Probe2, Last)
+        ;   Last = Hi
+        )
+    ;   Empty = true, First = none, Last = none
+    ).
+
+		 /*******************************
+		 *          EVALUATION          *
+		 *******************************/
+
+%   evaluate(+M, +Qid, +T): the query's windows at T, its SPARQL part,
+%   the relation-to-stream operator, the answers.
+evaluate(M, Qid, T) :-
+    M:sw_q(Qid, swq(_, _, Ws, policy(_, _, _, NonEmpty, _), R2S, Pred)),
+    prepare_windows(Ws, M, T, His, Opens, Empties, Lasts),
+    (   NonEmpty == true, Ws \== [], \+ memberchk(false, Empties)
+    ->  true                                % C-SPARQL: every window empty
+    ;   Bounds =.. [b|His],
+        Goal =.. [Pred, Bounds, Rows],
+        (   catch(M:Goal, E, ( record_error(M, E, eval(Qid, T)), fail ))
+        ->  report(M, Qid, R2S, Rows, Ws, T, Opens, Lasts)
+        ;   true
+        )
+    ).
+
+report(M, Qid, R2S, Rows, Ws, T, Opens, Lasts) :-
+    retract(M:sw_prev(Qid, Prev)),
+    assertz(M:sw_prev(Qid, Rows)),
+    (   R2S == rstream -> Out = Rows
+    ;   R2S == istream -> bag_difference(Rows, Prev, Out)
+    ;   bag_difference(Prev, Rows, Out)
+    ),
+    answer_interval(Ws, T, Opens, Lasts, Start, End),
+    forall(member(Row, Out), assertz(M:sw_ans(Qid, Row, Start, End))).
+
+%   [earliest opening, T]; all count windows: [first, last] time stamp.
+answer_interval(Ws, T, Opens, Lasts, Start, End) :-
+    (   Ws == [] -> Start = T, End = T
+    ;   min_list(Opens, Start0),
+        (   forall(member(w(_, _, K), Ws), K = count(_))
+        ->  max_list(Lasts, End), Start is min(Start0, End)
+        ;   End = T, Start = Start0
+        )
+    ).
+
+record_error(M, E, Context) :-
+    (   E = error(resource_error(_), _) -> throw(E) ; true ),
+    message_text(E, Text),
+    assertz(M:sw_err(Text, Context)).
+
+%!  sw_drain(+Module, -Answers) is det.
+%
+%   Answers a(Qid, Row, Start, End) not yet drained, in the order they
+%   were found, and errors e(Message, Context); both emptied.
+sw_drain(M, Out) :-
+    ensure_local(M),
+    findall(a(Q, R, S, E), retract(M:sw_ans(Q, R, S, E)), As),
+    findall(e(Msg, C), retract(M:sw_err(Msg, C)), Es),
+    append(As, Es, Out).
+
+%!  sw_stats(+Module, -Stats) is det.
+%
+%   Stats: a list of Key-Value: content (distinct triples in all
+%   windows), pending (occurrences waiting for a past window), late,
+%   queries.
+sw_stats(M, Stats) :-
+    ensure_local(M),
+    findall(N, ( M:sw_q(_, swq(_, _, Ws, _, _, _)), member(w(Store, _, _), Ws),
+                 functor(H, Store, 7),
+                 ( predicate_property(M:H, number_of_clauses(N)) -> true ; N = 0 ) ), Ns),
+    sum_list(Ns, Content),
+    findall(N, ( M:sw_q(_, swq(_, _, Ws, _, _, _)), member(w(_, _, past(_, _, _, P)), Ws),
+                 functor(H, P, 6),
+                 ( predicate_property(M:H, number_of_clauses(N)) -> true ; N = 0 ) ), Ps),
+    sum_list(Ps, Pending),
+    M:sw_late(Late),
+    aggregate_all(count, M:sw_q(_, _), Q),
+    Stats = [content-Content, pending-Pending, late-Late, queries-Q].
+
+		 /*******************************
+		 *           MATCHING           *
+		 *******************************/
+
+%!  win_match(+Module, +Store, +Hi, +Reasoning, ?G, ?S, ?P, ?O) is nondet.
+%
+%   A triple of a window's content at the current evaluation (time
+%   stamp at or before Hi), or entailed from one (Reasoning rdfs) as a
+%   stream triple is for EP-SPARQL: sub-classes and the domain and range
+%   of its property for rdf:type patterns, sub-properties otherwise.
+%   Each entailed triple once.
+win_match(M, Store, Hi, none, G, S, P, O) :- !,
+    content(M, Store, Hi, G, S, P, O).
+win_match(M, Store, Hi, rdfs, G, S, P, O) :-
+    Type = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type',
+    (   P == Type
+    ->  distinct(G-S-O,
+                 (   content(M, Store, Hi, G, S, Type, C0), sub_class(M, C0, O)
+                 ;   content(M, Store, Hi, G, X, Q, Y), Q \== Type,
+                     entailed_type(M, Q, Role, O),
+                     ( Role == subject -> S = X ; S = Y )
+                 ))
+    ;   nonvar(P)
+    ->  (   has_sub_properties(M)
+        ->  distinct(G-S-O, ( content(M, Store, Hi, G, S, Q, O), stream_property(M, Q, P) ))
+        ;   content(M, Store, Hi, G, S, P, O)
+        )
+    ;   has_sub_properties(M)
+    ->  distinct(G-S-P-O, ( content(M, Store, Hi, G, S, Q, O), sub_property(M, Q, P) ))
+    ;   content(M, Store, Hi, G, S, P, O)
+    ).
+
+has_sub_properties(M) :-
+    sparql_background:bg_flags(M, flags(true, _)).
+
+content(M, Store, Hi, G, S, P, O) :-
+    Probe =.. [Store, _, G, S, P, O, Tau, _],
+    M:Probe,
+    Tau =< Hi.
+
+		 /*******************************
+		 *            BRIDGE            *
+		 *******************************/
+
+%   Entry points for epsparql.windows (Python), called through the
+%   runtime as bridge_python:Name(Args..., Reply); each answers one JSON
+%   text, {"a": [[Qid, [Values...], Start, End], ...], "e": [...]}.
+:- multifile
+    bridge_python:sw_py_register/3,
+    bridge_python:sw_py_push/3,
+    bridge_python:sw_py_advance/3,
+    bridge_python:sw_py_flush/2,
+    bridge_python:sw_py_clear/2,
+    bridge_python:sw_py_stats/2.
+
+bridge_python:sw_py_register(M, Text, R) :-
+    bridge_reply(M, register_text(M, Text), R).
+bridge_python:sw_py_push(M, Text, R) :-
+    bridge_reply(M, push_text(M, Text), R).
+bridge_python:sw_py_advance(M, TText, R) :-
+    bridge_reply(M, ( atom_number(TText, T), sw_advance(M, T) ), R).
+bridge_python:sw_py_flush(M, R) :-
+    bridge_reply(M, sw_flush(M), R).
+bridge_python:sw_py_clear(M, R) :-
+    bridge_reply(M, sw_clear(M), R).
+bridge_python:sw_py_stats(M, R) :-
+    catch(( sw_stats(M, S),
+            with_output_to(string(R), ( write('{'), foldl(write_stat, S, "", _), write('}') )) ),
+          E, error_reply(E, R)).
+
+write_stat(K-V, Sep, ",") :- format('~w"~w":~w', [Sep, K, V]).
+
+%   register_text(+M, +Text): Text holds clauses (the evaluation
+%   predicates, asserted into M) and one term window_query(QueryDef).
+register_text(M, Text) :-
+    setup_call_cleanup(open_string(Text, S), read_all(S, Terms), close(S)),
+    partition([T]>>(T = window_query(_)), Terms, [window_query(Def)], Clauses),
+    Def = swq(_, _, _, _, _, Pred),
+    (   Clauses = [Cl|_], clause_pred(Cl, Pred) -> true
+    ;   domain_error(window_query_clauses, Pred)
+    ),
+    forall(member(C, Clauses), assertz(M:C)),
+    sw_register(M, Def).
+
+clause_pred((H :- _), Name) :- !, functor(H, Name, _).
+clause_pred(H, Name) :- functor(H, Name, _).
+
+read_all(S, Terms) :-
+    read_term(S, T, [module(stream_window), syntax_errors(error)]),
+    (   T == end_of_file -> Terms = [] ; Terms = [T|Rest], read_all(S, Rest) ).
+
+%   push_text(+M, +Text): a sequence of terms s(Stream) (the stream of
+%   the batches that follow) and b(Vars, Values, Items), batches of the
+%   wire format of epsparql/rdf/wire.py, read as data.
+push_text(M, Text) :-
+    setup_call_cleanup(open_string(Text, S), read_batches(S, none, Items), close(S)),
+    sw_push(M, Items).
+
+read_batches(S, G, Items) :-
+    read_term(S, T, [syntax_errors(error)]),
+    (   T == end_of_file -> Items = []
+    ;   T = s(G1), atom(G1) -> read_batches(S, G1, Items)
+    ;   T = b(Vars, Values, Batch), G \== none, is_list(Vars), is_list(Values),
+        ground(Values), Vars = Values, is_list(Batch), ground(Batch)
+    ->  maplist(wire_item(G), Batch, Items0),
+        append(Items0, Rest, Items),
+        read_batches(S, G, Rest)
+    ;   domain_error(stream_batch, T)
+    ).
+
+wire_item(G, X, Item) :-
+    (   wire_item_(X, G, Item0) -> Item = Item0 ; domain_error(stream_batch_item, X) ).
+
+wire_item_(t(S, P, O, T1, T2), G, o(G, S, P, O, T1, T2)).
+wire_item_(n(S, P, V, D, L, T1, T2), G, o(G, S, P, n(V, D, L), T1, T2)).
+wire_item_(d(S, P, V, D, L, T1, T2), G, o(G, S, P, d(V, D, L), T1, T2)).
+wire_item_(dur(S, P, V, D, L, T1, T2), G, o(G, S, P, dur(V, D, L), T1, T2)).
+wire_item_(t(S, P, O, T), G, o(G, S, P, O, T, T)).
+wire_item_(n(S, P, V, D, L, T), G, o(G, S, P, n(V, D, L), T, T)).
+wire_item_(d(S, P, V, D, L, T), G, o(G, S, P, d(V, D, L), T, T)).
+wire_item_(dur(S, P, V, D, L, T), G, o(G, S, P, dur(V, D, L), T, T)).
+
+%   Run Goal, then answer the drained answers and errors as JSON.
+bridge_reply(M, Goal, Reply) :-
+    catch(( call(Goal) -> true ; throw(error(goal_failed(Goal), _)) ), E, true),
+    (   var(E)
+    ->  sw_drain(M, Out),
+        with_output_to(string(Reply), write_answers(Out))
+    ;   error_reply(E, Reply)
+    ).
+
+error_reply(E, Reply) :-
+    message_text(E, Text),
+    format(string(T), '~q', [E]),
+    with_output_to(string(Reply),
+                   ( write('{"error":'), json_string(Text), write(',"term":'), json_string(T), write('}') )).
+
+json_string(Text) :- json:json_write_string(current_output, Text).
+
+write_answers(Out) :-
+    partition([X]>>(X = a(_, _, _, _)), Out, As, Es),
+    write('{"a":['),
+    foldl(write_answer, As, "", _),
+    write('],"e":['),
+    foldl(write_error, Es, "", _),
+    write(']}').
+
+write_answer(a(Qid, Row, S, E), Sep, ",") :-
+    write(Sep),
+    unground(Row, Row1),
+    Row1 =.. [_|Vs],
+    time_number(S, SN), time_number(E, EN),
+    phrase(bridge_python:json_term([Qid, Vs, SN, EN]), Codes),
+    format('~s', [Codes]).
+
+write_error(e(Msg, Ctx), Sep, ",") :-
+    write(Sep), write('{"message":'), json_string(Msg),
+    format(string(C), '~q', [Ctx]),
+    write(',"context":'), json_string(C), write('}').
+
+%   Times go out as integers when whole, floats otherwise.
+time_number(T, N) :-
+    (   integer(T) -> N = T
+    ;   rational(T), \+ integer(T) -> N is float(T)
+    ;   float(T), T =:= truncate(T), abs(T) < 1.0e15 -> N is truncate(T)
+    ;   N = T
+    ).
