@@ -1,0 +1,519 @@
+"""Compile a windowed continuous query into the Prolog of stream_window.pl.
+
+A :class:`~epsparql.algebra.streams.ContinuousQuery` becomes
+
+- one term ``window_query(swq(Qid, Head, Windows, Policy, R2S, Pred))``
+  that prolog/stream_window.pl registers (windows, report policy, R2S);
+- clauses ``Pred(b(H1, ...), Rows)`` (and one per sub-query) that
+  evaluate the query's SPARQL part at one instant, given each window's
+  upper time bound Hi, into the result's rows.
+
+The WHERE pattern becomes one Prolog goal whose solutions are the
+SPARQL solutions, as a bag (findall/3).  A triple pattern over a window
+calls ``stream_window:win_match/8``; over a background graph
+``sparql_background:bg_triple/5`` or ``bg_path/5``; over several
+sources their union (``distinct/2``: the default graph is a merge).
+Join, OPTIONAL and MINUS evaluate their right side with the left side's
+bindings when that is SPARQL's bottom-up answer (every in-scope variable
+of the right side is bound by each of its solutions); otherwise the right
+side runs on renamed variables and the two are then unified (SPARQL's
+compatibility is unification).  Expressions are sparql_eval.pl trees,
+as for EP-SPARQL (epsparql.rules.compile); EXISTS is evaluated first
+into a boolean.  Grouping, aggregates, ORDER BY, DISTINCT and slices
+are prolog/stream_relation.pl's.
+
+Every constant goes through epsparql.core.terms (quoted, escaped): a
+query's data is never Prolog source.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable
+
+from rdflib import BNode, Literal, URIRef
+
+from ..algebra.nodes import Empty, Extend, Filter, Join, LeftJoin, Union_
+from ..algebra.streams import (ContinuousQuery, ExistsExpr, Minus, PerStream, Quad, Relation,
+                               SubSelect, Table, WindowDef, in_scope)
+from ..core.terms import to_prolog
+from ..language import ast as A
+from ..language.dialects import ast as D
+from ..language.errors import QueryError
+from .compile import BINARY_OPS, UNARY_OPS
+
+AGG_OPS = {"COUNT": "count", "SUM": "sum", "AVG": "avg", "MIN": "min", "MAX": "max",
+           "SAMPLE": "sample", "GROUP_CONCAT": "group_concat"}
+
+
+@dataclass
+class CompiledWindowQuery:
+    """The Prolog text of one windowed query and how to read its rows."""
+
+    qid: int
+    head: str
+    variables: list[str]            # the names of a row's positions
+    text: str                       # clauses + window_query/1, for sw_py_register
+    warnings: list[str] = field(default_factory=list)
+
+
+def number(x: Fraction | int) -> str:
+    """An exact time as Prolog number text (``3``, ``1r10``)."""
+    f = Fraction(x)
+    return str(f.numerator) if f.denominator == 1 else f"{f.numerator}r{f.denominator}"
+
+
+class _Clause:
+    """Variable naming for one Prolog clause."""
+
+    def __init__(self) -> None:
+        self.vars: dict[str, str] = {}
+        self.n = 0
+
+    def var(self, name: str) -> str:
+        v = self.vars.get(name)
+        if v is None:
+            v = self.vars[name] = f"V{len(self.vars)}"
+        return v
+
+    def fresh(self) -> str:
+        self.n += 1
+        return f"F{self.n}"
+
+
+class WindowCompiler:
+    """Writes one query's clauses."""
+
+    def __init__(self, q: ContinuousQuery, qid: int, *, module: str,
+                 encode: Callable[[Any], Any], is_function: Callable[[str], bool],
+                 reasoning: str) -> None:
+        self.q = q
+        self.qid = qid
+        self.module = to_prolog(module)
+        self.encode = encode
+        self.is_function = is_function
+        self.reasoning = "rdfs" if reasoning == "rdfs" else "none"
+        self.clauses: list[str] = []
+        self.subs = 0
+        self.windows = {w.index: w for w in q.windows}
+        self.bounds = "b(" + ", ".join(f"H{w.index}" for w in q.windows) + ")" if q.windows else "b"
+
+    def store(self, i: int) -> str:
+        return f"swc{self.qid}_{i}"
+
+    # -- the query -------------------------------------------------------------
+    def compile(self) -> CompiledWindowQuery:
+        pred = f"swe{self.qid}"
+        rel = self.q.relation
+        if self.q.form == "ASK":
+            c = _Clause()
+            where = self.pattern(rel.pattern, c)
+            self.clauses.append(f"{pred}({self.bounds}, Rows) :- "
+                                f"( \\+ \\+ ({where}) -> Rows = [row(bool(true, \"true\"))] "
+                                f"; Rows = [row(bool(false, \"false\"))] ).")
+            names = ["ask"]
+        else:
+            names = self.relation(pred, rel)
+        head = f"sparql_w{self.qid}"
+        windows = "[" + ", ".join(self.window_term(w) for w in self.q.windows) + "]"
+        policy = self.policy_term()
+        text = "\n".join(self.clauses) + (
+            f"\nwindow_query(swq({self.qid}, {head}, {windows}, {policy}, "
+            f"{self.q.r2s}, {pred})).\n")
+        return CompiledWindowQuery(self.qid, head, names, text)
+
+    def window_term(self, w: WindowDef) -> str:
+        win = w.window
+        if isinstance(w.stream, A.Var):
+            src = "var"
+        elif w.stream is None:
+            src = "all"
+        else:
+            src = f"iri({to_prolog(str(w.stream))})"
+        step = "none" if win.step is None else number(win.step)
+        if win.kind == "range":
+            kind = f"range({number(win.width)}, {step})"
+        elif win.kind == "count":
+            kind = f"count({win.count})"
+        elif win.kind == "past":
+            kind = f"past({number(win.width)}, {number(win.delay or 0)}, {step}, swp{self.qid}_{w.index})"
+        elif win.kind in ("now", "all"):
+            kind = win.kind
+        else:
+            raise QueryError(f"unknown window kind {win.kind}")
+        return f"w({self.store(w.index)}, {src}, {kind})"
+
+    def policy_term(self) -> str:
+        """policy(Steps, ArrivalSources, Every, NonEmpty, Final)."""
+        p = self.q.policy
+        ws = list(self.q.windows)
+
+        def source(w: WindowDef) -> str:
+            if isinstance(w.stream, A.Var):
+                return "var"
+            if w.stream is None:
+                return "all"
+            return f"iri({to_prolog(str(w.stream))})"
+
+        def uniq(xs: list[str]) -> str:
+            return "[" + ", ".join(dict.fromkeys(xs)) + "]"
+
+        if p.kind == "close" and ws:
+            steps = [number(w.window.step) for w in ws
+                     if w.window.kind in ("range", "past") and w.window.step is not None]
+            arrivals = [source(w) for w in ws
+                        if not (w.window.kind in ("range", "past") and w.window.step is not None)]
+            nonempty = "true" if p.non_empty else "false"
+            return f"policy({uniq(steps)}, {uniq(arrivals)}, none, {nonempty}, false)"
+        if p.kind == "eager" and ws:
+            return f"policy([], {uniq([source(w) for w in ws])}, none, false, false)"
+        if p.kind == "period":
+            return f"policy([{number(p.period)}], [], none, false, false)"
+        if p.kind == "triples":
+            return f"policy([], [], {int(p.count)}, false, false)"
+        return "policy([], [], none, false, true)"
+
+    # -- relations ---------------------------------------------------------------
+    def relation(self, pred: str, rel: Relation) -> list[str]:
+        """Clauses of ``pred(Bounds, Rows)``; the names of a row's positions."""
+        c = _Clause()
+        where = self.pattern(rel.pattern, c)
+        names = [n for _, n in rel.projection]
+        dirs = "[" + ", ".join("desc" if d else "asc" for _, d in rel.order_by) + "]"
+        slice_ = f"slice({rel.offset}, {'inf' if rel.limit is None else rel.limit})"
+        distinct = "true" if rel.distinct else "false"
+        if not rel.grouped:
+            post = self.selects(rel, c)
+            keys, kgoals = self.order_keys(rel, c)
+            row = "row(" + ", ".join(c.var(n) for n in names) + ")" if names else "row"
+            body = ", ".join(x for x in [where, *post, *kgoals,
+                                         f"stream_relation:ground_row({row}, Row)"] if x)
+            self.clauses.append(
+                f"{pred}({self.bounds}, Rows) :- findall({keys}-Row, ({body}), Keyed), "
+                f"stream_relation:finish_rows(Keyed, {dirs}, {distinct}, {slice_}, Rows).")
+            return names
+        # aggregate query: two phases (see the module docstring)
+        aggs = self.collect_aggregates(rel)
+        agg_vars = {a: c.fresh() for a in aggs}
+        key_parts: list[str] = []
+        key_goals: list[str] = []
+        for expr, name in rel.group_by:
+            if isinstance(expr, A.Var):
+                key_parts.append(c.var(expr.name))
+            else:
+                x = c.fresh()
+                key_goals.append(f"sparql_eval:sparql_eval({self.expr(expr, c)}, {x}), "
+                                 f"( {x} == '$error' -> true ; true )")
+                key_parts.append(x)
+        gk = "gk(" + ", ".join(key_parts) + ")" if key_parts else "gk"
+        arg_vals: list[str] = []
+        arg_goals: list[str] = []
+        specs: list[str] = []
+        all_vars = sorted(in_scope(rel.pattern))
+        for a in aggs:
+            x = c.fresh()
+            op = AGG_OPS[a.name]
+            if a.arg is None:
+                sol = "s(" + ", ".join(c.var(n) for n in all_vars) + ")" if all_vars else "s"
+                arg_goals.append(f"stream_relation:ground_row({sol}, {x})")
+                op = "count_star"
+            else:
+                arg_goals.append(f"sparql_eval:sparql_eval({self.expr(a.arg, c)}, {x})")
+            arg_vals.append(x)
+            specs.append(f"agg({op}, {'true' if a.distinct else 'false'}, {to_prolog(a.separator)})")
+        ar = "ar(" + ", ".join(arg_vals) + ")" if arg_vals else "ar"
+        gkey = c.fresh()
+        phase1 = ", ".join(x for x in [where, *key_goals, *arg_goals,
+                                       f"stream_relation:ground_row({gk}, {gkey})"] if x)
+        # phase 2: per group
+        key_bind: list[str] = []
+        k2: list[str] = []
+        for (expr, name), part in zip(rel.group_by, key_parts):
+            if isinstance(expr, A.Var):
+                k2.append(part)
+            elif name is not None:
+                k2.append(c.var(name))
+            else:
+                k2.append("_")
+        gk2 = "gk(" + ", ".join(k2) + ")" if k2 else "gk"
+        av = "av(" + ", ".join(agg_vars[a] for a in aggs) + ")" if aggs else "av"
+        self.agg_vars = agg_vars
+        having = [f"sparql_eval:sparql_true({self.expr(h, c)})" for h in rel.having]
+        post = self.selects(rel, c)
+        keys, kgoals = self.order_keys(rel, c)
+        row = "row(" + ", ".join(c.var(n) for n in names) + ")" if names else "row"
+        phase2 = ", ".join([
+            "member(GK0-AggRows, Groups)",
+            f"stream_relation:unground(GK0, {gk2})",
+            f"stream_relation:aggregate_values([{', '.join(specs)}], AggRows, AV0)",
+            f"stream_relation:unground(AV0, {av})",
+            *having, *post, *kgoals,
+            f"stream_relation:ground_row({row}, Row)"])
+        self.clauses.append(
+            f"{pred}({self.bounds}, Rows) :- "
+            f"findall({gkey}-{ar}, ({phase1}), Pairs), "
+            f"stream_relation:group_rows(Pairs, {'true' if rel.group_by else 'false'}, Groups), "
+            f"findall({keys}-Row, ({phase2}), Keyed), "
+            f"stream_relation:finish_rows(Keyed, {dirs}, {distinct}, {slice_}, Rows).")
+        self.agg_vars = {}
+        return names
+
+    agg_vars: dict = {}
+
+    def collect_aggregates(self, rel: Relation) -> list[D.Aggregate]:
+        from ..language.dialects.builder import aggregates_in
+        out: list[D.Aggregate] = []
+        exprs = [e for e, _ in rel.projection if e is not None] + list(rel.having) + \
+            [e for e, _ in rel.order_by]
+        for e in exprs:
+            for a in aggregates_in(e):
+                if a not in out:
+                    out.append(a)
+        return out
+
+    def selects(self, rel: Relation, c: _Clause) -> list[str]:
+        goals = []
+        for expr, name in rel.projection:
+            if expr is None:
+                continue
+            x = c.fresh()
+            goals.append(f"sparql_eval:sparql_eval({self.expr(expr, c)}, {x}), "
+                         f"( {x} == '$error' -> true ; {c.var(name)} = {x} )")
+        return goals
+
+    def order_keys(self, rel: Relation, c: _Clause) -> tuple[str, list[str]]:
+        keys, goals = [], []
+        for expr, desc in rel.order_by:
+            x, k = c.fresh(), c.fresh()
+            goals.append(f"sparql_eval:sparql_eval({self.expr(expr, c)}, {x}), "
+                         f"stream_relation:order_key({'desc' if desc else 'asc'}, {x}, {k})")
+            keys.append(k)
+        return "[" + ", ".join(keys) + "]", goals
+
+    # -- patterns ----------------------------------------------------------------
+    def pattern(self, p: Any, c: _Clause) -> str:
+        if isinstance(p, Empty):
+            return "true"
+        if isinstance(p, Quad):
+            return self.quad(p, c)
+        if isinstance(p, PerStream):
+            return self.pattern(p.pattern, c)
+        if isinstance(p, Join):
+            left = self.pattern(p.left, c)
+            if self.safe(p.right):
+                return f"{left}, {self.pattern(p.right, c)}"
+            right, pairs = self.renamed(p.right, in_scope(p.left), c)
+            unify = ", ".join(f"{a} = {b}" for a, b in pairs) or "true"
+            return f"{left}, {right}, {unify}"
+        if isinstance(p, Union_):
+            return f"( {self.pattern(p.left, c)} ; {self.pattern(p.right, c)} )"
+        if isinstance(p, LeftJoin):
+            left = self.pattern(p.left, c)
+            if self.safe(p.right):
+                right = self.pattern(p.right, c)
+            else:
+                r, pairs = self.renamed(p.right, in_scope(p.left), c)
+                right = ", ".join([r] + [f"{a} = {b}" for a, b in pairs])
+            cond = self.condition(p.expr, in_scope(p.left) | in_scope(p.right), c) \
+                if p.expr is not None else "true"
+            return f"{left}, ( ({right}, {cond}) *-> true ; true )"
+        if isinstance(p, Minus):
+            left = self.pattern(p.left, c)
+            shared = in_scope(p.left) & in_scope(p.right)
+            if not shared:
+                return left
+            r, pairs = self.renamed(p.right, shared, c, rename_all=True)
+            lst = "[" + ", ".join(f"{a}-{b}" for a, b in pairs) + "]"
+            return f"{left}, \\+ ({r}, stream_relation:minus_compatible({lst}))"
+        if isinstance(p, Filter):
+            inner = self.pattern(p.pattern, c)
+            return f"{inner}, {self.condition(p.expr, in_scope(p.pattern), c)}"
+        if isinstance(p, Extend):
+            inner = self.pattern(p.pattern, c)
+            x = c.fresh()
+            tree = self.expr(p.expr, c, in_scope(p.pattern))
+            return (f"{inner}, sparql_eval:sparql_eval({tree}, {x}), "
+                    f"( {x} == '$error' -> true ; {c.var(p.var.name)} = {x} )")
+        if isinstance(p, Table):
+            rows = []
+            for r in p.rows:
+                vals = ["_" if v is None else to_prolog(self.encode(v)) for v in r]
+                rows.append("row(" + ", ".join(vals) + ")" if vals else "row")
+            tpl = "row(" + ", ".join(c.var(n) for n in p.vars) + ")" if p.vars else "row"
+            return f"member({tpl}, [{', '.join(rows)}])"
+        if isinstance(p, SubSelect):
+            self.subs += 1
+            pred = f"swe{self.qid}_s{self.subs}"
+            names = self.relation(pred, p.relation)
+            row = "row(" + ", ".join(c.var(n) for n in names) + ")" if names else "row"
+            rows = c.fresh()
+            return f"{pred}({self.bounds}, {rows}), stream_relation:member_row({row}, {rows})"
+        raise QueryError(f"unsupported pattern {type(p).__name__} in a stream query")
+
+    def safe(self, p: Any) -> bool:
+        """Does every solution of ``p`` bind every in-scope variable (so
+        that evaluating it under outer bindings is the bottom-up join)?"""
+        return certainly_bound(p) >= in_scope(p)
+
+    def renamed(self, p: Any, outer: set[str], c: _Clause, rename_all: bool = False
+                ) -> tuple[str, list[tuple[str, str]]]:
+        """``p``'s goal evaluated on its own: its variables shared with
+        ``outer`` renamed (all of its variables when ``rename_all``: MINUS's
+        right side binds nothing outside); the (outer, renamed) pairs."""
+        shared = sorted(in_scope(p) & outer)
+        saved = dict(c.vars)
+        pairs = [(c.var(n), c.fresh()) for n in shared]
+        outer_names = dict(c.vars)
+        c.vars = {} if rename_all else dict(outer_names)
+        for n, (_, fresh) in zip(shared, pairs):
+            c.vars[n] = fresh
+        if rename_all:
+            # every other variable of p is private: fresh Prolog names
+            c.vars.update({k: c.fresh() for k in outer_names if k not in c.vars})
+        goal = self.pattern(p, c)
+        if rename_all:
+            c.vars = saved
+        else:
+            new = {k: v for k, v in c.vars.items() if k not in saved}
+            c.vars = {**saved, **new}
+        return goal, pairs
+
+    def quad(self, q: Quad, c: _Clause) -> str:
+        t = q.triple
+        path = not (isinstance(t.p, (URIRef, A.Var)))
+        s, o = self.term(t.s, c), self.term(t.o, c)
+        p = None if path else self.term(t.p, c)
+        alts = []
+        for src in q.sources:
+            if src.kind == "window":
+                w = self.windows[src.ref]
+                if path:
+                    raise QueryError("property paths over stream windows are not supported yet "
+                                     "(they work over background graphs, in GRAPH <g> {…})")
+                g = c.var(w.stream.name) if isinstance(w.stream, A.Var) else "_"
+                alts.append(f"stream_window:win_match({self.module}, {self.store(src.ref)}, "
+                            f"H{src.ref}, {self.reasoning}, {g}, {s}, {p}, {o})")
+            else:
+                g = c.var(src.ref.name) if isinstance(src.ref, A.Var) else to_prolog(str(src.ref))
+                if path:
+                    alts.append(f"sparql_background:bg_path({self.module}, {g}, "
+                                f"{self.path(t.p)}, {s}, {o})")
+                else:
+                    alts.append(f"sparql_background:bg_triple({self.module}, {g}, {s}, {p}, {o})")
+        if len(alts) == 1:
+            return alts[0]
+        tpl = f"t({s}, {o})" if path else f"t({s}, {p}, {o})"
+        return f"distinct({tpl}, ( {' ; '.join(alts)} ))"
+
+    def term(self, x: Any, c: _Clause) -> str:
+        if isinstance(x, A.Var):
+            return c.var(x.name)
+        if isinstance(x, BNode):
+            return c.var("_:" + str(x))
+        if isinstance(x, (URIRef, Literal)):
+            return to_prolog(self.encode(x))
+        raise QueryError(f"unsupported term {x!r}")
+
+    def path(self, p: Any) -> str:
+        if isinstance(p, URIRef):
+            return to_prolog(str(p))
+        if isinstance(p, A.PathSeq):
+            out = self.path(p.parts[0])
+            for q in p.parts[1:]:
+                out = f"seq({out}, {self.path(q)})"
+            return out
+        if isinstance(p, A.PathAlt):
+            out = self.path(p.parts[0])
+            for q in p.parts[1:]:
+                out = f"alt({out}, {self.path(q)})"
+            return out
+        if isinstance(p, A.PathInv):
+            return f"inv({self.path(p.path)})"
+        if isinstance(p, A.PathMod):
+            return f"{ {'*': 'star', '+': 'plus', '?': 'opt'}[p.mod]}({self.path(p.path)})"
+        raise QueryError(f"unsupported property path {p!r}")
+
+    # -- expressions -------------------------------------------------------------
+    def condition(self, e: Any, scope: set[str], c: _Clause) -> str:
+        pre: list[str] = []
+        tree = self.expr(e, c, scope, pre)
+        return ", ".join(pre + [f"sparql_eval:sparql_true({tree})"])
+
+    def expr(self, e: Any, c: _Clause, scope: set[str] | None = None,
+             pre: list[str] | None = None) -> str:
+        """A sparql_eval tree.  Variables outside ``scope`` (when given) are
+        unbound there (SPARQL's filter scoping); EXISTS goes to ``pre``."""
+        if isinstance(e, A.Var):
+            if scope is not None and e.name not in scope:
+                return f"var({c.fresh()})"
+            return f"var({c.var(e.name)})"
+        if isinstance(e, D.Aggregate):
+            v = self.agg_vars.get(e)
+            if v is None:
+                raise QueryError("an aggregate outside SELECT, HAVING or ORDER BY")
+            return f"var({v})"
+        if isinstance(e, (URIRef, Literal)):
+            return f"const({to_prolog(self.encode(e))})"
+        if isinstance(e, A.BinaryOp):
+            return f"{BINARY_OPS[e.op]}({self.expr(e.left, c, scope, pre)}, {self.expr(e.right, c, scope, pre)})"
+        if isinstance(e, A.UnaryOp):
+            return f"{UNARY_OPS[e.op]}({self.expr(e.operand, c, scope, pre)})"
+        if isinstance(e, (A.In, A.NotIn)):
+            items = ", ".join(self.expr(x, c, scope, pre) for x in e.values)
+            return f"{'in' if isinstance(e, A.In) else 'notin'}({self.expr(e.expr, c, scope, pre)}, [{items}])"
+        if isinstance(e, ExistsExpr):
+            if pre is None:
+                raise QueryError("EXISTS is only supported in FILTER")
+            x = c.fresh()
+            inner = self.pattern(e.pattern, c)
+            pre.append(f"stream_relation:exists_value(({inner}), {x})")
+            return f"not(var({x}))" if e.negated else f"var({x})"
+        if isinstance(e, A.FunctionCall):
+            args = [self.expr(a, c, scope, pre) for a in e.args]
+            if isinstance(e.name, URIRef):
+                if not self.is_function(str(e.name)):
+                    p = e.pos
+                    raise QueryError(f"unknown function <{e.name}>: register it with "
+                                     f"Engine.register_function() before registering the query",
+                                     p.line if p else None, p.column if p else None)
+                return f"call({to_prolog(str(e.name))}, [{', '.join(args)}])"
+            name = e.name.upper()
+            if name in ("GETDURATION", "GETSTARTTIME", "GETENDTIME", "TIMESTAMP"):
+                p = e.pos
+                raise QueryError(f"{e.name}() is not supported in windowed queries yet",
+                                 p.line if p else None, p.column if p else None)
+            return f"call({to_prolog(name)}, [{', '.join(args)}])"
+        raise QueryError(f"unsupported expression {e!r}")
+
+
+def certainly_bound(p: Any) -> set[str]:
+    """Variables every solution of ``p`` binds (conservative)."""
+    if isinstance(p, Quad):
+        return in_scope(p)
+    if isinstance(p, PerStream):
+        return certainly_bound(p.pattern) | ({p.var} if p.var else set())
+    if isinstance(p, Join):
+        return certainly_bound(p.left) | certainly_bound(p.right)
+    if isinstance(p, (Union_,)):
+        return certainly_bound(p.left) & certainly_bound(p.right)
+    if isinstance(p, (LeftJoin, Minus)):
+        return certainly_bound(p.left)
+    if isinstance(p, Filter):
+        return certainly_bound(p.pattern)
+    if isinstance(p, Extend):
+        return certainly_bound(p.pattern)
+    if isinstance(p, Table):
+        return {n for i, n in enumerate(p.vars) if all(r[i] is not None for r in p.rows)}
+    if isinstance(p, SubSelect):
+        return set()
+    return set()
+
+
+def compile_window_query(q: ContinuousQuery, qid: int, *, module: str,
+                         encode: Callable[[Any], Any],
+                         is_function: Callable[[str], bool] = lambda iri: False,
+                         reasoning: str = "rdfs") -> CompiledWindowQuery:
+    """The Prolog text of a windowed query (see the module docstring)."""
+    comp = WindowCompiler(q, qid, module=module, encode=encode, is_function=is_function,
+                          reasoning=reasoning)
+    return comp.compile()

@@ -1,0 +1,279 @@
+"""Windowed continuous queries over named streams (the stream dialects).
+
+    from epsparql.windowed import WindowEngine
+    engine = WindowEngine()
+    q = engine.register(cqels_text)                 # dialect detected, or dialect="cqels"
+    engine.push(s, p, o, 5, stream="http://example.org/rfid")
+    engine.push_many(rows, stream=...)              # (s, p, o, start[, end]) rows
+    engine.push_quads(rows)                         # (s, p, o, stream, start[, end]) rows
+    engine.advance(t); engine.flush()
+    for a in q.results(): a.bindings, a.start, a.end
+
+The queries run in the Prolog core (prolog/stream_window.pl) inside the
+module of an :class:`epsparql.Engine`, with its background knowledge,
+reasoning and extension functions; Python parses, compiles, batches the
+rows (one crossing per batch) and decodes the answers.  Semantics:
+docs/DIALECTS.md.  (This entry point is the dialects' own until they
+join ``Engine.register`` and ``Engine.push(..., stream=)``.)
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from datetime import datetime
+from typing import Any, Callable, Iterable, Sequence
+
+from rdflib.term import BNode, Literal, Node, URIRef
+
+from .algebra.streams import ContinuousQuery, translate
+from .core.runtime import PROLOG_DIR, check, runtime
+from .core.terms import from_json, quote_atom
+from .engine import Answer, Engine, seconds
+from .language import QueryError
+from .language.dialects import detect_dialect, parse_dialect
+from .ordering import Reorderer
+from .rdf.codec import decode, encode
+from .rdf.wire import triple_batch_text
+from .rules.window_compile import CompiledWindowQuery, compile_window_query
+
+#: The stream of rows pushed without one.
+DEFAULT_STREAM = "urn:epsparql:stream"
+
+_TERMS = (URIRef, Literal, BNode)
+
+
+class UnboundedWindowWarning(UserWarning):
+    """A query keeps a window whose content grows with the stream ([ALL])."""
+
+
+class WindowQuery:
+    """A registered windowed query."""
+
+    def __init__(self, engine: "WindowEngine", name: str, text: str, algebra: ContinuousQuery,
+                 compiled: CompiledWindowQuery,
+                 on_result: Callable[[Answer], None] | None) -> None:
+        self.engine = engine
+        self.name = name
+        self.text = text
+        self.algebra = algebra
+        self.compiled = compiled
+        self.dialect = algebra.dialect
+        self.form = algebra.form
+        self.template = algebra.template
+        self.on_result = on_result
+        self._answers: list[Answer] = []
+
+    @property
+    def variables(self) -> list[str]:
+        return list(self.compiled.variables)
+
+    def results(self) -> list[Answer]:
+        """Answers found since the last call (drains), in order."""
+        out, self._answers = self._answers, []
+        return out
+
+    def _deliver(self, values: list[Any], start: float, end: float) -> None:
+        row = {}
+        for name, v in zip(self.compiled.variables, values):
+            if v is not None:
+                row[name] = decode(v)
+        if self.form == "CONSTRUCT":
+            triples = []
+            fresh: dict[str, BNode] = {}
+            for t in self.template:
+                pos = []
+                for x in (t.s, t.p, t.o):
+                    if type(x).__name__ == "Var":
+                        pos.append(row.get(x.name))
+                    elif isinstance(x, BNode):
+                        pos.append(fresh.setdefault(str(x), BNode()))
+                    else:
+                        pos.append(x)
+                if all(p is not None for p in pos) and not isinstance(pos[1], (Literal, BNode)) \
+                        and not isinstance(pos[0], Literal):
+                    triples.append(tuple(pos))
+            ans = Answer(row, start, end, tuple(triples), self.name)
+        elif self.form == "ASK":
+            ans = Answer({"ask": row.get("ask")}, start, end, query=self.name)
+        else:
+            ans = Answer(row, start, end, query=self.name)
+        self._answers.append(ans)
+        if self.on_result is not None:
+            self.on_result(ans)
+
+    def __repr__(self) -> str:
+        return f"<WindowQuery {self.name} {self.dialect} {self.form} {self.variables}>"
+
+
+class WindowEngine:
+    """Windowed queries of the stream dialects over named streams.
+
+    ``engine``: the :class:`epsparql.Engine` whose Prolog module, background
+    knowledge and functions to use (a new one by default, made with
+    ``engine_options``); ``allowed_lateness`` / ``on_late``: the reorder
+    buffer, as for Engine."""
+
+    def __init__(self, *, engine: Engine | None = None, allowed_lateness: float = 0.0,
+                 on_late: Callable[[tuple, str], None] | None = None, batch_size: int = 5000,
+                 **engine_options: Any) -> None:
+        self.engine = engine if engine is not None else Engine(**engine_options)
+        rt = runtime()
+        for module in ("stream_relation.pl", "stream_window.pl"):
+            rt.consult(PROLOG_DIR / module)
+        self.module = self.engine.core.module
+        self.batch_size = batch_size
+        self._order = Reorderer(allowed_lateness, on_late)
+        self._queries: dict[int, WindowQuery] = {}
+        self._names: dict[str, WindowQuery] = {}
+        self._ids = itertools.count(1)
+        self.errors: list[tuple[str, str]] = []
+
+    # -- queries -------------------------------------------------------------
+    def register(self, text: str, dialect: str | None = None,
+                 on_result: Callable[[Answer], None] | None = None,
+                 name: str | None = None) -> WindowQuery:
+        """Parse (the dialect detected unless given), compile and start a
+        windowed query.  Raises QuerySyntaxError/QueryError with line and
+        column."""
+        ast = parse_dialect(text, dialect=dialect, base=self.engine.base)
+        try:
+            alg = translate(ast)
+            qid = next(self._ids)
+            compiled = compile_window_query(
+                alg, qid, module=self.module, encode=encode,
+                is_function=self.engine.has_function,
+                reasoning="none" if self.engine.reasoning == "none" else "rdfs")
+        except QueryError as e:
+            raise e.with_source(text)
+        qname = name or ast.name or f"w{qid}"
+        if qname in self._names:
+            raise ValueError(f"a query named {qname!r} is registered already")
+        if any(w.window.kind == "all" for w in alg.windows):
+            warnings.warn(UnboundedWindowWarning(
+                f"query {qname} has an [ALL] window: its content grows with the stream"),
+                stacklevel=2)
+        self._call("sw_py_register", ("s", compiled.text))
+        q = WindowQuery(self, qname, text, alg, compiled, on_result)
+        self._queries[qid] = q
+        self._names[qname] = q
+        return q
+
+    @property
+    def queries(self) -> list[WindowQuery]:
+        return list(self._queries.values())
+
+    def load_background(self, source: Any, format: str | None = None,
+                        graph: str | None = None) -> int:
+        """Background knowledge, as :meth:`epsparql.Engine.load_background`."""
+        return self.engine.load_background(source, format=format, graph=graph)
+
+    # -- the stream ------------------------------------------------------------
+    def push(self, s: Node, p: Node, o: Node, start: float | datetime,
+             end: float | datetime | None = None, *, stream: str | None = None) -> None:
+        """Push one triple occurring over [start, end] on ``stream``."""
+        self.push_many([(s, p, o, start, end)], stream=stream)
+
+    def push_many(self, rows: Iterable[Sequence[Any]], *, stream: str | None = None) -> None:
+        """Push ``(s, p, o, start[, end])`` rows on one stream (default
+        :data:`DEFAULT_STREAM`), one crossing per ``batch_size`` rows."""
+        g = str(stream) if stream is not None else DEFAULT_STREAM
+        self.push_quads((r[0], r[1], r[2], g, *r[3:]) for r in rows)
+
+    def push_quads(self, rows: Iterable[Sequence[Any]]) -> None:
+        """Push ``(s, p, o, stream, start[, end])`` rows (stream an IRI or
+        None for the default stream)."""
+        it = iter(rows)
+        base = 0
+        while True:
+            chunk = list(itertools.islice(it, self.batch_size))
+            if not chunk:
+                break
+            norm = [_row(r, base + i) for i, r in enumerate(chunk)]
+            self._feed(self._order.add(norm))
+            base += len(chunk)
+
+    def advance(self, t: float | datetime) -> None:
+        """No more rows will end at or before ``t``: evaluate the instants up to it."""
+        self._feed(self._order.advance(seconds(t)))
+        wm = self._order.watermark
+        if math.isfinite(wm):
+            self._call("sw_py_advance", repr(wm))
+
+    def flush(self) -> None:
+        """End of input: release everything, evaluate the remaining instants."""
+        self._feed(self._order.flush())
+        self._call("sw_py_flush")
+
+    @property
+    def late(self) -> int:
+        return self._order.late
+
+    @property
+    def late_rows(self) -> list[tuple]:
+        return self._order.late_rows
+
+    def stats(self) -> dict[str, int]:
+        """content (distinct triples held by all windows), pending (kept
+        for past windows), late, queries."""
+        return check(from_json(runtime().call("sw_py_stats", self.module)))
+
+    def clear_state(self) -> None:
+        """Forget the stream (window contents, clocks, results); keep the queries."""
+        self._call("sw_py_clear")
+        self._order = self._order.cleared()
+        for q in self._queries.values():
+            q._answers = []
+
+    def _feed(self, ready: list[tuple]) -> None:
+        if not ready:
+            return
+        parts: list[str] = []
+        for g, run in itertools.groupby(ready, key=lambda r: r[5]):
+            parts.append(f"s({quote_atom(g)}).\n")
+            parts.append(triple_batch_text(r[:5] for r in run) + ".\n")
+        self._call("sw_py_push", ("s", "".join(parts)))
+
+    def _call(self, name: str, *args: Any) -> None:
+        reply = check(from_json(runtime().call(name, self.module, *args)))
+        for qid, values, start, end in reply.get("a", ()):
+            q = self._queries.get(qid)
+            if q is not None:
+                q._deliver(values, start, end)
+        for e in reply.get("e", ()):
+            self.errors.append((e["message"].strip(), e["context"]))
+
+    def close(self) -> None:
+        self.engine.close()
+
+    def __enter__(self) -> "WindowEngine":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _row(r: Sequence[Any], i: int) -> tuple:
+    """A validated row ``(s, p, o, start, end, stream)``."""
+    n = len(r)
+    if n == 5:
+        s, p, o, g, t1 = r
+        t2 = t1
+    elif n == 6:
+        s, p, o, g, t1, t2 = r
+        if t2 is None:
+            t2 = t1
+    else:
+        raise ValueError(f"row {i}: expected (s, p, o, stream, start[, end]), got {r!r}")
+    for x in (s, p, o):
+        if not isinstance(x, _TERMS):
+            raise TypeError(f"row {i}: a triple position must be an rdflib URIRef, Literal "
+                            f"or BNode, got {x!r}")
+    g = DEFAULT_STREAM if g is None else str(g)
+    try:
+        t1, t2 = seconds(t1), seconds(t2)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"row {i}: {e}") from None
+    if t2 < t1:
+        raise ValueError(f"row {i}: end {t2!r} is before start {t1!r}")
+    return (s, p, o, t1, t2, g)
