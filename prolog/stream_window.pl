@@ -53,6 +53,7 @@
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(error)).
+:- use_module(library(pairs)).
 :- use_module(sparql_background).
 :- use_module(stream_relation).
 :- use_module(epsparql_core, [message_text/2]).
@@ -430,29 +431,32 @@ evaluate(M, Qid, T) :-
     ;   Bounds =.. [b|His],
         Goal =.. [Pred, Bounds, Rows],
         (   catch(M:Goal, E, ( record_error(M, E, eval(Qid, T)), fail ))
-        ->  report(M, Qid, R2S, Rows, Ws, T, Opens, Lasts)
+        ->  report(M, Qid, R2S, Rows, Ws, T, Opens, Empties, Lasts)
         ;   true
         )
     ).
 
-report(M, Qid, R2S, Rows, Ws, T, Opens, Lasts) :-
+report(M, Qid, R2S, Rows, Ws, T, Opens, Empties, Lasts) :-
     retract(M:sw_prev(Qid, Prev)),
     assertz(M:sw_prev(Qid, Rows)),
     (   R2S == rstream -> Out = Rows
     ;   R2S == istream -> bag_difference(Rows, Prev, Out)
     ;   bag_difference(Prev, Rows, Out)
     ),
-    answer_interval(Ws, T, Opens, Lasts, Start, End),
+    answer_interval(Ws, T, Opens, Empties, Lasts, Start, End),
     forall(member(Row, Out), assertz(M:sw_ans(Qid, Row, Start, End))).
 
-%   [earliest opening, T]; all count windows: [first, last] time stamp.
-answer_interval(Ws, T, Opens, Lasts, Start, End) :-
+%   [earliest opening, T]; only count windows: [first, last] time stamp
+%   of their contents ([T, T] when all are empty).
+answer_interval(Ws, T, Opens, Empties, Lasts, Start, End) :-
     (   Ws == [] -> Start = T, End = T
-    ;   min_list(Opens, Start0),
-        (   forall(member(w(_, _, K), Ws), K = count(_))
-        ->  max_list(Lasts, End), Start is min(Start0, End)
-        ;   End = T, Start = Start0
+    ;   forall(member(w(_, _, K), Ws), K = count(_))
+    ->  findall(O-L, ( nth1(I, Empties, false), nth1(I, Opens, O), nth1(I, Lasts, L) ), OLs),
+        (   OLs == []
+        ->  Start = T, End = T
+        ;   pairs_keys_values(OLs, Os, Ls), min_list(Os, Start), max_list(Ls, End)
         )
+    ;   min_list(Opens, Start), End = T
     ).
 
 record_error(M, E, Context) :-
@@ -567,7 +571,10 @@ register_text(M, Text) :-
     setup_call_cleanup(open_string(Text, S), read_all(S, Terms), close(S)),
     partition([T]>>(T = window_query(_)), Terms, [window_query(Def)], Clauses),
     Def = swq(_, _, _, _, _, Pred),
-    (   Clauses = [Cl|_], clause_pred(Cl, Pred) -> true
+    atom_concat(Pred, '_s', Sub),
+    (   member(C0, Clauses), clause_pred(C0, Pred),
+        forall(member(C, Clauses), ( clause_pred(C, N), ( N == Pred -> true ; sub_atom(N, 0, _, _, Sub) ) ))
+    ->  true
     ;   domain_error(window_query_clauses, Pred)
     ),
     forall(member(C, Clauses), assertz(M:C)),
