@@ -247,7 +247,8 @@ flush_query(M, Qid, Now) :-
     M:sw_q(Qid, swq(_, _, _, policy(_, _, Every, _, Final), _, _)),
     M:sw_qs(Qid, st(Started, Nexts, Arr, Count)),
     (   Started == true
-    ->  findall(T, member(n(_, T), Nexts), Ts0),
+    ->  % a step's pending instant counts when its previous one was before Now
+        findall(T, ( member(n(B, T), Nexts), T - B < Now ), Ts0),
         (   Arr \== none -> Ts1 = [Arr|Ts0] ; Ts1 = Ts0 ),
         (   ( Every \== none, Count > 0 ; Final == true ) -> Ts2 = [Now|Ts1] ; Ts2 = Ts1 ),
         sort(Ts2, Ts),

@@ -131,7 +131,11 @@ class WindowCompiler:
         else:
             src = f"iri({to_prolog(str(w.stream))})"
         step = "none" if win.step is None else number(win.step)
-        if win.kind == "range":
+        if win.kind == "range" and win.step is not None and not self.own_instants_only(win.step):
+            # evaluated between its steps too: its content is that of its
+            # latest step, so occurrences wait until a step passes them
+            kind = f"past({number(win.width)}, 0, {step}, swp{self.qid}_{w.index})"
+        elif win.kind == "range":
             kind = f"range({number(win.width)}, {step})"
         elif win.kind == "count":
             kind = f"count({win.count})"
@@ -142,6 +146,21 @@ class WindowCompiler:
         else:
             raise QueryError(f"unknown window kind {win.kind}")
         return f"w({self.store(w.index)}, {src}, {kind})"
+
+    def own_instants_only(self, step: Fraction) -> bool:
+        """Is every evaluation instant of the query a multiple of ``step``?"""
+        p = self.q.policy
+        if p.kind == "period":
+            return Fraction(p.period) % step == 0
+        if p.kind != "close":
+            return False
+        for w in self.q.windows:
+            ws = w.window
+            if not (ws.kind in ("range", "past") and ws.step is not None):
+                return False                    # arrival instants
+            if Fraction(ws.step) % step != 0:
+                return False
+        return True
 
     def policy_term(self) -> str:
         """policy(Steps, ArrivalSources, Every, NonEmpty, Final)."""

@@ -233,3 +233,62 @@ def answers_key(answers) -> dict:
         bag = out.setdefault(key, Counter())
         bag[(float(Fraction(start)), tuple(sorted((k, norm_term(v)) for k, v in b.items())))] += 1
     return out
+
+
+# ------------------------------------------------------------- C-SPARQL queries
+
+def csparql_window(rnd: random.Random) -> Win:
+    k = rnd.choice(["step", "step", "tumbling", "count", "now", "all", "ms"])
+    a = rnd.choice([1, 2, 3, 5])
+    if k == "step":
+        b = rnd.choice([1, 2, 3])
+        return Win(f"RANGE {a}s STEP {b}s", "range", Fraction(a), Fraction(b))
+    if k == "ms":
+        return Win(f"RANGE {a * 1000}ms STEP 1500ms", "range", Fraction(a), Fraction(3, 2))
+    if k == "tumbling":
+        return Win(f"RANGE {a}s TUMBLING", "range", Fraction(a), Fraction(a))
+    if k == "count":
+        n = rnd.choice([1, 2, 3])
+        return Win(f"TRIPLES {n}", "count", count=n)
+    if k == "now":
+        return Win("NOW", "now")
+    return Win("ALL", "all")
+
+
+def csparql_query(rnd: random.Random) -> tuple[str, RefQuery]:
+    """A random C-SPARQL query (one default window on S1, maybe a named
+    one on S2) and its neutral form."""
+    w1 = csparql_window(rnd)
+    named = rnd.random() < 0.5
+    w2 = csparql_window(rnd) if named else None
+    clauses = f"FROM STREAM <{S1}> [{w1.text}]\n"
+    wins = [ref_window(w1, S1, default=True)]
+    if named:
+        clauses += f"FROM NAMED STREAM <{S2}> [{w2.text}]\n"
+        wins.append(ref_window(w2, S2, graph=S2))
+    g2 = f"GRAPH <{S2}>" if named else ""
+    shapes = [
+        ("SELECT ?x ?y", "?x ex:p ?y", ""),
+        ("SELECT ?x ?z", "?x ex:p ?y . ?y ex:p ?z", ""),
+        ("SELECT ?x ?n", "?x ex:p ?y . ?y ex:name ?n", ""),
+        ("SELECT ?x (COUNT(?v) AS ?n) (SUM(?v) AS ?s)", "?x ex:v ?v", "GROUP BY ?x"),
+        ("SELECT (COUNT(*) AS ?n)", "?x ?pr ?y", ""),
+        # with COUNT: rdflib 7.6 drops the one row of MAX/MIN alone over no solutions
+        ("SELECT (MAX(?v) AS ?m) (MIN(?v) AS ?l) (COUNT(?v) AS ?c)", "?x ex:v ?v", ""),
+        ("SELECT ?x ?v", "?x ex:v ?v FILTER (?v >= 2)", ""),
+        ("SELECT DISTINCT ?x", "?x ?pr ?y", "ORDER BY ?x LIMIT 2"),
+        ("SELECT ?x ?y ?v", "?x ex:p ?y OPTIONAL { ?y ex:v ?v }", ""),
+    ]
+    if named:
+        shapes += [
+            ("SELECT ?x ?z", f"?x ex:p ?y {g2} {{ ?y ex:q ?z }}", ""),
+            ("SELECT ?x ?y", f"{{ ?x ex:p ?y }} UNION {{ {g2} {{ ?x ex:p ?y }} }}", ""),
+            ("SELECT ?x ?y", f"?x ex:p ?y MINUS {{ {g2} {{ ?x ex:p ?y }} }}", ""),
+            ("SELECT ?x (COUNT(?z) AS ?n)", f"?x ex:p ?y OPTIONAL {{ {g2} {{ ?y ?pr ?z }} }}",
+             "GROUP BY ?x"),
+        ]
+    select, body, mods = rnd.choice(shapes)
+    name = f"q{rnd.randint(0, 999)}"
+    text = f"REGISTER QUERY {name} AS\n{PREFIX}{select}\n{clauses}WHERE {{ {body} }}\n{mods}"
+    ref = PREFIX + f"{select}\nWHERE {{ {body} }}\n{mods}"
+    return text, RefQuery(wins, ref, ("close", True), "rstream")
