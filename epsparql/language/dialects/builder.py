@@ -529,13 +529,15 @@ def seconds(value: str | int | Fraction, unit: str, units: dict[str, Fraction], 
     return Fraction(value) * factor
 
 
-def check_window(w: D.Window, where) -> D.Window:
-    """Widths > 0, steps > 0, counts > 0 (docs/DIALECTS.md, "Errors")."""
+def check_window(w: D.Window, where, step_at=None) -> D.Window:
+    """Widths > 0, steps > 0, counts > 0 (docs/DIALECTS.md, "Errors");
+    the error points at ``where`` (the step's at ``step_at`` if given)."""
     if w.width is not None and w.width <= 0:
         raise error_at(f"a window's width must be positive, got {float(w.width):g} s", where)
     if w.step is not None and w.step <= 0:
         raise error_at("a window's step must be positive, got 0" if w.step == 0 else
-                       f"a window's step must be positive, got {float(w.step):g} s", where)
+                       f"a window's step must be positive, got {float(w.step):g} s",
+                       step_at if step_at is not None else where)
     if w.count is not None and w.count <= 0:
         raise error_at(f"a count window must hold at least one triple, got {w.count}", where)
     if w.kind == "past" and w.delay is not None and w.width is not None and w.delay >= w.width:

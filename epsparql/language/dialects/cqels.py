@@ -64,7 +64,8 @@ class CqelsBuilder(SparqlBuilder):
         step = None
         if len(c) > 2:
             step = width if c[2].type == "TUMBLING" else duration(c[3])
-        return check_window(D.Window("range", width, step, pos=pos_of(c[0])), c[0])
+        return check_window(D.Window("range", width, step, pos=pos_of(c[0])), c[1],
+                            c[3] if len(c) > 3 else None)
 
     def cqels_triples(self, meta, c):
         return check_window(D.Window("count", count=int(str(c[1])), pos=pos_of(c[0])), c[1])

@@ -64,11 +64,11 @@ class CsparqlBuilder(SparqlBuilder):
 
     def w_sliding(self, meta, c):
         return check_window(D.Window("range", duration(c[1], UNITS), duration(c[3], UNITS),
-                                     pos=pos_of(c[0])), c[0])
+                                     pos=pos_of(c[0])), c[1], c[3])
 
     def w_tumbling(self, meta, c):
         w = duration(c[1], UNITS)
-        return check_window(D.Window("range", w, w, pos=pos_of(c[0])), c[0])
+        return check_window(D.Window("range", w, w, pos=pos_of(c[0])), c[1])
 
     def w_triples(self, meta, c):
         return check_window(D.Window("count", count=int(str(c[-1])), pos=pos_of(c[0])), c[-1])
