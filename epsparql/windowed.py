@@ -31,7 +31,7 @@ from .core.runtime import PROLOG_DIR, check, runtime
 from .core.terms import from_json, quote_atom
 from .engine import Answer, Engine, seconds
 from .language import QueryError
-from .language.dialects import detect_dialect, parse_dialect
+from .language.dialects import DialectQuery, parse_dialect
 from .ordering import Reorderer
 from .rdf.codec import decode, encode
 from .rdf.wire import triple_batch_text
@@ -137,6 +137,12 @@ class WindowEngine:
         windowed query.  Raises QuerySyntaxError/QueryError with line and
         column."""
         ast = parse_dialect(text, dialect=dialect, base=self.engine.base)
+        return self.register_query(ast, text, on_result=on_result, name=name)
+
+    def register_query(self, ast: DialectQuery, text: str = "",
+                       on_result: Callable[[Answer], None] | None = None,
+                       name: str | None = None) -> WindowQuery:
+        """Compile and start an already parsed (or built) dialect query."""
         try:
             alg = translate(ast)
             qid = next(self._ids)
@@ -145,7 +151,7 @@ class WindowEngine:
                 is_function=self.engine.has_function,
                 reasoning="none" if self.engine.reasoning == "none" else "rdfs")
         except QueryError as e:
-            raise e.with_source(text)
+            raise e.with_source(text) if text else e
         qname = name or ast.name or f"w{qid}"
         if qname in self._names:
             raise ValueError(f"a query named {qname!r} is registered already")

@@ -140,3 +140,12 @@ PREFIXES = ("PREFIX lv: <http://deri.org/floorplan/> PREFIX foaf: <http://xmlns.
 def test_tutorial_cqels_queries_parse(text):
     q = parse_dialect(PREFIXES + text)
     assert q.dialect == "cqels" and q.r2s == "istream" and q.policy.kind == "eager"
+
+
+@pytest.mark.parametrize("mods, limit, offset", [
+    ("LIMIT 3", 3, 0), ("OFFSET 2", None, 2), ("LIMIT 3 OFFSET 2", 3, 2), ("OFFSET 2 LIMIT 3", 3, 2),
+])
+def test_solution_modifiers(mods, limit, offset):
+    q = parse_dialect("SELECT ?a WHERE { STREAM <s> [NOW] { ?a ?b ?c } } ORDER BY DESC(?a) " + mods)
+    assert (q.modifiers.limit, q.modifiers.offset) == (limit, offset)
+    assert q.modifiers.order_by[0][1] is True

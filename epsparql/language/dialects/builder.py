@@ -418,6 +418,10 @@ class SparqlBuilder(Transformer):
     def offset_clause(self, meta, c):
         return ("offset", int(str(c[1])))
 
+    def limit_offset(self, meta, c):
+        """LIMIT and OFFSET together (one alone is inlined by the grammar)."""
+        return dict(x for x in c if isinstance(x, tuple))
+
     def solution_modifier(self, meta, c):
         parts: dict = {}
         for x in c:
