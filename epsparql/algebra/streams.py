@@ -20,7 +20,6 @@ relation-to-stream operator (docs/DIALECTS.md).  The pattern nodes
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from typing import Any
 
 from rdflib import URIRef

@@ -27,7 +27,7 @@ query's data is never Prolog source.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -54,7 +54,6 @@ class CompiledWindowQuery:
     head: str
     variables: list[str]            # the names of a row's positions
     text: str                       # clauses + window_query/1, for sw_py_register
-    warnings: list[str] = field(default_factory=list)
 
 
 def number(x: Fraction | int) -> str:
@@ -69,11 +68,13 @@ class _Clause:
     def __init__(self) -> None:
         self.vars: dict[str, str] = {}
         self.n = 0
+        self.named = 0
 
     def var(self, name: str) -> str:
         v = self.vars.get(name)
         if v is None:
-            v = self.vars[name] = f"V{len(self.vars)}"
+            v = self.vars[name] = f"V{self.named}"
+            self.named += 1
         return v
 
     def fresh(self) -> str:
@@ -97,6 +98,7 @@ class WindowCompiler:
         self.subs = 0
         self.windows = {w.index: w for w in q.windows}
         self.bounds = "b(" + ", ".join(f"H{w.index}" for w in q.windows) + ")" if q.windows else "b"
+        self.agg_vars: dict[D.Aggregate, str] = {}      # of the relation being written
 
     def store(self, i: int) -> str:
         return f"swc{self.qid}_{i}"
@@ -276,8 +278,6 @@ class WindowCompiler:
             f"stream_relation:finish_rows(Keyed, {dirs}, {distinct}, {slice_}, Rows).")
         self.agg_vars = {}
         return names
-
-    agg_vars: dict = {}
 
     def collect_aggregates(self, rel: Relation) -> list[D.Aggregate]:
         from ..language.dialects.builder import aggregates_in

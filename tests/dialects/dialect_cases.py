@@ -165,6 +165,16 @@ def shape_minus(rnd, w1, w2, s1, s2):
             f"{_g(0, a)} MINUS {{ {_g(1, b)} }}", "SELECT ?x ?y", "", 2)
 
 
+def shape_nested(rnd, w1, w2, s1, s2):
+    """MINUS / OPTIONAL with private variables, then more patterns."""
+    a = "?x ex:p ?y"
+    b = rnd.choice(["?y ex:q ?z", "?z ex:p ?y", "?x ex:v ?z"])
+    op = rnd.choice(["MINUS", "OPTIONAL"])
+    sel = "SELECT ?x ?y ?n" if op == "MINUS" else "SELECT ?x ?y ?z ?n"
+    return (f"{_st(s1, w1, a)} {op} {{ {_st(s2, w2, b)} }} ?x ex:name ?n",
+            f"{_g(0, a)} {op} {{ {_g(1, b)} }} ?x ex:name ?n", sel, "", 2)
+
+
 def shape_modifiers(rnd, w1, w2, s1, s2):
     a = "?x ex:p ?y"
     sel, mods = rnd.choice([("SELECT DISTINCT ?x", ""), ("SELECT ?x ?y", "ORDER BY ?x ?y LIMIT 2"),
@@ -207,7 +217,7 @@ def shape_exists(rnd, w1, w2, s1, s2):
 
 SHAPES = [shape_basic, shape_join, shape_background, shape_optional, shape_filter,
           shape_aggregate, shape_union, shape_minus, shape_modifiers, shape_bind,
-          shape_subquery, shape_values, shape_exists]
+          shape_subquery, shape_values, shape_exists, shape_nested]
 
 
 # ------------------------------------------------------------- comparisons

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from rdflib import Dataset, Graph, Literal, URIRef
+from rdflib import Dataset, Literal, URIRef
 
 BACKGROUND = "urn:epsparql:background"
 

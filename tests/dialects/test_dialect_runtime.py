@@ -2,7 +2,6 @@
 docs/DIALECTS.md, memory, time, reasoning, bad input."""
 from __future__ import annotations
 
-import warnings
 
 import pytest
 from rdflib import Literal, URIRef
