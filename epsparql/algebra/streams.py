@@ -144,6 +144,7 @@ class _Scope:
         self.q = q
         self.windows: list[WindowDef] = []
         self.named_windows: dict[str, int] = {}      # GRAPH/WINDOW name -> window
+        self.whole_stream: int | None = None         # LUPOSDATE's window on everything
         default: list[Source] = []
         for decl in q.streams:
             i = self.add_window(decl.stream, decl.window)
@@ -151,6 +152,10 @@ class _Scope:
                 default.append(Source("window", i))
             else:
                 self.named_windows[str(decl.name)] = i
+        if q.dialect == "luposdate":
+            # patterns outside every WINDOW TYPE read the whole stream so
+            # far; the window is made only if such a pattern exists
+            default.append(WHOLE_STREAM)
         graphs = q.graphs or (URIRef(DEFAULT_BACKGROUND),)
         default.extend(Source("background", g) for g in graphs)
         self.default = tuple(default)
@@ -159,6 +164,19 @@ class _Scope:
         i = len(self.windows)
         self.windows.append(WindowDef(i, stream, window))
         return i
+
+    def resolve(self, sources: tuple[Source, ...]) -> tuple[Source, ...]:
+        """``sources`` with the whole-stream placeholder made a window."""
+        if WHOLE_STREAM not in sources:
+            return sources
+        if self.whole_stream is None:
+            self.whole_stream = self.add_window(None, D.Window("all"))
+        return tuple(Source("window", self.whole_stream) if s == WHOLE_STREAM else s
+                     for s in sources)
+
+
+#: LUPOSDATE's default stream source before it is needed (see _Scope.resolve).
+WHOLE_STREAM = Source("whole-stream", None)
 
 
 def translate(q: D.DialectQuery) -> ContinuousQuery:
@@ -237,7 +255,7 @@ def _group(g: A.Group, sc: _Scope, sources: tuple[Source, ...]) -> Any:
             acc = Extend(acc, e.var, _expr(e.expr, sc, sources))
         elif isinstance(e, A.BGP):
             for t in e.triples:
-                acc = _join(acc, Quad(sources, Triple(t.s, t.p, t.o)))
+                acc = _join(acc, Quad(sc.resolve(sources), Triple(t.s, t.p, t.o)))
         elif isinstance(e, A.Group):
             acc = _join(acc, _group(e, sc, sources))
         elif isinstance(e, A.Union):
@@ -259,7 +277,7 @@ def _group(g: A.Group, sc: _Scope, sources: tuple[Source, ...]) -> Any:
         elif isinstance(e, D.WindowPattern):
             acc = _join(acc, _window_graph(e, sc))
         elif isinstance(e, D.WindowedGroup):
-            acc = _join(acc, _windowed_group(e, sc))
+            acc = _join(acc, _windowed_group(e, sc, sources))
         else:
             raise _err(f"{type(e).__name__} is not supported in a stream query", e)
     for f in filters:
@@ -311,12 +329,22 @@ def _window_graph(w: D.WindowPattern, sc: _Scope) -> Any:
     return _group(w.pattern, sc, (Source("window", i),))
 
 
-def _windowed_group(w: D.WindowedGroup, sc: _Scope) -> Any:
-    """A group read through its own window of the query's default
-    streams (every stream when the query names none)."""
-    streams = [d.stream for d in sc.q.streams if d.name is None] or [None]
-    srcs = tuple(Source("window", sc.add_window(s, w.window)) for s in streams)
-    return _group(w.pattern, sc, srcs)
+def _windowed_group(w: D.WindowedGroup, sc: _Scope, sources: tuple[Source, ...]) -> Any:
+    """A group read through its own window (Streaming SPARQL's innermost
+    window, LUPOSDATE's WINDOW TYPE): each stream the group would read
+    gets a window of that kind instead; background graphs stay."""
+    out: list[Source] = []
+    for src in sources:
+        if src == WHOLE_STREAM:
+            out.append(Source("window", sc.add_window(None, w.window)))
+        elif src.kind == "window":
+            out.append(Source("window", sc.add_window(sc.windows[src.ref].stream, w.window)))
+        else:
+            out.append(src)
+    if not any(s.kind == "window" for s in out):
+        raise _err("this WINDOW has no stream to read: declare one with FROM STREAM <s> "
+                   "WINDOW … (a window in GRAPH <g> reads a FROM NAMED STREAM <g>)", w)
+    return _group(w.pattern, sc, tuple(out))
 
 
 def _relation(projection, where, mods: D.Modifiers, distinct: bool, sc: _Scope) -> Relation:

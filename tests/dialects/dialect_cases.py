@@ -304,3 +304,268 @@ def csparql_query(rnd: random.Random) -> tuple[str, RefQuery]:
     text = f"REGISTER QUERY {name} AS\n{PREFIX}{select}\n{clauses}WHERE {{ {body} }}\n{mods}"
     ref = PREFIX + f"{select}\nWHERE {{ {body} }}\n{mods}"
     return text, RefQuery(wins, ref, ("close", True), "rstream")
+
+
+# ------------------------------------------- shapes shared by the other dialects
+#
+# A shape is (SELECT in the dialect, SELECT in SPARQL, WHERE body, modifiers)
+# written with two readers, ``A(body)`` and ``B(body)``: each dialect says
+# how a body is read through its first and second window, in its own syntax
+# and in the reference's.  ``A`` may also be the query's default graph.
+
+def shared_shapes(A, B, agg=None):
+    """The shapes of a generated query, each a function building it (a
+    reader may create a window when called); ``A``/``B`` map a body to a pair
+    (dialect text, reference text); ``agg(name, arg, var)`` writes an
+    aggregate projection in the dialect (SPARQL 1.1's ``(NAME(arg) AS var)``
+    by default)."""
+    def sparql_agg(name, arg, var):
+        return f"({name}({arg}) AS {var})"
+    agg = agg or sparql_agg
+
+    def both(f):
+        return f(0), f(1)
+
+    def sel(*items):
+        """SELECT items: plain variables or (name, arg, var) aggregates."""
+        d = " ".join(i if isinstance(i, str) else agg(*i) for i in items)
+        r = " ".join(i if isinstance(i, str) else sparql_agg(*i) for i in items)
+        return d, r
+
+    def cat(*parts):
+        return tuple(" ".join(p[k] for p in parts) for k in (0, 1))
+
+    def lit(text):
+        return (text, text)
+
+    shapes = [
+        lambda: (sel("?x", "?y"), A("?x ex:p ?y"), ""),
+        lambda: (sel("?x", "?z"), A("?x ex:p ?y . ?y ex:p ?z"), ""),
+        lambda: (sel("?x", "?n"), cat(A("?x ex:p ?y"), lit(". ?y ex:name ?n")), ""),
+        lambda: (sel("?x", ("COUNT", "?v", "?n"), ("SUM", "?v", "?s")), A("?x ex:v ?v"), "GROUP BY ?x"),
+        lambda: (sel("?x", ("AVG", "?v", "?a")), A("?x ex:v ?v"), "GROUP BY ?x"),
+        lambda: (sel(("COUNT", "*", "?n")), A("?x ?pr ?y"), ""),
+        # with COUNT: rdflib 7.6 drops the one row of MAX/MIN alone over no solutions
+        lambda: (sel(("MAX", "?v", "?m"), ("MIN", "?v", "?l"), ("COUNT", "?v", "?c")), A("?x ex:v ?v"), ""),
+        lambda: (sel("?x", "?v"), A("?x ex:v ?v FILTER (?v >= 2)"), ""),
+        lambda: (sel("DISTINCT ?x"), A("?x ?pr ?y"), "ORDER BY ?x LIMIT 2"),
+        lambda: (sel("?x", "?y", "?v"), cat(A("?x ex:p ?y"), lit("OPTIONAL {"), B("?y ex:v ?v"), lit("}")), ""),
+        lambda: (sel("?x", "?z"), cat(A("?x ex:p ?y"), B("?y ex:q ?z")), ""),
+        lambda: (sel("?x", "?y"), cat(lit("{"), A("?x ex:p ?y"), lit("} UNION {"), B("?x ex:p ?y"), lit("}")), ""),
+        lambda: (sel("?x", "?y"), cat(A("?x ex:p ?y"), lit("MINUS {"), B("?x ex:p ?y"), lit("}")), ""),
+        lambda: (sel("?x", ("COUNT", "?z", "?n")),
+         cat(A("?x ex:p ?y"), lit("OPTIONAL {"), B("?y ?pr ?z"), lit("}")), "GROUP BY ?x"),
+    ]
+    return shapes
+
+
+def _pick_shape(rnd, A, B, agg=None):
+    (sel_d, sel_r), (where_d, where_r), mods = rnd.choice(shared_shapes(A, B, agg))()
+    return sel_d, sel_r, where_d, where_r, mods
+
+
+# ------------------------------------------------------------- SPARQLstream
+
+def sparqlstream_window(rnd: random.Random) -> tuple[str, RefWindow]:
+    """A window in SPARQLstream syntax and as a RefWindow (stream filled in later)."""
+    a = rnd.choice([2, 3, 5])
+    k = rnd.choice(["step", "step", "nostep", "past", "past_nostep", "ms", "minute"])
+    lead = rnd.choice(["FROM ", ""])
+    unit = rnd.choice(["SECONDS", "seconds", "Second", "SECOND"])
+    if k == "step":
+        b = rnd.choice([1, 2, 3])
+        return (f"[{lead}NOW - {a} {unit} TO NOW STEP {b} {unit}]",
+                RefWindow(None, "range", Fraction(a), Fraction(b)))
+    if k == "nostep":
+        return f"[{lead}NOW - {a} {unit} TO NOW]", RefWindow(None, "range", Fraction(a))
+    if k == "ms":
+        return (f"[{lead}NOW-{a * 1000 + 500} MILLISECONDS TO NOW STEP 500 millisecond]",
+                RefWindow(None, "range", Fraction(a * 1000 + 500, 1000), Fraction(1, 2)))
+    if k == "minute":
+        return (f"[{lead}NOW - 1 MINUTE TO NOW STEP 1 MINUTES]",
+                RefWindow(None, "range", Fraction(60), Fraction(60)))
+    d = rnd.choice([1, 2])
+    a = d + rnd.choice([1, 2, 3])
+    if k == "past":
+        b = rnd.choice([1, 2])
+        return (f"[{lead}NOW - {a} {unit} TO NOW - {d} {unit} STEP {b} {unit}]",
+                RefWindow(None, "past", Fraction(a), Fraction(b), delay=Fraction(d)))
+    return (f"[{lead}NOW - {a} {unit} TO NOW - {d} {unit}]",
+            RefWindow(None, "past", Fraction(a), delay=Fraction(d)))
+
+
+def sparqlstream_query(rnd: random.Random) -> tuple[str, RefQuery]:
+    """A default window on S1 (the default graph), maybe a named one on S2
+    read with GRAPH <S2>, an R2S operator after SELECT."""
+    import dataclasses
+    t1, r1 = sparqlstream_window(rnd)
+    t2, r2 = sparqlstream_window(rnd)
+
+    def A(body):
+        return body, body
+
+    def B(body):
+        return f"GRAPH <{S2}> {{ {body} }}", f"GRAPH <{S2}> {{ {body} }}"
+    sel_d, sel_r, where_d, where_r, mods = _pick_shape(rnd, A, B)
+    named = f"<{S2}>" in where_d or rnd.random() < 0.2
+    clauses = f"FROM STREAM <{S1}> {t1}\n"
+    wins = [dataclasses.replace(r1, stream=S1, default=True)]
+    if named:
+        clauses += f"FROM NAMED STREAM <{S2}> {t2}\n"
+        wins.append(dataclasses.replace(r2, stream=S2, graph=S2))
+    r2s = rnd.choice(["", "ISTREAM", "DSTREAM", "RSTREAM", "istream"])
+    if r2s and rnd.random() < 0.3 and not sel_d.startswith("DISTINCT"):
+        select = f"SELECT {r2s}({sel_d})"
+    else:
+        select = f"SELECT {r2s} {sel_d}"
+    text = f"{PREFIX}{select}\n{clauses}WHERE {{ {where_d} }}\n{mods}"
+    ref = f"{PREFIX}SELECT {sel_r}\nWHERE {{ {where_r} }}\n{mods}"
+    return text, RefQuery(wins, ref, ("close", False), (r2s or "rstream").lower())
+
+
+# --------------------------------------------------------- Streaming SPARQL
+
+def streaming_window(rnd: random.Random) -> tuple[str, RefWindow]:
+    k = rnd.choice(["slide", "slide", "slide_default", "fixed", "elems", "ms", "minute"])
+    a = rnd.choice([2, 3, 5])
+    unit = rnd.choice(["S", "s"])
+    if k == "slide":
+        b = rnd.choice([1, 2])
+        return f"WINDOW RANGE {a} {unit} SLIDE {b} {unit}", RefWindow(None, "range", Fraction(a), Fraction(b))
+    if k == "slide_default":
+        return f"WINDOW RANGE {a} {unit} SLIDE", RefWindow(None, "range", Fraction(a), Fraction(1))
+    if k == "fixed":
+        return f"WINDOW RANGE {a} {unit} FIXED", RefWindow(None, "range", Fraction(a), Fraction(a))
+    if k == "ms":
+        return (f"WINDOW RANGE {a * 1000} SLIDE 500 MS",
+                RefWindow(None, "range", Fraction(a), Fraction(1, 2)))
+    if k == "minute":
+        return "WINDOW RANGE 1 MINUTE FIXED", RefWindow(None, "range", Fraction(60), Fraction(60))
+    n = rnd.choice([1, 2, 3])
+    return f"WINDOW ELEMS {n}", RefWindow(None, "count", count=n)
+
+
+def streaming_sparql_query(rnd: random.Random) -> tuple[str, RefQuery]:
+    """FROM STREAM <S1> with a window (the default graph); the second
+    reader is a group with its own window on S1 (the innermost wins) or a
+    FROM NAMED STREAM <S2> read with GRAPH."""
+    import dataclasses
+    t1, r1 = streaming_window(rnd)
+    t2, r2 = streaming_window(rnd)
+    inner = rnd.random() < 0.6
+    wins = [dataclasses.replace(r1, stream=S1, default=True)]
+    clauses = f"FROM STREAM <{S1}> {t1}\n"
+
+    def A(body):
+        return body, body
+    if inner:
+        def B(body):
+            return f"{{ {body} {t2} }}", f"GRAPH <urn:window:1> {{ {body} }}"
+    else:
+        def B(body):
+            return f"GRAPH <{S2}> {{ {body} }}", f"GRAPH <{S2}> {{ {body} }}"
+    sel_d, sel_r, where_d, where_r, mods = _pick_shape(rnd, A, B)
+    if inner and t2 in where_d:
+        wins.append(dataclasses.replace(r2, stream=S1, with_background=True))
+    elif not inner and f"<{S2}>" in where_d:
+        clauses += f"FROM NAMED STREAM <{S2}> {t2}\n"
+        wins.append(dataclasses.replace(r2, stream=S2, graph=S2))
+    # sometimes the whole WHERE group has its own window: it replaces the
+    # FROM window for the top-level patterns
+    if inner and not any(w.with_background for w in wins) and rnd.random() < 0.3:
+        t3, r3 = streaming_window(rnd)
+        where_d = f"{where_d} {t3}"
+        where_r = f"GRAPH <urn:window:1> {{ {where_r} }}"
+        wins.append(dataclasses.replace(r3, stream=S1, with_background=True))
+    text = f"{PREFIX}SELECT {sel_d}\n{clauses}WHERE {{ {where_d} }}\n{mods}"
+    ref = f"{PREFIX}SELECT {sel_r}\nWHERE {{ {where_r} }}\n{mods}"
+    return text, RefQuery(wins, ref, ("close", False), "rstream")
+
+
+# ---------------------------------------------------------------- LUPOSDATE
+
+LUPOS_AGG = {"COUNT": "count", "SUM": "sum", "AVG": "average", "MIN": "min", "MAX": "max"}
+
+
+def luposdate_query(rnd: random.Random) -> tuple[str, RefQuery]:
+    """WINDOW TYPE windows over every stream, patterns outside them over the
+    whole stream so far, a result policy (DURATION, TRIPLES or none)."""
+    wins: list[RefWindow] = []
+
+    def window():
+        if rnd.random() < 0.5:
+            n = rnd.choice([1, 2, 3, 5])
+            return f"WINDOW TYPE SLIDINGTRIPLES {n}", RefWindow(None, "count", count=n,
+                                                               with_background=True)
+        ms = rnd.choice([1000, 2000, 2500, 3000, 5000])
+        return (f"WINDOW TYPE SLIDINGDURATION {ms}",
+                RefWindow(None, "range", Fraction(ms, 1000), with_background=True))
+
+    def reader(body):
+        text, rw = window()
+        wins.append(RefWindow(rw.stream, rw.kind, rw.width, rw.step, rw.count,
+                              graph=f"urn:window:{len(wins)}", with_background=True))
+        return f"{text} {{ {body} }}", f"GRAPH <{wins[-1].graph}> {{ {body} }}"
+
+    def agg(name, arg, var):
+        if name == "COUNT" and arg == "*":
+            return f"(COUNT(*) AS {var})"
+        return f"lupos:{LUPOS_AGG[name]}({arg}) AS {var}"
+    sel_d, sel_r, where_d, where_r, mods = _pick_shape(rnd, reader, reader, agg)
+    if rnd.random() < 0.25:
+        where_d += " . ?x ex:p ?w0"
+        where_r += " . ?x ex:p ?w0"
+    if "ex:name" in where_d or "?w0" in where_d:
+        # a pattern outside every window reads the whole stream so far
+        wins.append(RefWindow(None, "all", default=True))
+    policy_text, policy = rnd.choice([
+        ("STREAM INTERMEDIATERESULT DURATION 1000", ("period", Fraction(1))),
+        ("STREAM INTERMEDIATERESULT DURATION 1500", ("period", Fraction(3, 2))),
+        ("STREAM INTERMEDIATERESULT DURATION 2000", ("period", Fraction(2))),
+        ("STREAM INTERMEDIATERESULT TRIPLES 1", ("triples", 1)),
+        ("STREAM INTERMEDIATERESULT TRIPLES 3", ("triples", 3)),
+        ("", ("final",)),
+    ])
+    text = (f"{PREFIX}PREFIX lupos: <http://www.luposdate.org/>\nSELECT {sel_d}\n{policy_text}\n"
+            f"WHERE {{ {where_d} }}\n{mods}")
+    ref = f"{PREFIX}SELECT {sel_r}\nWHERE {{ {where_r} }}\n{mods}"
+    return text, RefQuery(wins, ref, policy, "rstream")
+
+
+# -------------------------------------------------------------------- RSP-QL
+
+def rspql_window(rnd: random.Random) -> tuple[str, RefWindow]:
+    a, b = rnd.choice([(2, 1), (3, 1), (3, 3), (5, 2), (2, 2)])
+    if rnd.random() < 0.2:
+        return "[RANGE PT2.5S STEP PT0.5S]", RefWindow(None, "range", Fraction(5, 2), Fraction(1, 2))
+    if rnd.random() < 0.1:
+        return "[RANGE PT1M STEP PT1M]", RefWindow(None, "range", Fraction(60), Fraction(60))
+    return f"[RANGE PT{a}S STEP PT{b}S]", RefWindow(None, "range", Fraction(a), Fraction(b))
+
+
+def rspql_query(rnd: random.Random) -> tuple[str, RefQuery]:
+    """Named windows <w1> on S1 and maybe <w2> on S1 or S2, read with
+    WINDOW <w> { … }; everything else reads the background."""
+    import dataclasses
+    w1, w2 = EX + "w1", EX + "w2"
+    t1, r1 = rspql_window(rnd)
+    t2, r2 = rspql_window(rnd)
+
+    def reader(w):
+        def read(body):
+            return f"WINDOW <{w}> {{ {body} }}", f"GRAPH <{w}> {{ {body} }}"
+        return read
+    sel_d, sel_r, where_d, where_r, mods = _pick_shape(rnd, reader(w1), reader(w2))
+    clauses = f"FROM NAMED WINDOW <{w1}> ON <{S1}> {t1}\n"
+    wins = [dataclasses.replace(r1, stream=S1, graph=w1)]
+    if f"<{w2}>" in where_d or rnd.random() < 0.2:
+        s = rnd.choice([S1, S2])
+        clauses += f"FROM NAMED WINDOW <{w2}> ON <{s}> {t2}\n"
+        wins.append(dataclasses.replace(r2, stream=s, graph=w2))
+    r2s = rnd.choice(["RSTREAM", "ISTREAM", "DSTREAM"])
+    head = f"REGISTER {r2s} <{EX}out> AS\n"
+    text = (f"{PREFIX}{head}SELECT {sel_d}\n{clauses}WHERE {{ {where_d} }}\n{mods}"
+            if rnd.random() < 0.5 else
+            f"{head}{PREFIX}SELECT {sel_d}\n{clauses}WHERE {{ {where_d} }}\n{mods}")
+    ref = f"{PREFIX}SELECT {sel_r}\nWHERE {{ {where_r} }}\n{mods}"
+    return text, RefQuery(wins, ref, ("close", False), r2s.lower())

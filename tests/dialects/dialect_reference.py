@@ -48,6 +48,7 @@ class RefWindow:
     var: str | None = None             # the variable bound to the stream ("?")
     graph: str | None = None           # read as this named graph (default: urn:window:i)
     default: bool = False              # part of the default graph
+    with_background: bool = False      # its named graph also holds the default background
 
 
 @dataclass
@@ -243,6 +244,12 @@ def _evaluate_at(q: RefQuery, rows, background, t):
                 ng.add(tr)
                 if w.default:
                     dflt.add(tr)
+    for i, w in enumerate(q.windows):
+        if w.with_background:
+            ng = ds.graph(URIRef(w.graph or window_graph(i)))
+            for g in q.default_graphs:
+                for tr in background.get(g, ()):
+                    ng.add(tr)
     result = ds.query(q.sparql)
     if result.type == "ASK":
         bindings = [{"ask": Literal(bool(result.askAnswer))}]

@@ -18,11 +18,16 @@ from .ast import DIALECTS, DialectQuery
 from .cqels import CQELS
 from .csparql import CSPARQL
 from .frontend import Dialect
+from .luposdate import LUPOSDATE
+from .rspql import RSPQL
+from .sparqlstream import SPARQLSTREAM
+from .streaming_sparql import STREAMING_SPARQL
 
 __all__ = ["parse_dialect", "detect_dialect", "DIALECTS", "DialectQuery", "FRONT_ENDS"]
 
 #: The dialects implemented, by name.
-FRONT_ENDS: dict[str, Dialect] = {d.name: d for d in (CQELS, CSPARQL)}
+FRONT_ENDS: dict[str, Dialect] = {d.name: d for d in (CQELS, CSPARQL, SPARQLSTREAM, STREAMING_SPARQL,
+                                                  LUPOSDATE, RSPQL)}
 
 _NOISE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\''
                     r'|#[^\n]*|<[^<>"{}|^`\\\s]*>')

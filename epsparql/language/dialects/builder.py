@@ -55,7 +55,7 @@ class _Args:
 
 
 @dataclass(frozen=True)
-class _Select:
+class SelectClause:
     projection: object
     distinct: bool
     pos: A.Pos | None
@@ -381,7 +381,7 @@ class SparqlBuilder(Transformer):
     def select_clause(self, meta, c):
         modifier = next((x for x in c[1:-1] if isinstance(x, str) and x in ("DISTINCT", "REDUCED")),
                         None)
-        return _Select(c[-1], modifier == "DISTINCT", pos_of(c[0]))
+        return SelectClause(c[-1], modifier == "DISTINCT", pos_of(c[0]))
 
     def graph_clause(self, meta, c):
         named = any(isinstance(x, Token) and x.type == "NAMED" for x in c)
