@@ -148,3 +148,119 @@ def test_bad_rows_name_their_index(eng):
 def test_all_window_warns(eng):
     with pytest.warns(UserWarning, match="ALL"):
         eng.register("SELECT ?p WHERE { STREAM <%s> [ALL] { ?p ?x ?y } }" % RFID)
+
+
+def lit(v):
+    return str(v)
+
+
+def test_doc_example_sparqlstream(eng):
+    wind, speed = EX + "wind", URIRef(EX + "speed")
+    s1, s2 = URIRef(EX + "s1"), URIRef(EX + "s2")
+    q = eng.register(P + """SELECT ISTREAM ?s (AVG(?v) AS ?avg)
+FROM NAMED STREAM <http://example.org/wind> [FROM NOW - 10 MINUTES TO NOW STEP 1 MINUTE]
+WHERE { GRAPH <http://example.org/wind> { ?s ex:speed ?v } }
+GROUP BY ?s""")
+    assert q.dialect == "sparqlstream"
+    eng.push_many([(s1, speed, Literal(10), 30), (s1, speed, Literal(20), 90),
+                   (s2, speed, Literal(5), 100)], stream=wind)
+    eng.flush()
+    assert sorted(rows_of(q), key=str) == sorted([
+        (-540, 60, {"s": str(s1), "avg": "10.0"}),
+        (-480, 120, {"s": str(s1), "avg": "15.0"}),
+        (-480, 120, {"s": str(s2), "avg": "5.0"})], key=str)
+
+
+def test_doc_example_sparqlstream_past_window(eng):
+    wind, speed, s1 = EX + "wind", URIRef(EX + "speed"), URIRef(EX + "s1")
+    q = eng.register(P + """SELECT ISTREAM ?s ?v
+FROM STREAM <http://example.org/wind> [FROM NOW - 3 SECONDS TO NOW - 1 SECOND STEP 1 SECOND]
+WHERE { ?s ex:speed ?v }""")
+    eng.push_many([(s1, speed, Literal(v), t) for t, v in ((1, 10), (2, 20), (3, 30))], stream=wind)
+    eng.flush()
+    assert rows_of(q) == [(-1, 2, {"s": str(s1), "v": "10"}), (0, 3, {"s": str(s1), "v": "20"})]
+    assert eng.stats()["pending"] == 1          # τ = 3 waits to be old enough
+    eng.advance(4)
+    assert rows_of(q) == [(1, 4, {"s": str(s1), "v": "30"})]
+
+
+def test_doc_example_streaming_sparql(eng):
+    turbine = EX + "turbine"
+    t1, started, stopped = URIRef(EX + "t1"), URIRef(EX + "started"), URIRef(EX + "stopped")
+    q = eng.register(P + """SELECT ?x ?y ?z
+FROM STREAM <http://example.org/turbine> WINDOW RANGE 30 MINUTE SLIDE
+WHERE { ?x ex:started ?y . OPTIONAL { ?x ex:stopped ?z . WINDOW ELEMS 1500 } }""")
+    assert q.dialect == "streaming-sparql"
+    eng.push_many([(t1, started, Literal(1), 10), (t1, stopped, Literal(2), 20),
+                   (t1, stopped, Literal(3), 70)], stream=turbine)
+    eng.flush()
+    row = {"x": str(t1), "y": "1"}
+    assert rows_of(q) == [(-1740, 60, {**row, "z": "2"}),
+                          (-1740, 70, {**row, "z": "2"}), (-1740, 70, {**row, "z": "3"}),
+                          (-1680, 120, {**row, "z": "2"}), (-1680, 120, {**row, "z": "3"})]
+
+
+def test_doc_example_luposdate():
+    with WindowEngine() as eng:
+        bid, i1, i2 = URIRef(EX + "bid"), URIRef(EX + "i1"), URIRef(EX + "i2")
+        q = eng.register(P + """PREFIX lupos: <http://www.luposdate.org/>
+SELECT ?id lupos:average(?bid) AS ?avg
+STREAM INTERMEDIATERESULT DURATION 1000
+WHERE { WINDOW TYPE SLIDINGTRIPLES 100 { ?id ex:bid ?bid } }
+GROUP BY ?id""")
+        assert q.dialect == "luposdate"
+        eng.push_quads([(i1, bid, Literal(10), None, 0.5), (i1, bid, Literal(20), EX + "x", 1.5),
+                        (i2, bid, Literal(30), None, 1.7)])
+        eng.flush()
+        assert rows_of(q) == [(0.5, 0.5, {"id": str(i1), "avg": "10.0"}),
+                              (0.5, 1.7, {"id": str(i1), "avg": "15.0"}),
+                              (0.5, 1.7, {"id": str(i2), "avg": "30.0"})]
+
+
+def test_luposdate_seed_query_is_an_aggregate_misuse():
+    from epsparql.language import QueryError
+    text = """PREFIX ebay:<http://developer.ebay.com/DevZone/finding/CallRef/findItemsByKeywords.html#>
+PREFIX lupos: <http://www.luposdate.org/>
+SELECT DISTINCT ?id ?title ?bid lupos:average(?bid) AS ?avg
+lupos:min(?bid) AS ?min lupos:max(?bid) AS ?max lupos:sum(?bid)AS?sum
+STREAM INTERMEDIATERESULT DURATION 1000
+WHERE {
+WINDOW TYPE SLIDINGTRIPLES 100 {
+?id ebay:Response.searchResult.item.sellingStatus.currentPrice ?bid.
+?id ebay:Response.searchResult.item.title ?title. }}"""
+    with pytest.raises(QueryError) as e:
+        with WindowEngine() as eng:
+            eng.register(text)
+    assert (e.value.line, e.value.column) == (3, 17) and "?id is neither grouped" in str(e.value)
+    with WindowEngine() as eng:              # grouped, as docs/DIALECTS.md writes it
+        q = eng.register(text + "\nGROUP BY ?id ?title ?bid")
+        price = URIRef("http://developer.ebay.com/DevZone/finding/CallRef/findItemsByKeywords.html"
+                       "#Response.searchResult.item.sellingStatus.currentPrice")
+        eng.push(URIRef(EX + "i1"), price, Literal(7), 0.5)
+        eng.flush()
+        assert q.results() == []                 # no title: no solution
+
+
+def test_doc_example_rspql(eng):
+    q = eng.register(P + """REGISTER RSTREAM <http://example.org/out> AS
+SELECT ?s (COUNT(*) AS ?n)
+FROM NAMED WINDOW <http://example.org/w> ON <http://example.org/rfid> [RANGE PT10S STEP PT5S]
+WHERE { WINDOW <http://example.org/w> { ?s ?p ?o } }
+GROUP BY ?s""")
+    assert q.dialect == "rspql" and str(q.algebra.output) == EX + "out"
+    eng.push(ann, at, hall, 1, stream=RFID)
+    eng.push(bob, at, hall, 2, stream=RFID)
+    eng.flush()
+    both = [{"s": str(ann), "n": "1"}, {"s": str(bob), "n": "1"}]
+    assert sorted(rows_of(q), key=str) == sorted([(-5, 5, b) for b in both], key=str)
+    eng.advance(15)
+    assert sorted(rows_of(q), key=str) == sorted([(0, 10, b) for b in both], key=str)
+
+
+def test_rspql_dstream_reports_what_leaves_an_empty_window(eng):
+    q = eng.register(P + """REGISTER DSTREAM <http://example.org/out> AS
+SELECT ?s FROM NAMED WINDOW ex:w ON ex:rfid [RANGE PT5S STEP PT5S]
+WHERE { WINDOW ex:w { ?s ?p ?o } }""")
+    eng.push(ann, at, hall, 1, stream=RFID)
+    eng.advance(10)
+    assert rows_of(q) == [(5, 10, {"s": str(ann)})]

@@ -38,7 +38,7 @@ _MARKS = [
     ("csparql", r"\bREGISTER\s+(QUERY|STREAM)\b"),
     ("rspql", r"\bREGISTER\s+(RSTREAM|ISTREAM|DSTREAM)\b|\bFROM\s+NAMED\s+WINDOW\b"),
     ("luposdate", r"\bWINDOW\s+TYPE\b|\bINTERMEDIATERESULT\b"),
-    ("sparqlstream", r"\[\s*(FROM\s+)?NOW\s*-|\bSELECT\s+(DISTINCT\s+)?(ISTREAM|DSTREAM|RSTREAM)\b"),
+    ("sparqlstream", r"\[\s*(FROM\s+)?NOW\s*[-–]|\bSELECT\s+(DISTINCT\s+)?(ISTREAM|DSTREAM|RSTREAM)\b"),
     ("streaming-sparql", r"\bWINDOW\s+(RANGE|ELEMS)\b"),
     ("csparql", r"\bFROM\s+(NAMED\s+)?STREAM\s*<>\s*\["),
     ("cqels", r"\bSTREAM\s*(<>|[?$]\w|\w*:\w*)\s*\["),

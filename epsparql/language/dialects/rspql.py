@@ -33,7 +33,7 @@ WINDOW: "WINDOW"i
 ON: "ON"i
 RANGE: "RANGE"i
 STEP: "STEP"i
-XSD_DURATION: /-?P[0-9.YMWDTHS]*/i
+XSD_DURATION: /-?P[0-9A-Za-z.]*/
 """
 
 _DURATION = re.compile(r"(-)?P(?:(\d+(?:\.\d+)?)Y)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)W)?"
