@@ -68,6 +68,12 @@ class WindowQuery:
     def variables(self) -> list[str]:
         return list(self.compiled.variables)
 
+    @property
+    def incremental(self) -> bool:
+        """Are its aggregates kept per pane (updated per arrival, never
+        re-scanned)?  See docs/DIALECTS.md, "Incremental aggregates"."""
+        return self.compiled.incremental
+
     def results(self) -> list[Answer]:
         """Answers found since the last call (drains), in order."""
         out, self._answers = self._answers, []
@@ -112,17 +118,20 @@ class WindowEngine:
     ``engine``: the :class:`epsparql.Engine` whose Prolog module, background
     knowledge and functions to use (a new one by default, made with
     ``engine_options``); ``allowed_lateness`` / ``on_late``: the reorder
-    buffer, as for Engine."""
+    buffer, as for Engine; ``incremental=False`` evaluates every query by
+    reading its windows at each instant, also those whose aggregates could
+    be kept per pane (docs/DIALECTS.md, "Incremental aggregates")."""
 
     def __init__(self, *, engine: Engine | None = None, allowed_lateness: float = 0.0,
                  on_late: Callable[[tuple, str], None] | None = None, batch_size: int = 5000,
-                 **engine_options: Any) -> None:
+                 incremental: bool = True, **engine_options: Any) -> None:
         self.engine = engine if engine is not None else Engine(**engine_options)
         rt = runtime()
         for module in ("stream_relation.pl", "stream_window.pl"):
             rt.consult(PROLOG_DIR / module)
         self.module = self.engine.core.module
         self.batch_size = batch_size
+        self.incremental = incremental
         self._order = Reorderer(allowed_lateness, on_late)
         self._queries: dict[int, WindowQuery] = {}
         self._names: dict[str, WindowQuery] = {}
@@ -149,7 +158,8 @@ class WindowEngine:
             compiled = compile_window_query(
                 alg, qid, module=self.module, encode=encode,
                 is_function=self.engine.has_function,
-                reasoning="none" if self.engine.reasoning == "none" else "rdfs")
+                reasoning="none" if self.engine.reasoning == "none" else "rdfs",
+                panes=self.incremental)
         except QueryError as e:
             raise e.with_source(text) if text else e
         qname = name or ast.name or f"w{qid}"

@@ -31,7 +31,20 @@
     them from the front, at a cost proportional to what expires.  Memory
     is bounded by the windows' contents.  A window wholly in the past
     (SPARQLstream's `NOW - a TO NOW - d`) also keeps the occurrences not
-    yet old enough for it, in Pending(Tau, Seq, G, S, P, O).
+    yet old enough for it, in Pending(Tau, Seq, G, S, P, O).  The window
+    of an aggregate query over one triple pattern may instead keep its
+    matches and per-pane aggregates (stream_panes.pl): it is then updated
+    per arrival and read per pane, never re-scanned.
+
+    Runtime state.  The clock, the late count, the next instant due and
+    each query's progress (started, next step instants, pending arrival
+    instant, occurrences counted) are one term
+
+        rt(Clock, Late, Due, Queries)
+
+    stored in sw_rt/1, read once per call, updated in place (nb_setarg/3)
+    while a batch is pushed, and stored back at the end: a batch costs
+    two database updates for it, not two per occurrence.
 
     Times are numbers of seconds; window widths, steps and instants are
     integers or rationals (exact: `100ms` is 1r10).  A time stamp and an
@@ -56,23 +69,40 @@
 :- use_module(library(pairs)).
 :- use_module(sparql_background).
 :- use_module(stream_relation).
+:- use_module(stream_panes).
 :- use_module(epsparql_core, [message_text/2]).
 
 %   Per-engine dynamic predicates (created in the engine module).
 sw_local(sw_q/2).          % sw_q(Qid, swq(Qid, Head, Windows, Policy, R2S, Pred))
-sw_local(sw_qs/2).         % sw_qs(Qid, st(Started, Nexts, Arrival, Count))
+sw_local(sw_rt/1).         % sw_rt(rt(Clock, Late, Due, Queries)): see the header
 sw_local(sw_prev/2).       % sw_prev(Qid, Rows): the previous evaluation's result
-sw_local(sw_n/3).          % sw_n(Store, G, N): occurrences stored into a window so far
-sw_local(sw_clock/1).      % sw_clock(Now): latest time stamp or advance
+sw_local(sw_n/3).          % sw_n(Store, G, N): occurrences per stream of a STREAM ?g window
 sw_local(sw_ans/4).        % sw_ans(Qid, Row, Start, End): answers not yet drained
 sw_local(sw_err/2).        % sw_err(Message, Context): errors not yet drained
-sw_local(sw_late/1).       % sw_late(N): occurrences older than the clock
 
 ensure_local(M) :-
     forall(sw_local(N/A), ( functor(H, N, A),
-                            ( predicate_property(M:H, dynamic) -> true ; dynamic(M:N/A) ) )),
-    (   M:sw_clock(_) -> true ; NegInf is -inf, assertz(M:sw_clock(NegInf)) ),
-    (   M:sw_late(_) -> true ; assertz(M:sw_late(0)) ).
+                            ( predicate_property(M:H, dynamic) -> true ; dynamic(M:N/A) ) )).
+
+%   The runtime term.  Queries: q(Qid, Windows, Policy, R2S, Pred, St)
+%   in registration order; St = st(Started, Nexts, Arrival, Count);
+%   Windows: w(Store, Source, Kind, Seq, Mode), Seq the occurrences
+%   stored so far, Mode plain or panes(Panes, MatchPred).
+load_rt(M, RT) :-
+    (   M:sw_rt(RT0) -> RT = RT0 ; NegInf is -inf, RT = rt(NegInf, 0, inf, []) ).
+
+save_rt(M, RT) :-
+    retractall(M:sw_rt(_)),
+    assertz(M:sw_rt(RT)).
+
+%   with_rt(+M, :Goal): call Goal(RT) and store RT back, also when Goal
+%   throws (the windows it has filled stay consistent with it).
+with_rt(M, Goal) :-
+    ensure_local(M),
+    load_rt(M, RT),
+    catch(call(Goal, RT), E, true),
+    save_rt(M, RT),
+    (   var(E) -> true ; throw(E) ).
 
 		 /*******************************
 		 *         REGISTRATION         *
@@ -85,27 +115,41 @@ ensure_local(M) :-
 %     swq(Qid, Head, Windows, Policy, R2S, Pred)
 %
 %   Head the functor of the query's answers; Windows a list of
-%   w(Store, Source, Kind) in the order of the Bounds argument of Pred;
-%   Source all, iri(Stream) or var (one window per stream); Kind one of
+%   w(Store, Source, Kind) or w(Store, Source, Kind, panes(Panes,
+%   Match)) in the order of the Bounds argument of Pred; Source all,
+%   iri(Stream) or var (one window per stream); Kind one of
 %   range(Width, Step) (Step none: no instants of its own), now, all,
-%   count(N), past(Width, Delay, Step, PendingStore); Policy
-%   policy(Steps, ArrivalSources, Every, NonEmpty, Final): the step
-%   sizes whose multiples are instants, the sources whose arrival
-%   instants are instants, evaluate after every Every-th occurrence
-%   (none: never), skip instants whose windows are all empty
-%   (true/false), evaluate once at the end of input (true/false);
-%   R2S rstream, istream or dstream; Pred the name of the evaluation
+%   count(N), past(Width, Delay, Step, PendingStore); panes(...): the
+%   window keeps per-pane aggregates (Panes = pn(...), stream_panes.pl),
+%   Match(S0, P0, O0, Key, GK, AR) giving the matches of an arriving
+%   triple; Policy policy(Steps, ArrivalSources, Every, NonEmpty, Final):
+%   the step sizes whose multiples are instants, the sources whose
+%   arrival instants are instants, evaluate after every Every-th
+%   occurrence (none: never), skip instants whose windows are all empty
+%   (true/false), evaluate once at the end of input (true/false); R2S
+%   rstream, istream or dstream; Pred the name of the evaluation
 %   predicate (Pred(Bounds, Rows), Bounds = b(Hi1, ...)).
 sw_register(M, Def) :-
-    ensure_local(M),
-    Def = swq(Qid, _Head, Ws, _Policy, R2S, Pred),
+    with_rt(M, register(M, Def)).
+
+register(M, Def, RT) :-
+    Def = swq(Qid, _Head, Ws, Policy, R2S, Pred),
     must_be(oneof([rstream, istream, dstream]), R2S),
     must_be(atom, Pred),
     (   M:sw_q(Qid, _) -> permission_error(register, window_query, Qid) ; true ),
-    forall(member(w(Store, _, Kind), Ws), declare_window(M, Store, Kind)),
+    maplist(runtime_window(M), Ws, RWs),
     assertz(M:sw_q(Qid, Def)),
-    assertz(M:sw_qs(Qid, st(false, [], none, 0))),
-    assertz(M:sw_prev(Qid, [])).
+    assertz(M:sw_prev(Qid, [])),
+    arg(4, RT, Qs0),
+    append(Qs0, [q(Qid, RWs, Policy, R2S, Pred, st(false, [], none, 0))], Qs),
+    nb_setarg(4, RT, Qs).
+
+runtime_window(M, w(Store, Src, Kind), w(Store, Src, Kind, 0, plain)) :- !,
+    declare_window(M, Store, Kind).
+runtime_window(M, w(Store, Src, Kind, panes(PN, Match)),
+               w(Store, Src, Kind, 0, panes(PN, Match))) :-
+    PN = pn(_, _, Store, _, _, _, _),
+    pane_declare(M, PN).
 
 declare_window(M, Store, Kind) :-
     dynamic(M:Store/7),
@@ -113,34 +157,45 @@ declare_window(M, Store, Kind) :-
 
 %!  sw_unregister(+Module, +Qid) is det.
 sw_unregister(M, Qid) :-
-    ensure_local(M),
-    (   retract(M:sw_q(Qid, swq(_, _, Ws, _, _, _)))
-    ->  forall(member(w(Store, _, Kind), Ws), forget_window(M, Store, Kind))
+    with_rt(M, unregister(M, Qid)).
+
+unregister(M, Qid, RT) :-
+    arg(4, RT, Qs0),
+    (   selectchk(q(Qid, Ws, _, _, _, _), Qs0, Qs)
+    ->  forall(member(W, Ws), forget_window(M, W)),
+        nb_setarg(4, RT, Qs)
     ;   true
     ),
-    retractall(M:sw_qs(Qid, _)),
-    retractall(M:sw_prev(Qid, _)).
+    retractall(M:sw_q(Qid, _)),
+    retractall(M:sw_prev(Qid, _)),
+    update_due(RT).
 
-forget_window(M, Store, Kind) :-
-    functor(H, Store, 7), retractall(M:H),
-    retractall(M:sw_n(Store, _, _)),
-    (   Kind = past(_, _, _, P) -> functor(HP, P, 6), retractall(M:HP) ; true ).
+forget_window(M, w(Store, _, Kind, _, Mode)) :-
+    (   Mode = panes(PN, _)
+    ->  pane_clear(M, PN)
+    ;   functor(H, Store, 7), retractall(M:H),
+        retractall(M:sw_n(Store, _, _)),
+        (   Kind = past(_, _, _, P) -> functor(HP, P, 6), retractall(M:HP) ; true )
+    ).
 
 %!  sw_clear(+Module) is det.
 %
 %   Forget the stream state (window contents, clocks, previous results,
 %   answers), keep the queries.
 sw_clear(M) :-
-    ensure_local(M),
-    forall(M:sw_q(_, swq(_, _, Ws, _, _, _)),
-           forall(member(w(Store, _, Kind), Ws), forget_window(M, Store, Kind))),
-    forall(M:sw_q(Qid, _), ( retractall(M:sw_qs(Qid, _)), assertz(M:sw_qs(Qid, st(false, [], none, 0))),
-                            retractall(M:sw_prev(Qid, _)), assertz(M:sw_prev(Qid, [])) )),
+    with_rt(M, clear(M)).
+
+clear(M, RT) :-
+    arg(4, RT, Qs),
+    forall(member(q(Qid, Ws, _, _, _, St), Qs),
+           ( forall(member(W, Ws), ( forget_window(M, W), nb_setarg(4, W, 0) )),
+             nb_setarg(1, St, false), nb_setarg(2, St, []),
+             nb_setarg(3, St, none), nb_setarg(4, St, 0),
+             retractall(M:sw_prev(Qid, _)), assertz(M:sw_prev(Qid, [])) )),
+    NegInf is -inf,
+    nb_setarg(1, RT, NegInf), nb_setarg(2, RT, 0), nb_setarg(3, RT, inf),
     retractall(M:sw_ans(_, _, _, _)),
-    retractall(M:sw_err(_, _)),
-    retractall(M:sw_clock(_)),
-    retractall(M:sw_late(_)),
-    ensure_local(M).
+    retractall(M:sw_err(_, _)).
 
 		 /*******************************
 		 *          THE STREAM          *
@@ -152,31 +207,36 @@ sw_clear(M) :-
 %   time stamp).  An item older than the clock is counted as late and
 %   ignored (the Python side's reorder buffer sends none).
 sw_push(M, Items) :-
-    ensure_local(M),
-    forall(member(o(G, S, P, O, _T1, Tau), Items), push_one(M, G, S, P, O, Tau)).
+    with_rt(M, push_items(Items, M)).
 
-push_one(M, G, S, P, O, Tau) :-
-    M:sw_clock(Now),
+push_items([], _, _).
+push_items([o(G, S, P, O, _T1, Tau)|Items], M, RT) :-
+    arg(1, RT, Now),
     (   Tau < Now
-    ->  retract(M:sw_late(L)), L1 is L + 1, assertz(M:sw_late(L1))
+    ->  arg(2, RT, L), L1 is L + 1, nb_setarg(2, RT, L1)
     ;   (   Tau > Now
-        ->  complete_instants(M, <, Tau),
-            retract(M:sw_clock(_)), assertz(M:sw_clock(Tau))
+        ->  arg(3, RT, Due),
+            (   Due < Tau -> complete_instants(M, RT, <, Tau) ; true ),
+            nb_setarg(1, RT, Tau)
         ;   true
         ),
-        forall(M:sw_q(Qid, Def), arrive(M, Qid, Def, G, S, P, O, Tau))
-    ).
+        arg(4, RT, Qs),
+        arrive_all(Qs, M, RT, G, S, P, O, Tau)
+    ),
+    push_items(Items, M, RT).
 
-arrive(M, Qid, swq(_, _, Ws, Policy, _, _), G, S, P, O, Tau) :-
+arrive_all([], _, _, _, _, _, _, _).
+arrive_all([Q|Qs], M, RT, G, S, P, O, Tau) :-
+    Q = q(_, Ws, Policy, _, _, _),
     (   accepts_any(Ws, Policy, G)
-    ->  forall(( member(w(Store, Src, Kind), Ws), source_accepts(Src, G) ),
-               store_occurrence(M, Store, Src, Kind, G, S, P, O, Tau)),
-        note_arrival(M, Qid, Policy, G, Tau)
+    ->  store_all(Ws, M, G, S, P, O, Tau),
+        note_arrival(M, RT, Q, G, Tau)
     ;   true
-    ).
+    ),
+    arrive_all(Qs, M, RT, G, S, P, O, Tau).
 
 accepts_any(Ws, policy(_, Arr, _, _, _), G) :-
-    (   member(w(_, Src, _), Ws), source_accepts(Src, G)
+    (   member(w(_, Src, _, _, _), Ws), source_accepts(Src, G)
     ->  true
     ;   member(Src, Arr), source_accepts(Src, G)
     ->  true
@@ -186,22 +246,52 @@ source_accepts(all, _).
 source_accepts(var, _).
 source_accepts(iri(G), G).
 
+store_all([], _, _, _, _, _, _).
+store_all([W|Ws], M, G, S, P, O, Tau) :-
+    arg(2, W, Src),
+    (   source_accepts(Src, G) -> store_occurrence(M, W, G, S, P, O, Tau) ; true ),
+    store_all(Ws, M, G, S, P, O, Tau).
+
 %   The query's instants: start at the first arrival (first multiple of
 %   each step at or after it), remember an arrival instant, count.
-note_arrival(M, Qid, policy(Steps, Arr, Every, _, _), G, Tau) :-
-    retract(M:sw_qs(Qid, st(Started, Nexts0, Arr0, Count0))),
-    (   Started == true
-    ->  Nexts = Nexts0
-    ;   findall(n(B, Next), ( member(B, Steps), first_multiple_at_or_after(Tau, B, Next) ), Nexts)
+note_arrival(M, RT, Q, G, Tau) :-
+    Q = q(_, _, policy(Steps, Arr, Every, _, _), _, _, St),
+    (   arg(1, St, true)
+    ->  true
+    ;   findall(n(B, Next), ( member(B, Steps), first_multiple_at_or_after(Tau, B, Next) ), Nexts),
+        nb_setarg(1, St, true),
+        nb_setarg(2, St, Nexts),
+        forall(member(n(_, X), Nexts), lower_due(RT, X))
     ),
-    (   member(Src, Arr), source_accepts(Src, G) -> Arr1 = Tau ; Arr1 = Arr0 ),
-    Count is Count0 + 1,
-    (   Every \== none, Count >= Every
-    ->  assertz(M:sw_qs(Qid, st(true, Nexts, Arr1, 0))),
-        evaluate(M, Qid, Tau),
-        drop_instant(M, Qid, Tau)
-    ;   assertz(M:sw_qs(Qid, st(true, Nexts, Arr1, Count)))
+    (   Arr \== [], member(Src, Arr), source_accepts(Src, G)
+    ->  nb_setarg(3, St, Tau), lower_due(RT, Tau)
+    ;   true
+    ),
+    (   Every == none
+    ->  true
+    ;   arg(4, St, Count0), Count is Count0 + 1,
+        (   Count >= Every
+        ->  nb_setarg(4, St, 0),
+            evaluate(M, Q, Tau),
+            drop_instant(Q, Tau),
+            update_due(RT)
+        ;   nb_setarg(4, St, Count)
+        )
     ).
+
+lower_due(RT, T) :-
+    arg(3, RT, Due),
+    (   T < Due -> nb_setarg(3, RT, T) ; true ).
+
+%   The next instant due over all started queries (inf: none).
+update_due(RT) :-
+    arg(4, RT, Qs),
+    findall(T, ( member(Q, Qs), q_next(Q, T) ), Ts),
+    (   Ts == [] -> Due = inf ; min_list(Ts, Due) ),
+    nb_setarg(3, RT, Due).
+
+q_next(q(_, _, _, _, _, st(true, Nexts, Arr, _)), T) :-
+    next_instant(Nexts, Arr, T).
 
 %   Multiples of a step B near a time T, exactly (a float time is taken
 %   at its exact binary value).
@@ -218,60 +308,63 @@ exact(T, R) :- ( float(T) -> R is rational(T) ; R = T ).
 %   No occurrence with a time stamp at or before Time will come:
 %   evaluate every instant up to Time.
 sw_advance(M, T) :-
-    ensure_local(M),
     must_be(number, T),
-    complete_instants(M, =<, T),
-    retract(M:sw_clock(Now)),
+    with_rt(M, advance(M, T)).
+
+advance(M, T, RT) :-
+    complete_instants(M, RT, =<, T),
+    arg(1, RT, Now),
     Now1 is max(Now, T),
-    assertz(M:sw_clock(Now1)).
+    nb_setarg(1, RT, Now1).
 
 %!  sw_flush(+Module) is det.
 %
 %   End of input: every instant up to and including, for each query,
 %   the first of its instants at or after the latest time stamp.
 sw_flush(M) :-
-    ensure_local(M),
-    M:sw_clock(Now),
+    with_rt(M, flush(M)).
+
+flush(M, RT) :-
+    arg(1, RT, Now),
     (   Now =:= -inf
     ->  true
-    ;   complete_instants(M, =<, Now),
-        findall(Qid, M:sw_q(Qid, _), Qids),
-        forall(member(Qid, Qids), flush_query(M, Qid, Now))
+    ;   complete_instants(M, RT, =<, Now),
+        arg(4, RT, Qs),
+        forall(member(Q, Qs), flush_query(M, Q, Now)),
+        update_due(RT)
     ).
 
 %   After the instants up to Now: the pending step instants (each the
 %   first multiple of its step after Now), the pending arrival instant,
 %   the occurrences counted since the last evaluation (Every), the final
 %   evaluation.
-flush_query(M, Qid, Now) :-
-    M:sw_q(Qid, swq(_, _, _, policy(_, _, Every, _, Final), _, _)),
-    M:sw_qs(Qid, st(Started, Nexts, Arr, Count)),
+flush_query(M, Q, Now) :-
+    Q = q(_, _, policy(_, _, Every, _, Final), _, _, St),
+    St = st(Started, Nexts, Arr, Count),
     (   Started == true
     ->  % a step's pending instant counts when its previous one was before Now
         findall(T, ( member(n(B, T), Nexts), T - B < Now ), Ts0),
         (   Arr \== none -> Ts1 = [Arr|Ts0] ; Ts1 = Ts0 ),
         (   ( Every \== none, Count > 0 ; Final == true ) -> Ts2 = [Now|Ts1] ; Ts2 = Ts1 ),
         sort(Ts2, Ts),
-        forall(member(T, Ts), ( evaluate(M, Qid, T), drop_instant(M, Qid, T) )),
-        retract(M:sw_qs(Qid, st(_, Nexts2, _, _))),
-        assertz(M:sw_qs(Qid, st(true, Nexts2, none, 0)))
+        forall(member(T, Ts), ( evaluate(M, Q, T), drop_instant(Q, T) )),
+        nb_setarg(3, St, none),
+        nb_setarg(4, St, 0)
     ;   true
     ).
 
-%   complete_instants(+M, +Cmp, +Limit): evaluate, in order of instant
-%   then registration, every instant T Cmp Limit that a started query's
-%   policy names.
-complete_instants(M, Cmp, Limit) :-
-    (   findall(T-Qid,
-                ( M:sw_qs(Qid, st(true, Nexts, Arr, _)),
-                  next_instant(Nexts, Arr, T),
-                  compare_time(Cmp, T, Limit) ),
-                Due),
-        Due \== []
-    ->  keysort(Due, [T0-_|_]),
-        forall(member(T-Qid, Due), ( T =:= T0 -> ( evaluate(M, Qid, T0), drop_instant(M, Qid, T0) ) ; true )),
-        complete_instants(M, Cmp, Limit)
-    ;   true
+%   complete_instants(+M, +RT, +Cmp, +Limit): evaluate, in order of
+%   instant then registration, every instant T Cmp Limit that a started
+%   query's policy names.
+complete_instants(M, RT, Cmp, Limit) :-
+    arg(4, RT, Qs),
+    findall(T, ( member(Q, Qs), q_next(Q, T), compare_time(Cmp, T, Limit) ), Ts),
+    (   Ts == []
+    ->  update_due(RT)
+    ;   min_list(Ts, T0),
+        forall(( member(Q, Qs), q_next(Q, T), T =:= T0 ),
+               ( evaluate(M, Q, T0), drop_instant(Q, T0) )),
+        complete_instants(M, RT, Cmp, Limit)
     ).
 
 compare_time(<, A, B) :- A < B.
@@ -285,11 +378,11 @@ next_instant(Nexts, Arr, T) :-
 
 %   The instant T has been evaluated: move each step on past it, forget
 %   the arrival instant if it was T.
-drop_instant(M, Qid, T) :-
-    retract(M:sw_qs(Qid, st(S, Nexts0, Arr0, C))),
+drop_instant(q(_, _, _, _, _, St), T) :-
+    St = st(_, Nexts0, Arr0, _),
     maplist(step_past(T), Nexts0, Nexts),
-    (   Arr0 \== none, Arr0 =< T -> Arr = none ; Arr = Arr0 ),
-    assertz(M:sw_qs(Qid, st(S, Nexts, Arr, C))).
+    nb_setarg(2, St, Nexts),
+    (   Arr0 \== none, Arr0 =< T -> nb_setarg(3, St, none) ; true ).
 
 step_past(T, n(B, X0), n(B, X)) :-
     (   X0 =< T -> exact(T, R), K is floor(R / B) + 1, X is K * B ; X = X0 ).
@@ -298,21 +391,32 @@ step_past(T, n(B, X0), n(B, X)) :-
 		 *        WINDOW CONTENT        *
 		 *******************************/
 
-%   store_occurrence(+M, +Store, +Source, +Kind, +G, +S, +P, +O, +Tau)
-store_occurrence(M, Store, Src, Kind, G0, S, P, O, Tau) :-
-    (   Src == all -> G = '$all' ; G = G0 ),
-    next_seq(M, Store, Src, G, Seq),
-    (   Kind = past(_, _, _, Pending)
-    ->  Item =.. [Pending, Tau, Seq, G, S, P, O],
-        assertz(M:Item)
-    ;   replace_triple(M, Store, G, S, P, O, Tau, Seq)
+%   store_occurrence(+M, +Window, +G, +S, +P, +O, +Tau)
+store_occurrence(M, W, G0, S, P, O, Tau) :-
+    W = w(Store, Src, Kind, _, Mode),
+    (   Mode = panes(PN, Match)
+    ->  pane_raw(M, PN, Tau),
+        Goal =.. [Match, S, P, O, Key, GK, AR],
+        catch(forall(M:Goal, pane_insert(M, PN, Key, Tau, GK, AR)), E,
+              record_error(M, E, arrival(t(S, P, O), Tau)))
+    ;   (   Src == all -> G = '$all' ; G = G0 ),
+        next_seq(M, W, G, Seq),
+        (   Kind = past(_, _, _, Pending)
+        ->  Item =.. [Pending, Tau, Seq, G, S, P, O],
+            assertz(M:Item)
+        ;   replace_triple(M, Store, G, S, P, O, Tau, Seq)
+        )
     ).
 
-next_seq(M, Store, Src, G, Seq) :-
-    (   Src == var -> CG = G ; CG = '$all' ),
-    (   retract(M:sw_n(Store, CG, N0)) -> true ; N0 = 0 ),
-    Seq is N0 + 1,
-    assertz(M:sw_n(Store, CG, Seq)).
+next_seq(M, W, G, Seq) :-
+    W = w(Store, Src, _, N0, _),
+    (   Src == var
+    ->  (   retract(M:sw_n(Store, G, C0)) -> true ; C0 = 0 ),
+        Seq is C0 + 1,
+        assertz(M:sw_n(Store, G, Seq))
+    ;   Seq is N0 + 1,
+        nb_setarg(4, W, Seq)
+    ).
 
 %   One clause per distinct triple: a new occurrence replaces the old.
 replace_triple(M, Store, G, S, P, O, Tau, Seq) :-
@@ -329,10 +433,15 @@ replace_triple(M, Store, G, S, P, O, Tau, Seq) :-
 %   at T; Open: its opening (docs/DIALECTS.md, "Answers"); Empty:
 %   true/false; Last: the latest time stamp of its content (count
 %   windows' answer end).
-prepare_window(M, T, w(Store, Src, Kind), Hi, Open, Empty, Last) :-
+prepare_window(M, T, w(_, _, Kind, _, panes(PN, _)), Hi, Lo, Empty, Hi) :- !,
+    window_bounds(Kind, T, Hi, lo(Lo)),
+    pane_expire(M, PN, Lo),
+    (   pane_nonempty(M, PN, Lo, Hi) -> Empty = false ; Empty = true ).
+prepare_window(M, T, W, Hi, Open, Empty, Last) :-
+    W = w(Store, Src, Kind, _, _),
     window_bounds(Kind, T, Hi, Lo),
     (   Kind = past(_, _, _, Pending) -> release_pending(M, Store, Pending, Hi) ; true ),
-    expire(M, Store, Src, Kind, Lo),
+    expire(M, W, Src, Lo),
     content_extent(M, Store, Kind, Hi, Empty, First, Last0),
     (   Empty == true -> Last = T ; Last = Last0 ),
     window_open(Kind, T, Lo, Empty, First, Open).
@@ -373,13 +482,13 @@ release_pending(M, Store, Pending, Hi) :-
 
 %   Remove expired clauses from the front (they are in the order of
 %   their latest occurrence).
-expire(_, _, _, _, none) :- !.
-expire(M, Store, Src, _, count(N)) :- !,
+expire(_, _, _, none) :- !.
+expire(M, w(Store, _, _, C, _), Src, count(N)) :- !,
     (   Src == var
-    ->  forall(M:sw_n(Store, G, C), expire_count(M, Store, G, C - N))
-    ;   (   M:sw_n(Store, '$all', C) -> expire_count(M, Store, _, C - N) ; true )
+    ->  forall(M:sw_n(Store, G, C1), expire_count(M, Store, G, C1 - N))
+    ;   expire_count(M, Store, _, C - N)
     ).
-expire(M, Store, _, _, Lo) :-
+expire(M, w(Store, _, _, _, _), _, Lo) :-
     Probe =.. [Store, _, _, _, _, _, Tau, _],
     (   clause(M:Probe, true, Ref),
         (   expired(Lo, Tau) -> erase(Ref), fail ; true )
@@ -422,10 +531,9 @@ content_extent(M, Store, Kind, Hi, Empty, First, Last) :-
 		 *          EVALUATION          *
 		 *******************************/
 
-%   evaluate(+M, +Qid, +T): the query's windows at T, its SPARQL part,
+%   evaluate(+M, +Q, +T): the query's windows at T, its SPARQL part,
 %   the relation-to-stream operator, the answers.
-evaluate(M, Qid, T) :-
-    M:sw_q(Qid, swq(_, _, Ws, policy(_, _, _, NonEmpty, _), R2S, Pred)),
+evaluate(M, q(Qid, Ws, policy(_, _, _, NonEmpty, _), R2S, Pred, _), T) :-
     prepare_windows(Ws, M, T, His, Opens, Empties, Lasts),
     (   NonEmpty == true, Ws \== [], \+ memberchk(false, Empties)
     ->  true                                % C-SPARQL: every window empty
@@ -451,7 +559,7 @@ report(M, Qid, R2S, Rows, Ws, T, Opens, Empties, Lasts) :-
 %   of their contents ([T, T] when all are empty).
 answer_interval(Ws, T, Opens, Empties, Lasts, Start, End) :-
     (   Ws == [] -> Start = T, End = T
-    ;   forall(member(w(_, _, K), Ws), K = count(_))
+    ;   forall(member(W, Ws), arg(3, W, count(_)))
     ->  findall(O-L, ( nth1(I, Empties, false), nth1(I, Opens, O), nth1(I, Lasts, L) ), OLs),
         (   OLs == []
         ->  Start = T, End = T
@@ -477,22 +585,27 @@ sw_drain(M, Out) :-
 
 %!  sw_stats(+Module, -Stats) is det.
 %
-%   Stats: a list of Key-Value: content (distinct triples in all
-%   windows), pending (occurrences waiting for a past window), late,
-%   queries.
+%   Stats: a list of Key-Value: content (distinct triples, or matches of
+%   a per-pane window, in all windows), pending (occurrences waiting for
+%   a past window), late, queries.
 sw_stats(M, Stats) :-
     ensure_local(M),
-    findall(N, ( M:sw_q(_, swq(_, _, Ws, _, _, _)), member(w(Store, _, _), Ws),
-                 functor(H, Store, 7),
-                 ( predicate_property(M:H, number_of_clauses(N)) -> true ; N = 0 ) ), Ns),
+    load_rt(M, rt(_, Late, _, Qs)),
+    findall(N, ( member(q(_, Ws, _, _, _, _), Qs), member(W, Ws), window_content(M, W, N) ), Ns),
     sum_list(Ns, Content),
-    findall(N, ( M:sw_q(_, swq(_, _, Ws, _, _, _)), member(w(_, _, past(_, _, _, P)), Ws),
+    findall(N, ( member(q(_, Ws, _, _, _, _), Qs), member(w(_, _, past(_, _, _, P), _, _), Ws),
                  functor(H, P, 6),
                  ( predicate_property(M:H, number_of_clauses(N)) -> true ; N = 0 ) ), Ps),
     sum_list(Ps, Pending),
-    M:sw_late(Late),
-    aggregate_all(count, M:sw_q(_, _), Q),
+    length(Qs, Q),
     Stats = [content-Content, pending-Pending, late-Late, queries-Q].
+
+window_content(M, w(Store, _, _, _, Mode), N) :-
+    (   Mode = panes(PN, _)
+    ->  pane_content(M, PN, N)
+    ;   functor(H, Store, 7),
+        ( predicate_property(M:H, number_of_clauses(N0)) -> N = N0 ; N = 0 )
+    ).
 
 		 /*******************************
 		 *           MATCHING           *
@@ -572,7 +685,7 @@ register_text(M, Text) :-
     setup_call_cleanup(open_string(Text, S), read_all(S, Terms), close(S)),
     partition([T]>>(T = window_query(_)), Terms, [window_query(Def)], Clauses),
     Def = swq(_, _, _, _, _, Pred),
-    atom_concat(Pred, '_s', Sub),
+    atom_concat(Pred, '_', Sub),
     (   member(C0, Clauses), clause_pred(C0, Pred),
         forall(member(C, Clauses), ( clause_pred(C, N), ( N == Pred -> true ; sub_atom(N, 0, _, _, Sub) ) ))
     ->  true

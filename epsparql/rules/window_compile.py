@@ -27,6 +27,7 @@ query's data is never Prolog source.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
@@ -54,6 +55,7 @@ class CompiledWindowQuery:
     head: str
     variables: list[str]            # the names of a row's positions
     text: str                       # clauses + window_query/1, for sw_py_register
+    incremental: bool = False       # aggregates kept per pane (stream_panes.pl)
 
 
 def number(x: Fraction | int) -> str:
@@ -87,7 +89,7 @@ class WindowCompiler:
 
     def __init__(self, q: ContinuousQuery, qid: int, *, module: str,
                  encode: Callable[[Any], Any], is_function: Callable[[str], bool],
-                 reasoning: str) -> None:
+                 reasoning: str, panes: bool = True) -> None:
         self.q = q
         self.qid = qid
         self.module = to_prolog(module)
@@ -99,6 +101,7 @@ class WindowCompiler:
         self.windows = {w.index: w for w in q.windows}
         self.bounds = "b(" + ", ".join(f"H{w.index}" for w in q.windows) + ")" if q.windows else "b"
         self.agg_vars: dict[D.Aggregate, str] = {}      # of the relation being written
+        self.panes = pane_plan(q) if panes else None
 
     def store(self, i: int) -> str:
         return f"swc{self.qid}_{i}"
@@ -114,6 +117,8 @@ class WindowCompiler:
                                 f"( \\+ \\+ ({where}) -> Rows = [row(bool(true, \"true\"))] "
                                 f"; Rows = [row(bool(false, \"false\"))] ).")
             names = ["ask"]
+        elif self.panes is not None:
+            names = self.pane_relation(pred, rel, self.panes)
         else:
             names = self.relation(pred, rel)
         head = f"sparql_w{self.qid}"
@@ -122,7 +127,7 @@ class WindowCompiler:
         text = "\n".join(self.clauses) + (
             f"\nwindow_query(swq({self.qid}, {head}, {windows}, {policy}, "
             f"{self.q.r2s}, {pred})).\n")
-        return CompiledWindowQuery(self.qid, head, names, text)
+        return CompiledWindowQuery(self.qid, head, names, text, self.panes is not None)
 
     def window_term(self, w: WindowDef) -> str:
         win = w.window
@@ -147,7 +152,68 @@ class WindowCompiler:
             kind = win.kind
         else:
             raise QueryError(f"unknown window kind {win.kind}")
+        if self.panes is not None:
+            return f"w({self.store(w.index)}, {src}, {kind}, {self.pane_term()})"
         return f"w({self.store(w.index)}, {src}, {kind})"
+
+    # -- per-pane aggregates (prolog/stream_panes.pl) ------------------------------
+    def pane_names(self) -> str:
+        """pn(G, Specs, Store, Pane, Run, Live, Raw) of the query's window."""
+        st = self.store(0)
+        specs = "[" + ", ".join(f"agg({'count_star' if a.arg is None else AGG_OPS[a.name]}, false, ' ')"
+                                for a in self.panes.aggregates) + "]"
+        return (f"pn({number(self.panes.width)}, {specs}, {st}, {st}_p, {st}_r, {st}_l, {st}_w)")
+
+    def pane_term(self) -> str:
+        return f"panes({self.pane_names()}, swe{self.qid}_m)"
+
+    def pane_relation(self, pred: str, rel: Relation, plan: "PanePlan") -> list[str]:
+        """The clauses of a query kept per pane: ``swm<N>`` gives the
+        matches of an arriving triple (with their group keys and aggregate
+        arguments), ``swb<N>`` those of the background graphs the pattern
+        also reads, and ``pred`` reads the groups' totals."""
+        names = [n for _, n in rel.projection]
+        aggs = plan.aggregates
+        # the match clause
+        c = _Clause()
+        t = plan.quad.triple
+        ts, tp, to = self.term(t.s, c), self.term(t.p, c), self.term(t.o, c)
+        scope = in_scope(plan.quad)
+        conds = [self.condition(f, scope, c) for f in plan.filters]
+        key_parts, key_goals, gk = self.group_key(rel, c)
+        arg_goals, ar, _ = self.aggregate_args(rel, aggs, c)
+        tail = [*conds, *key_goals, *arg_goals,
+                f"stream_relation:ground_row({gk}, GK)", f"stream_relation:ground_row({ar}, AR)"]
+        self.clauses.append(
+            f"swe{self.qid}_m(S0, P0, O0, t({ts}, {tp}, {to}), GK, AR) :- "
+            f"stream_panes:entails({self.module}, {self.reasoning}, S0, P0, O0, {ts}, {tp}, {to}), "
+            + ", ".join(tail) + ".")
+        goals = []
+        pn = self.pane_names()
+        if plan.backgrounds:
+            c2 = _Clause()
+            ts2, tp2, to2 = self.term(t.s, c2), self.term(t.p, c2), self.term(t.o, c2)
+            alts = " ; ".join(f"sparql_background:bg_triple({self.module}, {to_prolog(str(g))}, "
+                              f"{ts2}, {tp2}, {to2})" for g in plan.backgrounds)
+            conds2 = [self.condition(f, scope, c2) for f in plan.filters]
+            kp2, kg2, gk2 = self.group_key(rel, c2)
+            ag2, ar2, _ = self.aggregate_args(rel, aggs, c2)
+            self.clauses.append(
+                f"swe{self.qid}_b(t({ts2}, {tp2}, {to2}), GK, AR) :- "
+                f"distinct(t({ts2}, {tp2}, {to2}), ( {alts} )), "
+                + ", ".join([*conds2, *kg2, *ag2, f"stream_relation:ground_row({gk2}, GK)",
+                             f"stream_relation:ground_row({ar2}, AR)"]) + ".")
+            goals.append(f"findall(GKx-ARx, ( swe{self.qid}_b(Kx, GKx, ARx), "
+                         f"\\+ stream_panes:pane_in_window({self.module}, {pn}, Kx) ), Extras)")
+        else:
+            goals.append("Extras = []")
+        c3 = _Clause()
+        kp3, _, _ = self.group_key(rel, c3)
+        goals.append(f"stream_panes:pane_groups({self.module}, {pn}, "
+                     f"{'true' if rel.group_by else 'false'}, Extras, Groups)")
+        finish = self.per_group(rel, aggs, kp3, ["member(GK0-AV0, Groups)"], c3)
+        self.clauses.append(f"{pred}({self.bounds}, Rows) :- " + ", ".join(goals) + ", " + finish)
+        return names
 
     def own_instants_only(self, step: Fraction) -> bool:
         """Is every evaluation instant of the query a multiple of ``step``?"""
@@ -215,7 +281,24 @@ class WindowCompiler:
             return names
         # aggregate query: two phases (see the module docstring)
         aggs = self.collect_aggregates(rel)
-        agg_vars = {a: c.fresh() for a in aggs}
+        key_parts, key_goals, gk = self.group_key(rel, c)
+        arg_goals, ar, specs = self.aggregate_args(rel, aggs, c)
+        gkey = c.fresh()
+        phase1 = ", ".join(x for x in [where, *key_goals, *arg_goals,
+                                       f"stream_relation:ground_row({gk}, {gkey})"] if x)
+        access = ["member(GK0-AggRows, Groups)",
+                  f"stream_relation:aggregate_values([{', '.join(specs)}], AggRows, AV0)"]
+        finish = self.per_group(rel, aggs, key_parts, access, c)
+        self.clauses.append(
+            f"{pred}({self.bounds}, Rows) :- "
+            f"findall({gkey}-{ar}, ({phase1}), Pairs), "
+            f"stream_relation:group_rows(Pairs, {'true' if rel.group_by else 'false'}, Groups), "
+            f"{finish}")
+        return names
+
+    def group_key(self, rel: Relation, c: _Clause) -> tuple[list[str], list[str], str]:
+        """The parts of a solution's group key, the goals computing them,
+        and the key term ``gk(...)``."""
         key_parts: list[str] = []
         key_goals: list[str] = []
         for expr, name in rel.group_by:
@@ -227,6 +310,12 @@ class WindowCompiler:
                                  f"( {x} == '$error' -> true ; true )")
                 key_parts.append(x)
         gk = "gk(" + ", ".join(key_parts) + ")" if key_parts else "gk"
+        return key_parts, key_goals, gk
+
+    def aggregate_args(self, rel: Relation, aggs: list[D.Aggregate], c: _Clause
+                       ) -> tuple[list[str], str, list[str]]:
+        """Goals computing each aggregate's argument for one solution, the
+        term ``ar(...)`` of them, and the aggregates' specs."""
         arg_vals: list[str] = []
         arg_goals: list[str] = []
         specs: list[str] = []
@@ -243,11 +332,18 @@ class WindowCompiler:
             arg_vals.append(x)
             specs.append(f"agg({op}, {'true' if a.distinct else 'false'}, {to_prolog(a.separator)})")
         ar = "ar(" + ", ".join(arg_vals) + ")" if arg_vals else "ar"
-        gkey = c.fresh()
-        phase1 = ", ".join(x for x in [where, *key_goals, *arg_goals,
-                                       f"stream_relation:ground_row({gk}, {gkey})"] if x)
-        # phase 2: per group
-        key_bind: list[str] = []
+        return arg_goals, ar, specs
+
+    def per_group(self, rel: Relation, aggs: list[D.Aggregate], key_parts: list[str],
+                  access: list[str], c: _Clause) -> str:
+        """The goals after grouping: for each group (``access`` binds GK0
+        and AV0, its key and aggregate values), HAVING, the SELECT
+        expressions, the ORDER BY keys and the row; then ORDER BY,
+        DISTINCT and the slice over all rows."""
+        names = [n for _, n in rel.projection]
+        dirs = "[" + ", ".join("desc" if d else "asc" for _, d in rel.order_by) + "]"
+        slice_ = f"slice({rel.offset}, {'inf' if rel.limit is None else rel.limit})"
+        distinct = "true" if rel.distinct else "false"
         k2: list[str] = []
         for (expr, name), part in zip(rel.group_by, key_parts):
             if isinstance(expr, A.Var):
@@ -257,27 +353,23 @@ class WindowCompiler:
             else:
                 k2.append("_")
         gk2 = "gk(" + ", ".join(k2) + ")" if k2 else "gk"
+        agg_vars = {a: c.fresh() for a in aggs}
         av = "av(" + ", ".join(agg_vars[a] for a in aggs) + ")" if aggs else "av"
         self.agg_vars = agg_vars
         having = [f"sparql_eval:sparql_true({self.expr(h, c)})" for h in rel.having]
         post = self.selects(rel, c)
         keys, kgoals = self.order_keys(rel, c)
+        self.agg_vars = {}
         row = "row(" + ", ".join(c.var(n) for n in names) + ")" if names else "row"
         phase2 = ", ".join([
-            "member(GK0-AggRows, Groups)",
+            access[0],
             f"stream_relation:unground(GK0, {gk2})",
-            f"stream_relation:aggregate_values([{', '.join(specs)}], AggRows, AV0)",
+            *access[1:],
             f"stream_relation:unground(AV0, {av})",
             *having, *post, *kgoals,
             f"stream_relation:ground_row({row}, Row)"])
-        self.clauses.append(
-            f"{pred}({self.bounds}, Rows) :- "
-            f"findall({gkey}-{ar}, ({phase1}), Pairs), "
-            f"stream_relation:group_rows(Pairs, {'true' if rel.group_by else 'false'}, Groups), "
-            f"findall({keys}-Row, ({phase2}), Keyed), "
-            f"stream_relation:finish_rows(Keyed, {dirs}, {distinct}, {slice_}, Rows).")
-        self.agg_vars = {}
-        return names
+        return (f"findall({keys}-Row, ({phase2}), Keyed), "
+                f"stream_relation:finish_rows(Keyed, {dirs}, {distinct}, {slice_}, Rows).")
 
     def collect_aggregates(self, rel: Relation) -> list[D.Aggregate]:
         from ..language.dialects.builder import aggregates_in
@@ -505,6 +597,86 @@ class WindowCompiler:
         raise QueryError(f"unsupported expression {e!r}")
 
 
+@dataclass
+class PanePlan:
+    """A query whose aggregates are kept per pane (docs/DIALECTS.md,
+    "Incremental aggregates"): one triple pattern over one time window
+    (plus background graphs), filters and group keys and aggregate
+    arguments computable when a triple arrives, invertible or per-pane
+    aggregates."""
+
+    quad: Quad
+    filters: list[Any]
+    backgrounds: list[Any]
+    aggregates: list[D.Aggregate]
+    width: Fraction                 # the pane width
+
+
+#: Functions whose value depends on when they are called, or that make
+#: new terms each time: never evaluated ahead, at arrival.
+_VOLATILE = {"NOW", "RAND", "UUID", "STRUUID", "BNODE", "TIMESTAMP", "GETDURATION",
+             "GETSTARTTIME", "GETENDTIME"}
+_PANE_AGGREGATES = {"COUNT", "SUM", "AVG", "MIN", "MAX", "SAMPLE"}
+
+
+def _arrival_safe(e: Any) -> bool:
+    """Can ``e`` be evaluated once, when its triple arrives?"""
+    from ..language.dialects.builder import children
+    if isinstance(e, (ExistsExpr, D.Aggregate)):
+        return False
+    if isinstance(e, A.FunctionCall) and isinstance(e.name, str) and e.name.upper() in _VOLATILE:
+        return False
+    return all(_arrival_safe(x) for x in children(e))
+
+
+def _gcd(a: Fraction, b: Fraction) -> Fraction:
+    a, b = Fraction(a), Fraction(b)
+    den = a.denominator * b.denominator // math.gcd(a.denominator, b.denominator)
+    return Fraction(math.gcd(int(a * den), int(b * den)), den)
+
+
+def pane_plan(q: ContinuousQuery) -> PanePlan | None:
+    """The per-pane plan of ``q``, or None when it is evaluated by reading
+    its windows' contents at each instant."""
+    rel = q.relation
+    if q.form != "SELECT" or not rel.grouped or len(q.windows) != 1:
+        return None
+    w = q.windows[0]
+    win = w.window
+    if isinstance(w.stream, A.Var) or win.kind != "range":
+        return None
+    p = q.policy
+    if p.kind == "close" and win.step is not None:
+        lattice = Fraction(win.step)
+    elif p.kind == "period" and (win.step is None or Fraction(p.period) % win.step == 0):
+        lattice = Fraction(p.period)
+    else:
+        return None
+    pat, filters = rel.pattern, []
+    while isinstance(pat, Filter):
+        filters.append(pat.expr)
+        pat = pat.pattern
+    if not isinstance(pat, Quad) or not isinstance(pat.triple.p, (URIRef, A.Var)):
+        return None
+    windows = [s for s in pat.sources if s.kind == "window"]
+    backgrounds = [s.ref for s in pat.sources if s.kind == "background"]
+    if len(windows) != 1 or any(isinstance(g, A.Var) for g in backgrounds):
+        return None
+    from ..language.dialects.builder import aggregates_in
+    aggs: list[D.Aggregate] = []
+    for e in [x for x, _ in rel.projection if x is not None] + list(rel.having) + \
+            [x for x, _ in rel.order_by]:
+        for a in aggregates_in(e):
+            if a not in aggs:
+                aggs.append(a)
+    if any(a.name not in _PANE_AGGREGATES or a.distinct for a in aggs):
+        return None
+    exprs = filters + [e for e, _ in rel.group_by] + [a.arg for a in aggs if a.arg is not None]
+    if not all(_arrival_safe(e) for e in exprs):
+        return None
+    return PanePlan(pat, filters, backgrounds, aggs, _gcd(Fraction(win.width), lattice))
+
+
 def certainly_bound(p: Any) -> set[str]:
     """Variables every solution of ``p`` binds (conservative)."""
     if isinstance(p, Quad):
@@ -531,8 +703,10 @@ def certainly_bound(p: Any) -> set[str]:
 def compile_window_query(q: ContinuousQuery, qid: int, *, module: str,
                          encode: Callable[[Any], Any],
                          is_function: Callable[[str], bool] = lambda iri: False,
-                         reasoning: str = "rdfs") -> CompiledWindowQuery:
-    """The Prolog text of a windowed query (see the module docstring)."""
+                         reasoning: str = "rdfs", panes: bool = True) -> CompiledWindowQuery:
+    """The Prolog text of a windowed query (see the module docstring);
+    ``panes=False`` reads every window at each instant even where the
+    query could keep its aggregates per pane."""
     comp = WindowCompiler(q, qid, module=module, encode=encode, is_function=is_function,
-                          reasoning=reasoning)
+                          reasoning=reasoning, panes=panes)
     return comp.compile()
