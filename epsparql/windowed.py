@@ -41,6 +41,7 @@ from .rules.window_compile import CompiledWindowQuery, compile_window_query
 DEFAULT_STREAM = "urn:epsparql:stream"
 
 _TERMS = (URIRef, Literal, BNode)
+_TERM_TYPES = frozenset(_TERMS)
 
 
 class UnboundedWindowWarning(UserWarning):
@@ -270,7 +271,10 @@ class WindowEngine:
 
 
 def _row(r: Sequence[Any], i: int) -> tuple:
-    """A validated row ``(s, p, o, start, end, stream)``."""
+    """A validated row ``(s, p, o, start, end, stream)``.  The common case
+    (exact rdflib term types, int/float times, a stream given) takes the
+    first branch; anything else is checked and converted by the general
+    one."""
     n = len(r)
     if n == 5:
         s, p, o, g, t1 = r
@@ -281,6 +285,13 @@ def _row(r: Sequence[Any], i: int) -> tuple:
             t2 = t1
     else:
         raise ValueError(f"row {i}: expected (s, p, o, stream, start[, end]), got {r!r}")
+    tt1, tt2 = type(t1), type(t2)
+    if (type(s) in _TERM_TYPES and type(p) in _TERM_TYPES and type(o) in _TERM_TYPES
+            and type(g) is str
+            and (tt1 is int or (tt1 is float and t1 - t1 == 0.0))
+            and (tt2 is int or (tt2 is float and t2 - t2 == 0.0))
+            and t1 <= t2):
+        return (s, p, o, t1, t2, g)
     for x in (s, p, o):
         if not isinstance(x, _TERMS):
             raise TypeError(f"row {i}: a triple position must be an rdflib URIRef, Literal "

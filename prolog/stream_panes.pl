@@ -24,23 +24,32 @@
         Pane(PH, J, GK, Acc)         pane J's partial aggregates of group
                                      GK (PH a hash of J and GK).
         Run(GH, GK, Acc)             the window's total for GK over the
-                                     live panes (GH = term_hash(GK)).
+                                     live panes folded in so far (GH =
+                                     term_hash(GK)).
         Live(J)                      the live panes, in increasing order.
+        Unf(J)                       the live panes not folded into Run.
         Raw(J)                       panes that received any triple of the
                                      window's stream (matching or not), for
                                      C-SPARQL's "non-empty windows only".
 
-    An arrival adds its match to its pane and to the running total; a new
-    occurrence of a triple already in the window moves its contribution
-    from the old pane to the new one (the total is unchanged).  When the
-    window moves past pane J, J's partials are subtracted from the totals
-    and forgotten, and the matches that expired are removed from the
-    front of Store.  COUNT, SUM and AVG are subtracted that way; MIN, MAX
+    An arrival adds its match to its pane; a new occurrence of a triple
+    already in the window moves its contribution from the old pane to the
+    new one.  An evaluation at t first folds the panes up to t into the
+    running totals (once per pane and group, not once per arrival: the
+    arrivals of a pane are done when t passes it), then, as the window
+    moves past pane J, subtracts J's partials from the totals, forgets
+    them, and removes the matches that expired from the front of Store.
+    (A change to a pane already folded, which only a new occurrence of an
+    old triple or an occurrence at an instant already evaluated makes,
+    goes to the total at once.)  COUNT, SUM and AVG are subtracted that way; MIN, MAX
     and SAMPLE are kept per pane only and combined over the live panes at
     each evaluation (a value that moved stays in its old pane too, which
     is harmless: every window holding the old pane holds the new one).
-    So an arrival costs O(1), an evaluation O(groups) (O(groups x panes)
-    with MIN/MAX/SAMPLE), and memory is bounded by the window's content.
+    So an arrival costs O(1) (one update of its match and one of its
+    pane), an evaluation O(groups) (O(groups x panes) with MIN/MAX/SAMPLE),
+    and memory is bounded by the window's content.  The folding point and
+    the last pane that saw a triple are kept in a mutable term ps(Folded,
+    LastRaw) of the caller's runtime state.
 
     Accumulators: acc(N, A1, ..., Ak), N the number of matches, Ai per
     aggregate (specs agg(Op, Distinct, Sep) as in stream_relation.pl):
@@ -50,9 +59,10 @@
     decimal, float and double values; min/max/sample: the value or none.
 */
 :- module(stream_panes,
-          [ pane_raw/3,            % +Module, +Panes, +Tau
-            pane_insert/6,         % +Module, +Panes, +Key, +Tau, +GK, +AR
-            pane_expire/3,         % +Module, +Panes, +Lo
+          [ pane_state/1,          % -State
+            pane_raw/4,            % +Module, +Panes, +State, +Tau
+            pane_insert/7,         % +Module, +Panes, +State, +Key, +Tau, +GK, +AR
+            pane_advance/5,        % +Module, +Panes, +State, +Lo, +Hi
             pane_nonempty/4,       % +Module, +Panes, +Lo, +Hi
             pane_groups/5,         % +Module, +Panes, +Grouped, +Extras, -Groups
             pane_in_window/3,      % +Module, +Panes, +Key
@@ -67,46 +77,60 @@
 :- use_module(sparql_background).
 :- use_module(stream_relation, [order_key/3]).
 
-%   Panes is pn(G, Specs, Store, Pane, Run, Live, Raw): the pane width and
-%   the aggregate specs, and the names of the window's five predicates.
+%   Panes is pn(G, Specs, Store, Pane, Run, Live, Raw, Unf): the pane
+%   width and the aggregate specs, and the names of the window's six
+%   predicates.
 
 %!  pane_declare(+Module, +Panes) is det.
 %
 %   Create the window's dynamic predicates in Module.
-pane_declare(M, pn(_, _, Store, Pane, Run, Live, Raw)) :-
-    dynamic([M:Store/5, M:Pane/4, M:Run/3, M:Live/1, M:Raw/1]).
+pane_declare(M, pn(_, _, Store, Pane, Run, Live, Raw, Unf)) :-
+    dynamic([M:Store/5, M:Pane/4, M:Run/3, M:Live/1, M:Raw/1, M:Unf/1]).
+
+%!  pane_state(-State) is det.
+%
+%   The mutable state of a new (or cleared) window: nothing folded, no
+%   pane seen.
+pane_state(ps(NegInf, none)) :- NegInf is -inf.
 
 %!  pane_clear(+Module, +Panes) is det.
-pane_clear(M, pn(_, _, Store, Pane, Run, Live, Raw)) :-
-    forall(member(N/A, [Store/5, Pane/4, Run/3, Live/1, Raw/1]),
+pane_clear(M, pn(_, _, Store, Pane, Run, Live, Raw, Unf)) :-
+    forall(member(N/A, [Store/5, Pane/4, Run/3, Live/1, Raw/1, Unf/1]),
            ( functor(H, N, A), retractall(M:H) )).
 
 %!  pane_content(+Module, +Panes, -N) is det.
 %
 %   The number of distinct matches in the window.
-pane_content(M, pn(_, _, Store, _, _, _, _), N) :-
+pane_content(M, pn(_, _, Store, _, _, _, _, _), N) :-
     functor(H, Store, 5),
     (   predicate_property(M:H, number_of_clauses(N0)) -> N = N0 ; N = 0 ).
 
 pane_of(Tau, G, J) :-
-    (   float(Tau) -> R is rational(Tau) ; R = Tau ),
-    J is ceiling(R / G).
+    (   G == 1 -> J is ceiling(Tau)
+    ;   float(Tau) -> R is rational(Tau), J is ceiling(R / G)
+    ;   J is ceiling(Tau / G)
+    ).
 
 pane_key(GH, J, PH) :- PH is (GH * 1000003 + J) /\ 0x3fffffffffffffff.
 
-%!  pane_raw(+Module, +Panes, +Tau) is det.
+%!  pane_raw(+Module, +Panes, +State, +Tau) is det.
 %
 %   A triple of the window's stream arrived at Tau (matching or not).
-pane_raw(M, pn(G, _, _, _, _, _, Raw), Tau) :-
+pane_raw(M, pn(G, _, _, _, _, _, Raw, _), St, Tau) :-
     pane_of(Tau, G, J),
-    H =.. [Raw, J],
-    (   M:H -> true ; assertz(M:H) ).
+    (   arg(2, St, J)
+    ->  true
+    ;   nb_setarg(2, St, J),
+        H =.. [Raw, J],
+        (   M:H -> true ; assertz(M:H) )
+    ).
 
-%!  pane_insert(+Module, +Panes, +Key, +Tau, +GK, +AR) is det.
+%!  pane_insert(+Module, +Panes, +State, +Key, +Tau, +GK, +AR) is det.
 %
 %   A match Key (t(S, P, O)) of the window's pattern occurred at Tau, in
 %   group GK with aggregate arguments AR.
-pane_insert(M, pn(G, Specs, Store, Pane, Run, Live, _), Key, Tau, GK, AR) :-
+pane_insert(M, PN, St, Key, Tau, GK, AR) :-
+    PN = pn(G, _, Store, _, _, _, _, _),
     term_hash(Key, H),
     pane_of(Tau, G, J),
     term_hash(GK, GH),
@@ -115,30 +139,36 @@ pane_insert(M, pn(G, Specs, Store, Pane, Run, Live, _), Key, Tau, GK, AR) :-
     ->  pane_of(Tau0, G, J0),
         (   J0 =:= J
         ->  true
-        ;   update_pane(M, Pane, Live, Specs, GH, J0, GK, AR, -1),
-            update_pane(M, Pane, Live, Specs, GH, J, GK, AR, 1)
+        ;   update_pane(M, PN, St, GH, J0, GK, AR, -1),
+            update_pane(M, PN, St, GH, J, GK, AR, 1)
         )
-    ;   update_pane(M, Pane, Live, Specs, GH, J, GK, AR, 1),
-        update_run(M, Run, Specs, GH, GK, AR, 1)
+    ;   update_pane(M, PN, St, GH, J, GK, AR, 1)
     ),
     New =.. [Store, H, Key, Tau, GK, AR],
     assertz(M:New).
 
-update_pane(M, Pane, Live, Specs, GH, J, GK, AR, Sign) :-
+update_pane(M, PN, St, GH, J, GK, AR, Sign) :-
+    PN = pn(_, Specs, _, Pane, Run, Live, _, Unf),
+    arg(1, St, Folded),
     pane_key(GH, J, PH),
     Probe =.. [Pane, PH, J, GK, Acc0],
     (   retract(M:Probe)
     ->  true
     ;   empty_acc(Specs, Acc0),
         LiveJ =.. [Live, J],
-        (   M:LiveJ -> true ; add_live(M, Live, J) )
+        (   M:LiveJ
+        ->  true
+        ;   add_live(M, Live, J),
+            (   J > Folded -> UnfJ =.. [Unf, J], assertz(M:UnfJ) ; true )
+        )
     ),
     acc_add(Specs, Sign, AR, Acc0, Acc),
     New =.. [Pane, PH, J, GK, Acc],
-    assertz(M:New).
+    assertz(M:New),
+    (   J =< Folded -> update_run(M, Run, Specs, GH, GK, AR, Sign) ; true ).
 
-%   Panes are created in increasing order but for a late move into a
-%   pane that was skipped: keep Live sorted.
+%   Panes are created in increasing order but for a move into a pane
+%   that was skipped: keep Live sorted.
 add_live(M, Live, J) :-
     Last =.. [Live, L],
     (   predicate_property(M:Last, number_of_clauses(C)), C > 0,
@@ -153,15 +183,44 @@ update_run(M, Run, Specs, GH, GK, AR, Sign) :-
     Probe =.. [Run, GH, GK, Acc0],
     (   retract(M:Probe) -> true ; empty_acc(Specs, Acc0) ),
     acc_add(Specs, Sign, AR, Acc0, Acc),
-    New =.. [Run, GH, GK, Acc],
-    assertz(M:New).
+    keep_run(M, Run, GH, GK, Acc).
 
-%!  pane_expire(+Module, +Panes, +Lo) is det.
+keep_run(M, Run, GH, GK, Acc) :-
+    (   arg(1, Acc, 0)
+    ->  true
+    ;   New =.. [Run, GH, GK, Acc], assertz(M:New)
+    ).
+
+%   fold_run(+M, +Run, +Specs, +GK, +PaneAcc): add a pane's partial.
+fold_run(M, Run, Specs, GK, Part) :-
+    term_hash(GK, GH),
+    Probe =.. [Run, GH, GK, Acc0],
+    (   retract(M:Probe) -> true ; empty_acc(Specs, Acc0) ),
+    acc_plus(Specs, Acc0, Part, Acc),
+    keep_run(M, Run, GH, GK, Acc).
+
+%!  pane_advance(+Module, +Panes, +State, +Lo, +Hi) is det.
 %
-%   The window now starts after Lo (a multiple of the pane width):
-%   forget the panes up to Lo and the matches whose latest occurrence is
-%   at or before Lo.
-pane_expire(M, pn(G, Specs, Store, Pane, Run, Live, Raw), Lo) :-
+%   Bring the window to (Lo, Hi] (multiples of the pane width): fold the
+%   panes up to Hi into the running totals, forget the panes up to Lo
+%   and the matches whose latest occurrence is at or before Lo.
+pane_advance(M, PN, St, Lo, Hi) :-
+    PN = pn(G, Specs, Store, Pane, Run, Live, Raw, Unf),
+    JHi is floor(Hi / G),
+    UnfP =.. [Unf, U],
+    (   clause(M:UnfP, true, URef),
+        (   U =< JHi
+        ->  erase(URef),
+            PU =.. [Pane, _, U, GKU, AccU],
+            forall(M:PU, fold_run(M, Run, Specs, GKU, AccU)),
+            fail
+        ;   true
+        )
+    ->  true
+    ;   true
+    ),
+    arg(1, St, F0),
+    (   JHi > F0 -> nb_setarg(1, St, JHi) ; true ),
     JLo is floor(Lo / G),
     LiveP =.. [Live, J],
     (   clause(M:LiveP, true, Ref),
@@ -198,7 +257,7 @@ subtract_run(M, Run, Specs, GK, Acc) :-
 %!  pane_nonempty(+Module, +Panes, +Lo, +Hi) is semidet.
 %
 %   Some triple of the window's stream arrived in (Lo, Hi].
-pane_nonempty(M, pn(G, _, _, _, _, _, Raw), Lo, Hi) :-
+pane_nonempty(M, pn(G, _, _, _, _, _, Raw, _), Lo, Hi) :-
     JLo is floor(Lo / G), JHi is floor(Hi / G),
     P =.. [Raw, J],
     once(( M:P, J > JLo, J =< JHi )).
@@ -207,7 +266,7 @@ pane_nonempty(M, pn(G, _, _, _, _, _, Raw), Lo, Hi) :-
 %
 %   The match Key is in the window (background matches that are also in
 %   the window count once: the default graph is a merge).
-pane_in_window(M, pn(_, _, Store, _, _, _, _), Key) :-
+pane_in_window(M, pn(_, _, Store, _, _, _, _, _), Key) :-
     term_hash(Key, H),
     P =.. [Store, H, Key, _, _, _],
     once(M:P).
@@ -221,7 +280,7 @@ pane_in_window(M, pn(_, _, Store, _, _, _, _), Key) :-
 %   only (the background's, when the window's pattern reads the default
 %   graph; the caller leaves out those already in the window).
 pane_groups(M, Panes, Grouped, Extras, Groups) :-
-    Panes = pn(_, Specs, _, _, Run, _, _),
+    Panes = pn(_, Specs, _, _, Run, _, _, _),
     P =.. [Run, _, GK, Acc],
     findall(GK-Acc1, ( M:P, no_extremes(Specs, Acc, Acc1) ), Pairs0),
     foldl(add_extra(Specs), Extras, Pairs0, Pairs1),
@@ -258,7 +317,7 @@ needs_panes(Specs) :-
     member(agg(Op, _, _), Specs), memberchk(Op, [min, max, sample]), !.
 
 %   The MIN/MAX/SAMPLE of a group: over its live panes.
-combine_panes(M, pn(_, Specs, _, Pane, _, Live, _), GK-Acc0, GK-Acc) :-
+combine_panes(M, pn(_, Specs, _, Pane, _, Live, _, _), GK-Acc0, GK-Acc) :-
     term_hash(GK, GH),
     LiveP =.. [Live, J],
     findall(PA, ( M:LiveP, pane_key(GH, J, PH),
@@ -379,6 +438,33 @@ acc_sub(Specs, Acc0, Part, Acc) :-
     N is N0 - NP,
     maplist(sub_one, Specs, As0, Ps, As),
     Acc =.. [acc, N|As].
+
+%   acc_plus(+Specs, +Acc0, +Part, -Acc): Acc0 plus a pane's partial Part.
+acc_plus(Specs, Acc0, Part, Acc) :-
+    Acc0 =.. [acc, N0|As0],
+    Part =.. [acc, NP|Ps],
+    N is N0 + NP,
+    maplist(plus_one, Specs, As0, Ps, As),
+    Acc =.. [acc, N|As].
+
+plus_one(agg(count, _, _), A, P, C) :- !, C is A + P.
+plus_one(agg(Op, _, _), s(E0, C0, I0, C10, S10, C20, S20, C30, S30),
+         s(E1, C1, I1, C11, S11, C21, S21, C31, S31), S) :-
+    memberchk(Op, [sum, avg]), !,
+    E is E0 + E1, C is C0 + C1, I is I0 + I1,
+    part_plus(C10, S10, C11, S11, C1x, S1x),
+    part_plus(C20, S20, C21, S21, C2x, S2x),
+    part_plus(C30, S30, C31, S31, C3x, S3x),
+    S = s(E, C, I, C1x, S1x, C2x, S2x, C3x, S3x).
+plus_one(_, A, _, A).
+
+part_plus(C0, S0, CP, SP, C, S) :-
+    C is C0 + CP,
+    (   C =:= 0 -> S = 0
+    ;   CP =:= 0 -> S = S0
+    ;   C0 =:= 0 -> S = SP
+    ;   sparql_eval(add(const(S0), const(SP)), S)
+    ).
 
 sub_one(agg(count, _, _), A, P, C) :- !, C is A - P.
 sub_one(agg(Op, _, _), s(E0, C0, I0, C10, S10, C20, S20, C30, S30),

@@ -87,7 +87,7 @@ ensure_local(M) :-
 %   The runtime term.  Queries: q(Qid, Windows, Policy, R2S, Pred, St)
 %   in registration order; St = st(Started, Nexts, Arrival, Count);
 %   Windows: w(Store, Source, Kind, Seq, Mode), Seq the occurrences
-%   stored so far, Mode plain or panes(Panes, MatchPred).
+%   stored so far, Mode plain or panes(Panes, MatchPred, PaneState).
 load_rt(M, RT) :-
     (   M:sw_rt(RT0) -> RT = RT0 ; NegInf is -inf, RT = rt(NegInf, 0, inf, []) ).
 
@@ -147,8 +147,9 @@ register(M, Def, RT) :-
 runtime_window(M, w(Store, Src, Kind), w(Store, Src, Kind, 0, plain)) :- !,
     declare_window(M, Store, Kind).
 runtime_window(M, w(Store, Src, Kind, panes(PN, Match)),
-               w(Store, Src, Kind, 0, panes(PN, Match))) :-
-    PN = pn(_, _, Store, _, _, _, _),
+               w(Store, Src, Kind, 0, panes(PN, Match, St))) :-
+    PN = pn(_, _, Store, _, _, _, _, _),
+    pane_state(St),
     pane_declare(M, PN).
 
 declare_window(M, Store, Kind) :-
@@ -171,8 +172,9 @@ unregister(M, Qid, RT) :-
     update_due(RT).
 
 forget_window(M, w(Store, _, Kind, _, Mode)) :-
-    (   Mode = panes(PN, _)
-    ->  pane_clear(M, PN)
+    (   Mode = panes(PN, _, St)
+    ->  pane_clear(M, PN),
+        pane_state(ps(F, L)), nb_setarg(1, St, F), nb_setarg(2, St, L)
     ;   functor(H, Store, 7), retractall(M:H),
         retractall(M:sw_n(Store, _, _)),
         (   Kind = past(_, _, _, P) -> functor(HP, P, 6), retractall(M:HP) ; true )
@@ -394,10 +396,10 @@ step_past(T, n(B, X0), n(B, X)) :-
 %   store_occurrence(+M, +Window, +G, +S, +P, +O, +Tau)
 store_occurrence(M, W, G0, S, P, O, Tau) :-
     W = w(Store, Src, Kind, _, Mode),
-    (   Mode = panes(PN, Match)
-    ->  pane_raw(M, PN, Tau),
+    (   Mode = panes(PN, Match, St)
+    ->  pane_raw(M, PN, St, Tau),
         Goal =.. [Match, S, P, O, Key, GK, AR],
-        catch(forall(M:Goal, pane_insert(M, PN, Key, Tau, GK, AR)), E,
+        catch(forall(M:Goal, pane_insert(M, PN, St, Key, Tau, GK, AR)), E,
               record_error(M, E, arrival(t(S, P, O), Tau)))
     ;   (   Src == all -> G = '$all' ; G = G0 ),
         next_seq(M, W, G, Seq),
@@ -433,9 +435,9 @@ replace_triple(M, Store, G, S, P, O, Tau, Seq) :-
 %   at T; Open: its opening (docs/DIALECTS.md, "Answers"); Empty:
 %   true/false; Last: the latest time stamp of its content (count
 %   windows' answer end).
-prepare_window(M, T, w(_, _, Kind, _, panes(PN, _)), Hi, Lo, Empty, Hi) :- !,
+prepare_window(M, T, w(_, _, Kind, _, panes(PN, _, St)), Hi, Lo, Empty, Hi) :- !,
     window_bounds(Kind, T, Hi, lo(Lo)),
-    pane_expire(M, PN, Lo),
+    pane_advance(M, PN, St, Lo, Hi),
     (   pane_nonempty(M, PN, Lo, Hi) -> Empty = false ; Empty = true ).
 prepare_window(M, T, W, Hi, Open, Empty, Last) :-
     W = w(Store, Src, Kind, _, _),
@@ -601,7 +603,7 @@ sw_stats(M, Stats) :-
     Stats = [content-Content, pending-Pending, late-Late, queries-Q].
 
 window_content(M, w(Store, _, _, _, Mode), N) :-
-    (   Mode = panes(PN, _)
+    (   Mode = panes(PN, _, _)
     ->  pane_content(M, PN, N)
     ;   functor(H, Store, 7),
         ( predicate_property(M:H, number_of_clauses(N0)) -> N = N0 ; N = 0 )

@@ -157,12 +157,44 @@ class WindowCompiler:
         return f"w({self.store(w.index)}, {src}, {kind})"
 
     # -- per-pane aggregates (prolog/stream_panes.pl) ------------------------------
+    def pane_values(self, rel: Relation, aggs: list[D.Aggregate], scope: set[str],
+                    c: _Clause) -> tuple[str, str, list[str]]:
+        """The group key and aggregate arguments of one match, ground: the
+        pattern's variables are all bound, an expression's value is a term
+        or '$error', COUNT(*) needs none; a grouping variable the pattern
+        does not bind is unbound ('$u')."""
+        goals: list[str] = []
+        parts: list[str] = []
+        for expr, _ in rel.group_by:
+            if isinstance(expr, A.Var) and expr.name in scope:
+                parts.append(c.var(expr.name))
+            elif isinstance(expr, A.Var):
+                parts.append("'$u'")
+            else:
+                x = c.fresh()
+                goals.append(f"sparql_eval:sparql_eval({self.expr(expr, c)}, {x})")
+                parts.append(x)
+        args: list[str] = []
+        for a in aggs:
+            if a.arg is None:
+                args.append("0")
+            elif isinstance(a.arg, A.Var) and a.arg.name in scope:
+                args.append(c.var(a.arg.name))
+            else:
+                x = c.fresh()
+                goals.append(f"sparql_eval:sparql_eval({self.expr(a.arg, c)}, {x})")
+                args.append(x)
+        gk = "gk(" + ", ".join(parts) + ")" if parts else "gk"
+        ar = "ar(" + ", ".join(args) + ")" if args else "ar"
+        return gk, ar, goals
+
     def pane_names(self) -> str:
-        """pn(G, Specs, Store, Pane, Run, Live, Raw) of the query's window."""
+        """pn(G, Specs, Store, Pane, Run, Live, Raw, Unf) of the query's window."""
         st = self.store(0)
         specs = "[" + ", ".join(f"agg({'count_star' if a.arg is None else AGG_OPS[a.name]}, false, ' ')"
                                 for a in self.panes.aggregates) + "]"
-        return (f"pn({number(self.panes.width)}, {specs}, {st}, {st}_p, {st}_r, {st}_l, {st}_w)")
+        return (f"pn({number(self.panes.width)}, {specs}, {st}, {st}_p, {st}_r, {st}_l, {st}_w, "
+                f"{st}_u)")
 
     def pane_term(self) -> str:
         return f"panes({self.pane_names()}, swe{self.qid}_m)"
@@ -180,14 +212,11 @@ class WindowCompiler:
         ts, tp, to = self.term(t.s, c), self.term(t.p, c), self.term(t.o, c)
         scope = in_scope(plan.quad)
         conds = [self.condition(f, scope, c) for f in plan.filters]
-        key_parts, key_goals, gk = self.group_key(rel, c)
-        arg_goals, ar, _ = self.aggregate_args(rel, aggs, c)
-        tail = [*conds, *key_goals, *arg_goals,
-                f"stream_relation:ground_row({gk}, GK)", f"stream_relation:ground_row({ar}, AR)"]
+        gk, ar, value_goals = self.pane_values(rel, aggs, scope, c)
         self.clauses.append(
-            f"swe{self.qid}_m(S0, P0, O0, t({ts}, {tp}, {to}), GK, AR) :- "
-            f"stream_panes:entails({self.module}, {self.reasoning}, S0, P0, O0, {ts}, {tp}, {to}), "
-            + ", ".join(tail) + ".")
+            f"swe{self.qid}_m(S0, P0, O0, t({ts}, {tp}, {to}), {gk}, {ar}) :- "
+            + ", ".join([f"stream_panes:entails({self.module}, {self.reasoning}, S0, P0, O0, "
+                         f"{ts}, {tp}, {to})", *conds, *value_goals]) + ".")
         goals = []
         pn = self.pane_names()
         if plan.backgrounds:
@@ -196,13 +225,11 @@ class WindowCompiler:
             alts = " ; ".join(f"sparql_background:bg_triple({self.module}, {to_prolog(str(g))}, "
                               f"{ts2}, {tp2}, {to2})" for g in plan.backgrounds)
             conds2 = [self.condition(f, scope, c2) for f in plan.filters]
-            kp2, kg2, gk2 = self.group_key(rel, c2)
-            ag2, ar2, _ = self.aggregate_args(rel, aggs, c2)
+            gk2, ar2, value_goals2 = self.pane_values(rel, aggs, scope, c2)
             self.clauses.append(
-                f"swe{self.qid}_b(t({ts2}, {tp2}, {to2}), GK, AR) :- "
+                f"swe{self.qid}_b(t({ts2}, {tp2}, {to2}), {gk2}, {ar2}) :- "
                 f"distinct(t({ts2}, {tp2}, {to2}), ( {alts} )), "
-                + ", ".join([*conds2, *kg2, *ag2, f"stream_relation:ground_row({gk2}, GK)",
-                             f"stream_relation:ground_row({ar2}, AR)"]) + ".")
+                + ", ".join([*conds2, *value_goals2] or ["true"]) + ".")
             goals.append(f"findall(GKx-ARx, ( swe{self.qid}_b(Kx, GKx, ARx), "
                          f"\\+ stream_panes:pane_in_window({self.module}, {pn}, Kx) ), Extras)")
         else:
