@@ -128,7 +128,7 @@ class WindowEngine:
                  incremental: bool = True, **engine_options: Any) -> None:
         self.engine = engine if engine is not None else Engine(**engine_options)
         rt = runtime()
-        for module in ("stream_relation.pl", "stream_window.pl"):
+        for module in ("stream_relation.pl", "stream_window.pl", "stream_paths.pl"):
             rt.consult(PROLOG_DIR / module)
         self.module = self.engine.core.module
         self.batch_size = batch_size
@@ -137,7 +137,15 @@ class WindowEngine:
         self._queries: dict[int, WindowQuery] = {}
         self._names: dict[str, WindowQuery] = {}
         self._ids = itertools.count(1)
+        #: What went wrong since the engine started, oldest first, as
+        #: (message, context): an exception in a query's evaluation or in
+        #: matching an arrival (context: the instant or the triple), and an
+        #: exception raised by a Python extension function (context: its
+        #: arguments).  The engine goes on; a function that raises makes its
+        #: expression a SPARQL error.
         self.errors: list[tuple[str, str]] = []
+        from . import functions
+        self._seen_function_errors = functions.error_count
 
     # -- queries -------------------------------------------------------------
     def register(self, text: str, dialect: str | None = None,
@@ -252,7 +260,16 @@ class WindowEngine:
         self._call("sw_py_push", ("s", "".join(parts)))
 
     def _call(self, name: str, *args: Any) -> None:
-        reply = check(from_json(runtime().call(name, self.module, *args)))
+        from . import functions
+        self._seen_function_errors = functions.error_count
+        try:
+            reply = check(from_json(runtime().call(name, self.module, *args)))
+        finally:
+            new = functions.error_count - self._seen_function_errors
+            for iri, fargs, exc in functions.errors[-new:] if new > 0 else ():
+                self.errors.append((f"extension function <{iri}> raised {type(exc).__name__}: {exc}",
+                                    repr(fargs)))
+            self._seen_function_errors = functions.error_count
         for qid, values, start, end in reply.get("a", ()):
             q = self._queries.get(qid)
             if q is not None:

@@ -60,7 +60,10 @@
             sw_drain/2,          % +Module, -Answers
             sw_clear/1,          % +Module
             sw_stats/2,          % +Module, -Stats
-            win_match/8          % +Module, +Store, +Hi, +Reasoning, ?G, ?S, ?P, ?O
+            win_match/8,         % +Module, +Store, +Hi, +Reasoning, ?G, ?S, ?P, ?O
+            timestamp_value/4,   % +Module, +Windows, +ArgExprs, -Value
+            fresh_bnode/1,       % -BlankNode
+            rdf_triple/1         % +Triple
           ]).
 :- set_prolog_flag(optimise, true).
 :- use_module(library(lists)).
@@ -71,6 +74,7 @@
 :- use_module(stream_relation).
 :- use_module(stream_panes).
 :- use_module(epsparql_core, [message_text/2]).
+:- use_module(sparql_eval, [sparql_eval/2, sparql_seconds_datetime/2]).
 
 %   Per-engine dynamic predicates (created in the engine module).
 sw_local(sw_q/2).          % sw_q(Qid, swq(Qid, Head, Windows, Policy, R2S, Pred))
@@ -79,6 +83,9 @@ sw_local(sw_prev/2).       % sw_prev(Qid, Rows): the previous evaluation's resul
 sw_local(sw_n/3).          % sw_n(Store, G, N): occurrences per stream of a STREAM ?g window
 sw_local(sw_ans/4).        % sw_ans(Qid, Row, Start, End): answers not yet drained
 sw_local(sw_err/2).        % sw_err(Message, Context): errors not yet drained
+sw_local(sw_out/3).        % sw_out(Qid, Stream, TemplatePred): a CONSTRUCT writing a stream
+sw_local(sw_derived/1).    % sw_derived(o(G, S, P, O, T, T)): its triples of the instant
+sw_local(sw_depth/2).      % sw_depth(T, N): rounds of derived triples at instant T
 
 ensure_local(M) :-
     forall(sw_local(N/A), ( functor(H, N, A),
@@ -169,6 +176,7 @@ unregister(M, Qid, RT) :-
     ),
     retractall(M:sw_q(Qid, _)),
     retractall(M:sw_prev(Qid, _)),
+    retractall(M:sw_out(Qid, _, _)),
     update_due(RT).
 
 forget_window(M, w(Store, _, Kind, _, Mode)) :-
@@ -197,7 +205,9 @@ clear(M, RT) :-
     NegInf is -inf,
     nb_setarg(1, RT, NegInf), nb_setarg(2, RT, 0), nb_setarg(3, RT, inf),
     retractall(M:sw_ans(_, _, _, _)),
-    retractall(M:sw_err(_, _)).
+    retractall(M:sw_err(_, _)),
+    retractall(M:sw_derived(_)),
+    retractall(M:sw_depth(_, _)).
 
 		 /*******************************
 		 *          THE STREAM          *
@@ -276,6 +286,7 @@ note_arrival(M, RT, Q, G, Tau) :-
         ->  nb_setarg(4, St, 0),
             evaluate(M, Q, Tau),
             drop_instant(Q, Tau),
+            feed_derived(M, RT, Tau),
             update_due(RT)
         ;   nb_setarg(4, St, Count)
         )
@@ -332,7 +343,7 @@ flush(M, RT) :-
     ->  true
     ;   complete_instants(M, RT, =<, Now),
         arg(4, RT, Qs),
-        forall(member(Q, Qs), flush_query(M, Q, Now)),
+        forall(member(Q, Qs), flush_query(M, RT, Q, Now)),
         update_due(RT)
     ).
 
@@ -340,7 +351,7 @@ flush(M, RT) :-
 %   first multiple of its step after Now), the pending arrival instant,
 %   the occurrences counted since the last evaluation (Every), the final
 %   evaluation.
-flush_query(M, Q, Now) :-
+flush_query(M, RT, Q, Now) :-
     Q = q(_, _, policy(_, _, Every, _, Final), _, _, St),
     St = st(Started, Nexts, Arr, Count),
     (   Started == true
@@ -349,7 +360,7 @@ flush_query(M, Q, Now) :-
         (   Arr \== none -> Ts1 = [Arr|Ts0] ; Ts1 = Ts0 ),
         (   ( Every \== none, Count > 0 ; Final == true ) -> Ts2 = [Now|Ts1] ; Ts2 = Ts1 ),
         sort(Ts2, Ts),
-        forall(member(T, Ts), ( evaluate(M, Q, T), drop_instant(Q, T) )),
+        forall(member(T, Ts), ( evaluate(M, Q, T), drop_instant(Q, T), feed_derived(M, RT, T) )),
         nb_setarg(3, St, none),
         nb_setarg(4, St, 0)
     ;   true
@@ -366,6 +377,7 @@ complete_instants(M, RT, Cmp, Limit) :-
     ;   min_list(Ts, T0),
         forall(( member(Q, Qs), q_next(Q, T), T =:= T0 ),
                ( evaluate(M, Q, T0), drop_instant(Q, T0) )),
+        feed_derived(M, RT, T0),
         complete_instants(M, RT, Cmp, Limit)
     ).
 
@@ -555,7 +567,53 @@ report(M, Qid, R2S, Rows, Ws, T, Opens, Empties, Lasts) :-
     ;   bag_difference(Prev, Rows, Out)
     ),
     answer_interval(Ws, T, Opens, Empties, Lasts, Start, End),
-    forall(member(Row, Out), assertz(M:sw_ans(Qid, Row, Start, End))).
+    forall(member(Row, Out), assertz(M:sw_ans(Qid, Row, Start, End))),
+    (   M:sw_out(Qid, G, TPred)
+    ->  forall(( member(Row, Out), Goal =.. [TPred, Row, Triples], M:Goal,
+                 member(t(S, P, O), Triples) ),
+               assertz(M:sw_derived(o(G, S, P, O, T, T))))
+    ;   true
+    ).
+
+%   feed_derived(+M, +RT, +T): the triples CONSTRUCT queries wrote on
+%   their output streams at instant T enter the stream (they may complete
+%   evaluations at T of queries evaluated at arrivals, which may write
+%   more: after max_derivation_rounds/1 rounds at one instant, an error).
+feed_derived(M, RT, T) :-
+    findall(I, retract(M:sw_derived(I)), Items),
+    (   Items == []
+    ->  true
+    ;   (   retract(M:sw_depth(T0, N0)), T0 =:= T -> true ; retractall(M:sw_depth(_, _)), N0 = 0 ),
+        N is N0 + 1,
+        assertz(M:sw_depth(T, N)),
+        max_derivation_rounds(Max),
+        (   N > Max
+        ->  record_error(M, error(derivation_loop(T, Max), _), instant(T))
+        ;   push_items(Items, M, RT)
+        )
+    ).
+
+max_derivation_rounds(100).
+
+:- multifile prolog:error_message//1.
+prolog:error_message(derivation_loop(T, Max)) -->
+    [ 'CONSTRUCT queries kept writing triples at instant ~w: stopped after ~w rounds (a query reads its own output stream?)'-[T, Max] ].
+
+%!  fresh_bnode(-B) is det.
+%
+%   A new blank node for a CONSTRUCT template's triples.
+fresh_bnode(b(Id)) :-
+    flag(stream_window_bnode, N, N + 1),
+    format(atom(Id), 'sw~d', [N]).
+
+%!  rdf_triple(+Triple) is semidet.
+%
+%   t(S, P, O) is an RDF triple: no unbound position ('$u'), an IRI or
+%   blank node subject, an IRI predicate.
+rdf_triple(t(S, P, O)) :-
+    S \== '$u', P \== '$u', O \== '$u',
+    atom(P),
+    ( atom(S) -> true ; S = b(_) ).
 
 %   [earliest opening, T]; only count windows: [first, last] time stamp
 %   of their contents ([T, T] when all are empty).
@@ -649,6 +707,48 @@ content(M, Store, Hi, G, S, P, O) :-
     M:Probe,
     Tau =< Hi.
 
+%!  timestamp_value(+Module, +Windows, +ArgExprs, -Value) is det.
+%
+%   C-SPARQL's timestamp(): the time of the latest occurrence, in the
+%   query's windows at the current evaluation, of the triple (three
+%   arguments), or of any triple that mentions a term (one argument; two:
+%   only in the windows on the stream given second), as an xsd:dateTime;
+%   '$error' when there is none or an argument is an error.  Windows is a
+%   list of s(Store, Hi, Source).
+timestamp_value(M, Ws, Args, Value) :-
+    maplist(arg_value, Args, Vs),
+    (   \+ memberchk('$error', Vs),
+        aggregate_all(max(Tau), stamp(M, Ws, Vs, Tau), T)
+    ->  sparql_seconds_datetime(T, Value)
+    ;   Value = '$error'
+    ).
+
+arg_value(E, V) :- sparql_eval(E, V).
+
+stamp(M, Ws, [S, P, O], Tau) :-
+    member(s(Store, Hi, _), Ws),
+    content_tau(M, Store, Hi, S, P, O, Tau).
+stamp(M, Ws, [X], Tau) :-
+    member(s(Store, Hi, _), Ws),
+    mentions(M, Store, Hi, X, _, Tau).
+stamp(M, Ws, [X, G], Tau) :-
+    member(s(Store, Hi, Src), Ws),
+    (   Src == var -> GS = G ; source_accepts(Src, G), GS = _ ),
+    mentions(M, Store, Hi, X, GS, Tau).
+
+content_tau(M, Store, Hi, S, P, O, Tau) :-
+    Probe =.. [Store, _, _, S, P, O, Tau, _],
+    M:Probe,
+    Tau =< Hi.
+
+mentions(M, Store, Hi, X, G, Tau) :-
+    (   Probe =.. [Store, _, G, X, _, _, Tau, _]
+    ;   Probe =.. [Store, _, G, _, X, _, Tau, _]
+    ;   Probe =.. [Store, _, G, _, _, X, Tau, _]
+    ),
+    M:Probe,
+    Tau =< Hi.
+
 		 /*******************************
 		 *            BRIDGE            *
 		 *******************************/
@@ -684,7 +784,8 @@ write_stat(K-V, Sep, ",") :- format('~w"~w":~w', [Sep, K, V]).
 %   register_text(+M, +Text): Text holds clauses (the evaluation
 %   predicates, asserted into M) and one term window_query(QueryDef).
 register_text(M, Text) :-
-    setup_call_cleanup(open_string(Text, S), read_all(S, Terms), close(S)),
+    setup_call_cleanup(open_string(Text, S), read_all(S, Terms0), close(S)),
+    partition([T]>>(T = window_output(_, _, _)), Terms0, Outputs, Terms),
     partition([T]>>(T = window_query(_)), Terms, [window_query(Def)], Clauses),
     Def = swq(_, _, _, _, _, Pred),
     atom_concat(Pred, '_', Sub),
@@ -694,7 +795,10 @@ register_text(M, Text) :-
     ;   domain_error(window_query_clauses, Pred)
     ),
     forall(member(C, Clauses), assertz(M:C)),
-    sw_register(M, Def).
+    sw_register(M, Def),
+    forall(member(window_output(Qid, G, TPred), Outputs),
+           ( atom(G), atom(TPred) -> assertz(M:sw_out(Qid, G, TPred))
+           ; domain_error(window_output, window_output(Qid, G, TPred)) )).
 
 clause_pred((H :- _), Name) :- !, functor(H, Name, _).
 clause_pred(H, Name) :- functor(H, Name, _).

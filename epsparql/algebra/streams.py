@@ -311,18 +311,37 @@ def _union(u: A.Union, sc: _Scope, sources) -> Any:
 
 def _graph(g: A.Graph, sc: _Scope) -> Any:
     """GRAPH <g>: the window declared under that name, else background g;
-    GRAPH ?g: every background graph (the variable bound to its IRI)."""
+    GRAPH ?g: each named window (?g bound to its name) and every
+    background graph (?g bound to its IRI)."""
     if isinstance(g.name, A.Var):
-        return _group(g.pattern, sc, (Source("background", g.name),))
+        parts = _each_named_window(g.name, g.pattern, sc)
+        parts.append(_group(g.pattern, sc, (Source("background", g.name),)))
+        return _union_all(parts)
     i = sc.named_windows.get(str(g.name))
     if i is not None:
         return _group(g.pattern, sc, (Source("window", i),))
     return _group(g.pattern, sc, (Source("background", g.name),))
 
 
+def _each_named_window(var: A.Var, pattern: A.Group, sc: _Scope) -> list[Any]:
+    """``pattern`` over each named window, ``var`` bound to its name."""
+    return [Join(Table((var.name,), ((URIRef(name),),)), _group(pattern, sc, (Source("window", i),)))
+            for name, i in sc.named_windows.items()]
+
+
+def _union_all(parts: list[Any]) -> Any:
+    if not parts:
+        return Table((), ())                   # no solution
+    out = parts[0]
+    for p in parts[1:]:
+        out = Union_(out, p)
+    return out
+
+
 def _window_graph(w: D.WindowPattern, sc: _Scope) -> Any:
+    """RSP-QL WINDOW <w>: that window; WINDOW ?w: each named window."""
     if isinstance(w.name, A.Var):
-        raise _err("WINDOW ?var is not supported: name the window", w)
+        return _union_all(_each_named_window(w.name, w.pattern, sc))
     i = sc.named_windows.get(str(w.name))
     if i is None:
         raise _err(f"window <{w.name}> is not declared (FROM NAMED WINDOW <{w.name}> ON <stream> [...])", w)

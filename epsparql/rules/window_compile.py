@@ -124,10 +124,39 @@ class WindowCompiler:
         head = f"sparql_w{self.qid}"
         windows = "[" + ", ".join(self.window_term(w) for w in self.q.windows) + "]"
         policy = self.policy_term()
+        output = ""
+        if self.q.form == "CONSTRUCT" and self.q.output is not None:
+            self.template_clause(f"{pred}_t", names)
+            output = f"window_output({self.qid}, {to_prolog(str(self.q.output))}, {pred}_t).\n"
         text = "\n".join(self.clauses) + (
             f"\nwindow_query(swq({self.qid}, {head}, {windows}, {policy}, "
-            f"{self.q.r2s}, {pred})).\n")
+            f"{self.q.r2s}, {pred})).\n") + output
         return CompiledWindowQuery(self.qid, head, names, text, self.panes is not None)
+
+    def template_clause(self, pred: str, names: list[str]) -> None:
+        """``pred(Row, Triples)``: the CONSTRUCT template's triples for one
+        answer row (ground, '$u' for unbound), fresh blank nodes per
+        answer, without the triples RDF does not allow (an unbound
+        position, a literal subject, a predicate that is not an IRI)."""
+        c = _Clause()
+        row = "row(" + ", ".join(c.var(n) for n in names) + ")" if names else "row"
+        bnodes: dict[str, str] = {}
+        triples = []
+        for t in self.q.template:
+            parts = []
+            for x in (t.s, t.p, t.o):
+                if isinstance(x, BNode):
+                    if str(x) not in bnodes:
+                        bnodes[str(x)] = f"B{len(bnodes)}"
+                    parts.append(bnodes[str(x)])
+                else:
+                    parts.append(self.term(x, c))
+            triples.append("t(" + ", ".join(parts) + ")")
+        fresh = [f"stream_window:fresh_bnode({b})" for b in bnodes.values()]
+        self.clauses.append(
+            f"{pred}({row}, Triples) :- "
+            + ", ".join([*fresh, f"include(stream_window:rdf_triple, [{', '.join(triples)}], Triples)"])
+            + ".")
 
     def window_term(self, w: WindowDef) -> str:
         win = w.window
@@ -172,7 +201,7 @@ class WindowCompiler:
                 parts.append("'$u'")
             else:
                 x = c.fresh()
-                goals.append(f"sparql_eval:sparql_eval({self.expr(expr, c)}, {x})")
+                goals.append(self.value(expr, c, x))
                 parts.append(x)
         args: list[str] = []
         for a in aggs:
@@ -182,7 +211,7 @@ class WindowCompiler:
                 args.append(c.var(a.arg.name))
             else:
                 x = c.fresh()
-                goals.append(f"sparql_eval:sparql_eval({self.expr(a.arg, c)}, {x})")
+                goals.append(self.value(a.arg, c, x))
                 args.append(x)
         gk = "gk(" + ", ".join(parts) + ")" if parts else "gk"
         ar = "ar(" + ", ".join(args) + ")" if args else "ar"
@@ -333,8 +362,7 @@ class WindowCompiler:
                 key_parts.append(c.var(expr.name))
             else:
                 x = c.fresh()
-                key_goals.append(f"sparql_eval:sparql_eval({self.expr(expr, c)}, {x}), "
-                                 f"( {x} == '$error' -> true ; true )")
+                key_goals.append(self.value(expr, c, x))
                 key_parts.append(x)
         gk = "gk(" + ", ".join(key_parts) + ")" if key_parts else "gk"
         return key_parts, key_goals, gk
@@ -355,7 +383,7 @@ class WindowCompiler:
                 arg_goals.append(f"stream_relation:ground_row({sol}, {x})")
                 op = "count_star"
             else:
-                arg_goals.append(f"sparql_eval:sparql_eval({self.expr(a.arg, c)}, {x})")
+                arg_goals.append(self.value(a.arg, c, x))
             arg_vals.append(x)
             specs.append(f"agg({op}, {'true' if a.distinct else 'false'}, {to_prolog(a.separator)})")
         ar = "ar(" + ", ".join(arg_vals) + ")" if arg_vals else "ar"
@@ -383,7 +411,7 @@ class WindowCompiler:
         agg_vars = {a: c.fresh() for a in aggs}
         av = "av(" + ", ".join(agg_vars[a] for a in aggs) + ")" if aggs else "av"
         self.agg_vars = agg_vars
-        having = [f"sparql_eval:sparql_true({self.expr(h, c)})" for h in rel.having]
+        having = [self.condition(h, None, c) for h in rel.having]
         post = self.selects(rel, c)
         keys, kgoals = self.order_keys(rel, c)
         self.agg_vars = {}
@@ -415,7 +443,7 @@ class WindowCompiler:
             if expr is None:
                 continue
             x = c.fresh()
-            goals.append(f"sparql_eval:sparql_eval({self.expr(expr, c)}, {x}), "
+            goals.append(f"{self.value(expr, c, x)}, "
                          f"( {x} == '$error' -> true ; {c.var(name)} = {x} )")
         return goals
 
@@ -423,7 +451,7 @@ class WindowCompiler:
         keys, goals = [], []
         for expr, desc in rel.order_by:
             x, k = c.fresh(), c.fresh()
-            goals.append(f"sparql_eval:sparql_eval({self.expr(expr, c)}, {x}), "
+            goals.append(f"{self.value(expr, c, x)}, "
                          f"stream_relation:order_key({'desc' if desc else 'asc'}, {x}, {k})")
             keys.append(k)
         return "[" + ", ".join(keys) + "]", goals
@@ -469,8 +497,8 @@ class WindowCompiler:
         if isinstance(p, Extend):
             inner = self.pattern(p.pattern, c)
             x = c.fresh()
-            tree = self.expr(p.expr, c, in_scope(p.pattern))
-            return (f"{inner}, sparql_eval:sparql_eval({tree}, {x}), "
+            goal = self.value(p.expr, c, x, in_scope(p.pattern))
+            return (f"{inner}, {goal}, "
                     f"( {x} == '$error' -> true ; {c.var(p.var.name)} = {x} )")
         if isinstance(p, Table):
             rows = []
@@ -520,14 +548,24 @@ class WindowCompiler:
         t = q.triple
         path = not (isinstance(t.p, (URIRef, A.Var)))
         s, o = self.term(t.s, c), self.term(t.o, c)
+        if path and any(src.kind == "window" for src in q.sources):
+            # a path over windows (and background graphs): one merged graph
+            srcs = []
+            for src in q.sources:
+                if src.kind == "window":
+                    w = self.windows[src.ref]
+                    g = c.var(w.stream.name) if isinstance(w.stream, A.Var) else "_"
+                    srcs.append(f"win({self.store(src.ref)}, H{src.ref}, {self.reasoning}, {g})")
+                else:
+                    g = c.var(src.ref.name) if isinstance(src.ref, A.Var) else to_prolog(str(src.ref))
+                    srcs.append(f"bg({g})")
+            return (f"stream_paths:sw_path({self.module}, [{', '.join(srcs)}], "
+                    f"{self.path(t.p)}, {s}, {o})")
         p = None if path else self.term(t.p, c)
         alts = []
         for src in q.sources:
             if src.kind == "window":
                 w = self.windows[src.ref]
-                if path:
-                    raise QueryError("property paths over stream windows are not supported yet "
-                                     "(they work over background graphs, in GRAPH <g> {…})")
                 g = c.var(w.stream.name) if isinstance(w.stream, A.Var) else "_"
                 alts.append(f"stream_window:win_match({self.module}, {self.store(src.ref)}, "
                             f"H{src.ref}, {self.reasoning}, {g}, {s}, {p}, {o})")
@@ -542,6 +580,23 @@ class WindowCompiler:
             return alts[0]
         tpl = f"t({s}, {o})" if path else f"t({s}, {p}, {o})"
         return f"distinct({tpl}, ( {' ; '.join(alts)} ))"
+
+    def timestamp(self, e: Any, args: list[str], c: _Clause, pre: list[str] | None) -> str:
+        """C-SPARQL's timestamp(?s, ?p, ?o) (and timestamp(?x[, <stream>]),
+        the tutorial's form): the time of the latest occurrence in the
+        query's windows at this instant, as xsd:dateTime."""
+        if pre is None:
+            raise QueryError("timestamp() is not supported here")
+        if len(args) not in (1, 2, 3):
+            raise QueryError("timestamp() takes (?s, ?p, ?o), (?x) or (?x, <stream>)")
+        x = c.fresh()
+        wins = "[" + ", ".join(f"s({self.store(w.index)}, H{w.index}, {_window_ref(w)})"
+                               for w in self.q.windows if not self.is_pane_window(w)) + "]"
+        pre.append(f"stream_window:timestamp_value({self.module}, {wins}, [{', '.join(args)}], {x})")
+        return f"var({x})"
+
+    def is_pane_window(self, w: WindowDef) -> bool:
+        return self.panes is not None
 
     def term(self, x: Any, c: _Clause) -> str:
         if isinstance(x, A.Var):
@@ -572,7 +627,14 @@ class WindowCompiler:
         raise QueryError(f"unsupported property path {p!r}")
 
     # -- expressions -------------------------------------------------------------
-    def condition(self, e: Any, scope: set[str], c: _Clause) -> str:
+    def value(self, e: Any, c: _Clause, out: str, scope: set[str] | None = None) -> str:
+        """Goals binding ``out`` to the value of ``e`` ('$error' for an
+        error), its EXISTS and timestamp() goals first."""
+        pre: list[str] = []
+        tree = self.expr(e, c, scope, pre)
+        return ", ".join(pre + [f"sparql_eval:sparql_eval({tree}, {out})"])
+
+    def condition(self, e: Any, scope: set[str] | None, c: _Clause) -> str:
         pre: list[str] = []
         tree = self.expr(e, c, scope, pre)
         return ", ".join(pre + [f"sparql_eval:sparql_true({tree})"])
@@ -601,7 +663,7 @@ class WindowCompiler:
             return f"{'in' if isinstance(e, A.In) else 'notin'}({self.expr(e.expr, c, scope, pre)}, [{items}])"
         if isinstance(e, ExistsExpr):
             if pre is None:
-                raise QueryError("EXISTS is only supported in FILTER")
+                raise QueryError("EXISTS is not supported here")
             x = c.fresh()
             inner = self.pattern(e.pattern, c)
             pre.append(f"stream_relation:exists_value(({inner}), {x})")
@@ -616,9 +678,12 @@ class WindowCompiler:
                                      p.line if p else None, p.column if p else None)
                 return f"call({to_prolog(str(e.name))}, [{', '.join(args)}])"
             name = e.name.upper()
-            if name in ("GETDURATION", "GETSTARTTIME", "GETENDTIME", "TIMESTAMP"):
+            if name == "TIMESTAMP":
+                return self.timestamp(e, args, c, pre)
+            if name in ("GETDURATION", "GETSTARTTIME", "GETENDTIME"):
                 p = e.pos
-                raise QueryError(f"{e.name}() is not supported in windowed queries yet",
+                raise QueryError(f"{e.name}() is EP-SPARQL's, for patterns joined in time; in a "
+                                 f"windowed query use timestamp(?s, ?p, ?o)",
                                  p.line if p else None, p.column if p else None)
             return f"call({to_prolog(name)}, [{', '.join(args)}])"
         raise QueryError(f"unsupported expression {e!r}")
@@ -702,6 +767,15 @@ def pane_plan(q: ContinuousQuery) -> PanePlan | None:
     if not all(_arrival_safe(e) for e in exprs):
         return None
     return PanePlan(pat, filters, backgrounds, aggs, _gcd(Fraction(win.width), lattice))
+
+
+def _window_ref(w: WindowDef) -> str:
+    """A window's source as stream_window.pl writes it."""
+    if isinstance(w.stream, A.Var):
+        return "var"
+    if w.stream is None:
+        return "all"
+    return f"iri({to_prolog(str(w.stream))})"
 
 
 def certainly_bound(p: Any) -> set[str]:

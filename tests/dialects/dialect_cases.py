@@ -18,7 +18,7 @@ from fractions import Fraction
 from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
-from dialect_reference import BACKGROUND, RefQuery, RefWindow, Row
+from dialect_reference import BACKGROUND, TIMESTAMP, RefQuery, RefWindow, Row
 
 EX = "http://example.org/"
 S1, S2 = EX + "s1", EX + "s2"
@@ -215,9 +215,24 @@ def shape_exists(rnd, w1, w2, s1, s2):
             f"{_g(0, a)} FILTER {neg}EXISTS {{ {_g(1, b)} }}", "SELECT ?x ?y", "", 2)
 
 
+def shape_path(rnd, w1, w2, s1, s2):
+    """Property paths over window content (and sometimes joined with the
+    background)."""
+    body = rnd.choice(["?x ex:p+ ?y", "?x ex:p/ex:q ?y", "ex:a (ex:p|ex:q)* ?y", "?x ^ex:p ?y",
+                       "ex:b ex:p? ?y", "?x ex:p/ex:p* ?y"])
+    # DISTINCT for the closures: rdflib 7.6 gives the start node of a bound
+    # `*` path twice when a cycle leads back to it (SPARQL 1.1's ALP
+    # visits each node once)
+    sel = "SELECT DISTINCT ?y" if body.startswith("ex:") else "SELECT ?x ?y"
+    if rnd.random() < 0.3:
+        return (f"{_st(s1, w1, body)} ?y ex:name ?n", f"{_g(0, body)} ?y ex:name ?n",
+                sel + " ?n", "", 1)
+    return _st(s1, w1, body), _g(0, body), sel, "", 1
+
+
 SHAPES = [shape_basic, shape_join, shape_background, shape_optional, shape_filter,
           shape_aggregate, shape_union, shape_minus, shape_modifiers, shape_bind,
-          shape_subquery, shape_values, shape_exists, shape_nested]
+          shape_subquery, shape_values, shape_exists, shape_nested, shape_path]
 
 
 # ------------------------------------------------------------- comparisons
@@ -233,6 +248,8 @@ def norm_term(x):
         v = x.toPython()
         if isinstance(v, (int, float, Decimal)):
             return ("num", round(float(v), 9))
+    if isinstance(x, Literal) and x.datatype == XSD.dateTime:
+        return ("dateTime", x.toPython().timestamp())          # by value, not lexical form
     return x
 
 
@@ -290,6 +307,14 @@ def csparql_query(rnd: random.Random) -> tuple[str, RefQuery]:
         ("SELECT ?x ?v", "?x ex:v ?v FILTER (?v >= 2)", ""),
         ("SELECT DISTINCT ?x", "?x ?pr ?y", "ORDER BY ?x LIMIT 2"),
         ("SELECT ?x ?y ?v", "?x ex:p ?y OPTIONAL { ?y ex:v ?v }", ""),
+        ("SELECT ?x ?y", "?x ex:p+ ?y", ""),
+        ("SELECT DISTINCT ?y", "ex:a (ex:p|ex:q)* ?y", ""),   # see shape_path
+        ("SELECT ?x ?z", "?x ex:p/ex:q ?z", ""),
+        ("SELECT ?x ?n", "?x ^ex:p/ex:name ?n", ""),
+        # C-SPARQL's timestamp(): the reference reads TIMESTAMP (see below)
+        ("SELECT ?x ?y ?t", "?x ex:p ?y BIND (timestamp(?x, ex:p, ?y) AS ?t)", ""),
+        ("SELECT ?x", "?x ex:p ?y . ?x ex:q ?z FILTER (f:timestamp(?x, ex:p, ?y) < f:timestamp(?x, ex:q, ?z))", ""),
+        ("SELECT ?x ?t", "?x ex:v ?v BIND (timestamp(?x) AS ?t)", ""),
     ]
     if named:
         shapes += [
@@ -298,11 +323,16 @@ def csparql_query(rnd: random.Random) -> tuple[str, RefQuery]:
             ("SELECT ?x ?y", f"?x ex:p ?y MINUS {{ {g2} {{ ?x ex:p ?y }} }}", ""),
             ("SELECT ?x (COUNT(?z) AS ?n)", f"?x ex:p ?y OPTIONAL {{ {g2} {{ ?y ?pr ?z }} }}",
              "GROUP BY ?x"),
+            # GRAPH ?g: the named window and the background graphs
+            ("SELECT ?g ?x ?y", "GRAPH ?g { ?x ?pr ?y }", ""),
+            ("SELECT ?g ?x", "?x ex:p ?y GRAPH ?g { ?y ex:q ?z }", ""),
         ]
     select, body, mods = rnd.choice(shapes)
     name = f"q{rnd.randint(0, 999)}"
-    text = f"REGISTER QUERY {name} AS\n{PREFIX}{select}\n{clauses}WHERE {{ {body} }}\n{mods}"
-    ref = PREFIX + f"{select}\nWHERE {{ {body} }}\n{mods}"
+    fns = "PREFIX f: <http://larkc.eu/csparql/sparql/jena/ext#>\n"
+    text = f"REGISTER QUERY {name} AS\n{PREFIX}{fns}{select}\n{clauses}WHERE {{ {body} }}\n{mods}"
+    body_r = body.replace("f:timestamp(", "timestamp(").replace("timestamp(", f"<{TIMESTAMP}>(")
+    ref = PREFIX + f"{select}\nWHERE {{ {body_r} }}\n{mods}"
     return text, RefQuery(wins, ref, ("close", True), "rstream")
 
 

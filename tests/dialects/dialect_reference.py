@@ -24,9 +24,33 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from datetime import datetime, timezone
+
 from rdflib import Dataset, Literal, URIRef
+from rdflib.namespace import XSD
+from rdflib.plugins.sparql.operators import register_custom_function
 
 BACKGROUND = "urn:epsparql:background"
+#: The reference's C-SPARQL timestamp(): the generators write
+#: ``timestamp(`` as ``<urn:epsparql:test:timestamp>(`` in the reference text.
+TIMESTAMP = URIRef("urn:epsparql:test:timestamp")
+_STAMPS: dict = {}                      # triple -> latest τ, at the instant being evaluated
+
+
+def _timestamp(*args):
+    """timestamp(?s, ?p, ?o): the latest occurrence of the triple in the
+    windows; timestamp(?x): of any triple mentioning ?x."""
+    if len(args) == 3:
+        taus = [_STAMPS[args]] if args in _STAMPS else []
+    else:
+        taus = [tau for tr, tau in _STAMPS.items() if args[0] in tr]
+    if not taus:
+        raise ValueError("no occurrence")
+    t = max(taus, key=lambda x: (float(x), x))
+    return Literal(datetime.fromtimestamp(float(t), tz=timezone.utc), datatype=XSD.dateTime)
+
+
+register_custom_function(TIMESTAMP, _timestamp, override=True)
 
 
 def window_graph(i: int) -> URIRef:
@@ -224,6 +248,12 @@ def _evaluate_at(q: RefQuery, rows, background, t):
     """(start, end, [bindings]) of one evaluation, or None when it is
     skipped (C-SPARQL, every window empty)."""
     conts = [content(w, rows, t) for w in q.windows]
+    _STAMPS.clear()
+    for c in conts:
+        for triples in c.values():
+            for tr, tau in triples.items():
+                if tr not in _STAMPS or (float(tau), tau) > (float(_STAMPS[tr]), _STAMPS[tr]):
+                    _STAMPS[tr] = tau
     if q.policy[0] == "close" and q.policy[1] and q.windows and \
             all(not any(c.values()) for c in conts):
         return None
@@ -239,9 +269,11 @@ def _evaluate_at(q: RefQuery, rows, background, t):
     for i, (w, c) in enumerate(zip(q.windows, conts)):
         for key, triples in c.items():
             name = URIRef(key) if w.stream == "?" else URIRef(w.graph or window_graph(i))
-            ng = ds.graph(name)
+            # a window of the default graph only is no named graph (GRAPH ?g)
+            ng = None if (w.default and w.graph is None) else ds.graph(name)
             for tr in triples:
-                ng.add(tr)
+                if ng is not None:
+                    ng.add(tr)
                 if w.default:
                     dflt.add(tr)
     for i, w in enumerate(q.windows):

@@ -135,6 +135,8 @@ def test_a_failing_function_does_not_stop_the_engine(eng):
     eng.push(ann, at, hall, 1, stream=RFID)
     eng.flush()
     assert [a.bindings["p"] for a in q.results()] == [ann]   # error || true is true
+    [(message, context)] = eng.errors
+    assert f"<{EX}boom> raised RuntimeError: no" in message and str(ann) in context
 
 
 def test_bad_rows_name_their_index(eng):

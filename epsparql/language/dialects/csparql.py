@@ -4,7 +4,9 @@
 Windows: ``[RANGE d STEP d]``, ``[RANGE d TUMBLING]``, ``[TRIPLES n]``
 (also ``[RANGE TRIPLES n]``), ``[NOW]``, ``[ALL]``; units ``ms s m h d``.
 Evaluated at each window close, non-empty windows only, RSTREAM
-(docs/DIALECTS.md, C-SPARQL).
+(docs/DIALECTS.md, C-SPARQL).  ``REGISTER STREAM name AS CONSTRUCT``
+writes its triples on the stream ``urn:epsparql:stream:name`` (or the
+IRI written instead of the name), which other queries can read.
 """
 from __future__ import annotations
 
@@ -23,10 +25,13 @@ UNITS = {"d": Fraction(86400), "h": Fraction(3600), "m": Fraction(60), "s": Frac
 
 #: The namespace of C-SPARQL's extension functions (f:timestamp).
 CSPARQL_FUNCTIONS = "http://larkc.eu/csparql/sparql/jena/ext#"
+#: The IRI of the stream a ``REGISTER STREAM name AS CONSTRUCT`` query
+#: writes, for a name that is not an IRI: this prefix and the name.
+OUTPUT_STREAMS = "urn:epsparql:stream:"
 
 GRAMMAR = r"""
 %override start: csparql_register? prologue query
-csparql_register: REGISTER (QUERY | STREAM) NAME AS
+csparql_register: REGISTER (QUERY | STREAM) (NAME | IRIREF) AS
 %extend dataset_clause: FROM NAMED? STREAM iri "[" csparql_window "]"   -> stream_clause
 csparql_window: RANGE DURATION STEP DURATION                 -> w_sliding
               | RANGE DURATION TUMBLING                      -> w_tumbling
@@ -53,8 +58,17 @@ class CsparqlBuilder(SparqlBuilder):
     default_r2s = "rstream"
 
     def csparql_register(self, meta, c):
-        kind = c[1].type
-        return ("register", {"name": str(c[2]), "register": kind})
+        kind, tok = c[1].type, c[2]
+        if tok.type == "IRIREF":
+            iri = str(tok)[1:-1]
+            name = iri
+        else:
+            name = str(tok)
+            iri = OUTPUT_STREAMS + name
+        parts = {"name": name, "register": kind}
+        if kind == "STREAM":
+            parts["output"] = URIRef(iri)
+        return ("register", parts)
 
     def stream_clause(self, meta, c):
         named = any(getattr(x, "type", None) == "NAMED" for x in c)
@@ -85,6 +99,10 @@ class CsparqlBuilder(SparqlBuilder):
         return None
 
     def policy(self, parts, streams):
+        if parts.get("output") is not None and parts["form"] != "CONSTRUCT":
+            from .builder import error_at
+            raise error_at("REGISTER STREAM is for CONSTRUCT queries (their triples make the "
+                           "stream); use REGISTER QUERY", parts["pos"])
         return D.Policy("close", non_empty=True)
 
 

@@ -59,7 +59,7 @@ class RspqlBuilder(SparqlBuilder):
     default_r2s = "rstream"
 
     def rspql_register(self, meta, c):
-        return ("register", {"r2s": str(c[1]).lower(), "output": c[2]})
+        return ("register", {"r2s": str(c[1]).lower(), "output": c[2], "name": str(c[2])})
 
     def window_clause(self, meta, c):
         iris = [x for x in c if not isinstance(x, Token) and not isinstance(x, D.Window)]
