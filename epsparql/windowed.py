@@ -19,14 +19,17 @@ join ``Engine.register`` and ``Engine.push(..., stream=)``.)
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import warnings
+import zlib
 from datetime import datetime
 from typing import Any, Callable, Iterable, Sequence
 
 from rdflib.term import BNode, Literal, Node, URIRef
 
 from .algebra.streams import ContinuousQuery, translate
+from .core.engine import unpack_state
 from .core.runtime import PROLOG_DIR, check, runtime
 from .core.terms import from_json, quote_atom
 from .engine import Answer, Engine, seconds
@@ -39,6 +42,10 @@ from .rules.window_compile import CompiledWindowQuery, compile_window_query
 
 #: The stream of rows pushed without one.
 DEFAULT_STREAM = "urn:epsparql:stream"
+
+#: First bytes of a WindowEngine.snapshot() blob (then zlib-compressed: one
+#: line of JSON for the reorder buffer, a newline, the window state's text).
+SNAPSHOT_MAGIC = b"EPSW1"
 
 _TERMS = (URIRef, Literal, BNode)
 _TERM_TYPES = frozenset(_TERMS)
@@ -243,6 +250,49 @@ class WindowEngine:
         for past windows), late, queries."""
         return check(from_json(runtime().call("sw_py_stats", self.module)))
 
+    # -- snapshots -------------------------------------------------------------
+    def snapshot(self) -> bytes:
+        """The stream state, as compact bytes: every window's content
+        (pending occurrences and per-pane aggregates included), each
+        query's progress (its next instants, its previous result for
+        ISTREAM/DSTREAM), the clock, and the reorder buffer.  Not in it:
+        queries, functions, background, answers not yet taken.
+        ``other.restore(engine.snapshot())``, where ``other`` has the same
+        queries registered in the same order, continues exactly as
+        ``engine`` would.  The Prolog part is prolog/stream_window.pl's
+        sw_export/2."""
+        reply = runtime().call("sw_py_export", self.module)
+        if reply.startswith("{"):
+            check(from_json(reply))
+        head = json.dumps({"v": 1, "order": self._order.export_state(_node_json)},
+                          separators=(",", ":"))
+        return SNAPSHOT_MAGIC + zlib.compress(head.encode("utf-8") + b"\n" + reply.encode("utf-8"), 1)
+
+    def restore(self, state: bytes) -> None:
+        """Replace the stream state by a snapshot's (see :meth:`snapshot`).
+        The snapshot is read as data, never run; a malformed one, or one of
+        an engine with other queries, raises ValueError and changes
+        nothing.  Answers not yet taken are dropped."""
+        payload = unpack_state(state, SNAPSHOT_MAGIC, "WindowEngine snapshot")
+        head, sep, text = payload.partition(b"\n")
+        try:
+            if not sep:
+                raise ValueError("no window state")
+            py = json.loads(head.decode("utf-8"))
+            if not isinstance(py, dict) or py.get("v") != 1:
+                raise ValueError("unknown version")
+            order = self._order.restored(py.get("order"), _node_from_json)
+            text_s = text.decode("utf-8")
+        except (UnicodeDecodeError, ValueError) as e:
+            raise ValueError(f"malformed WindowEngine snapshot: {e}") from None
+        reply = from_json(runtime().call("sw_py_import", self.module, ("s", text_s)))
+        if isinstance(reply, dict) and "error" in reply:
+            raise ValueError(f"this snapshot does not fit this engine (same queries, same order?): "
+                             f"{reply['error'].strip()}")
+        self._order = order
+        for q in self._queries.values():
+            q._answers = []
+
     def clear_state(self) -> None:
         """Forget the stream (window contents, clocks, results); keep the queries."""
         self._call("sw_py_clear")
@@ -285,6 +335,33 @@ class WindowEngine:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _node_json(node: Node) -> Any:
+    """An RDF term as JSON data for snapshots (as Engine's): an IRI as its
+    string, a blank node as ["b", id], a literal as ["l", lexical,
+    datatype, lang]."""
+    if isinstance(node, URIRef):
+        return str(node)
+    if isinstance(node, Literal):
+        dt = node.datatype
+        return ["l", str(node), None if dt is None else str(dt), node.language]
+    if isinstance(node, BNode):
+        return ["b", str(node)]
+    raise TypeError(f"not an RDF term: {node!r}")
+
+
+def _node_from_json(x: Any) -> Node:
+    if type(x) is str:
+        return URIRef(x)
+    if type(x) is list and len(x) == 2 and x[0] == "b" and type(x[1]) is str:
+        return BNode(x[1])
+    if type(x) is list and len(x) == 4 and x[0] == "l" and type(x[1]) is str \
+            and (x[2] is None or type(x[2]) is str) and (x[3] is None or type(x[3]) is str) \
+            and not (x[2] is not None and x[3] is not None):
+        return Literal(x[1], lang=x[3], datatype=None if x[2] is None else URIRef(x[2]),
+                       normalize=False)
+    raise ValueError(f"not an encoded RDF term: {str(x)[:100]!r}")
 
 
 def _row(r: Sequence[Any], i: int) -> tuple:

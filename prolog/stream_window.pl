@@ -46,6 +46,16 @@
     while a batch is pushed, and stored back at the end: a batch costs
     two database updates for it, not two per occurrence.
 
+    Streams that queries write.  A CONSTRUCT query registered with an
+    output stream (sw_out/3) writes its answers' triples, stamped with the
+    evaluation instant, on that stream right after the evaluations at
+    that instant; other queries read them as pushed triples.
+
+    Snapshots.  sw_export/2 writes the whole stream state (the runtime
+    term, the windows' clauses in order, previous results) as one ground
+    term; sw_import/2 checks such a term against the registered queries
+    and puts it back.
+
     Times are numbers of seconds; window widths, steps and instants are
     integers or rationals (exact: `100ms` is 1r10).  A time stamp and an
     instant are compared as SWI-Prolog compares numbers (as doubles when
@@ -63,7 +73,9 @@
             win_match/8,         % +Module, +Store, +Hi, +Reasoning, ?G, ?S, ?P, ?O
             timestamp_value/4,   % +Module, +Windows, +ArgExprs, -Value
             fresh_bnode/1,       % -BlankNode
-            rdf_triple/1         % +Triple
+            rdf_triple/1,        % +Triple
+            sw_export/2,         % +Module, -State
+            sw_import/2          % +Module, +State
           ]).
 :- set_prolog_flag(optimise, true).
 :- use_module(library(lists)).
@@ -107,7 +119,7 @@ save_rt(M, RT) :-
 with_rt(M, Goal) :-
     ensure_local(M),
     load_rt(M, RT),
-    catch(call(Goal, RT), E, true),
+    (   catch(call(Goal, RT), E, true) -> true ; E = error(goal_failed(Goal), _) ),
     save_rt(M, RT),
     (   var(E) -> true ; throw(E) ).
 
@@ -668,6 +680,125 @@ window_content(M, w(Store, _, _, _, Mode), N) :-
     ).
 
 		 /*******************************
+		 *          SNAPSHOTS           *
+		 *******************************/
+
+%!  sw_export(+Module, -State) is det.
+%
+%   The stream state of Module's windowed queries as one ground term
+%
+%     sw_state(1, rt(Clock, Late, Due), Queries, Facts)
+%
+%   Clock the latest time stamp or advance (none before any), Late the
+%   late count, Due the next instant due (inf: none); Queries a list of
+%   q(Qid, Def, St, Windows, Prev): the registered definition (to check
+%   that the engine restoring it has the same queries), the query's
+%   progress st(Started, Nexts, Arrival, Count), per window w(Seq,
+%   PaneState) (PaneState ps(Folded, LastRaw) or plain), and the previous
+%   evaluation's rows (ISTREAM/DSTREAM); Facts the clauses of the
+%   windows' predicates (contents, pending occurrences, per-stream
+%   counts, panes), each f(Name, Args), in clause order (the order of
+%   the latest occurrences, which expiry relies on).  Not in it:
+%   answers not yet drained, errors, and queries, functions, background.
+sw_export(M, sw_state(1, rt(Clock, Late, Due), Queries, Facts)) :-
+    ensure_local(M),
+    load_rt(M, rt(Clock0, Late, Due, Qs)),
+    (   Clock0 =:= -inf -> Clock = none ; Clock = Clock0 ),
+    findall(q(Qid, Def, St, WStates, Prev),
+            ( member(q(Qid, Ws, _, _, _, St), Qs),
+              M:sw_q(Qid, Def),
+              ( M:sw_prev(Qid, Prev) -> true ; Prev = [] ),
+              maplist(window_state, Ws, WStates) ),
+            Queries),
+    findall(F, ( member(q(_, Ws, _, _, _, _), Qs), member(W, Ws), window_fact(M, W, F) ),
+            Facts).
+
+window_state(w(_, _, _, Seq, Mode), w(Seq, PS)) :-
+    (   Mode = panes(_, _, ps(F0, L))
+    ->  ( F0 =:= -inf -> F = none ; F = F0 ), PS = ps(F, L)
+    ;   PS = plain
+    ).
+
+%   window_fact(+M, +Window, -Fact): the clauses of the window's
+%   predicates, in order (a STREAM ?g window: its own per-stream counts).
+window_fact(M, W, f(Name, Args)) :-
+    window_pred(M, W, Name/Arity),
+    functor(H, Name, Arity),
+    (   Name == sw_n -> arg(1, W, Store), arg(1, H, Store) ; true ),
+    clause(M:H, true),
+    H =.. [_|Args].
+
+%   window_pred(+M, +Window, -Name/Arity): the window's predicates.
+window_pred(_, w(Store, _, _, _, panes(pn(_, _, Store, Pane, Run, Live, Raw, Unf), _, _)), P) :- !,
+    member(P, [Store/5, Pane/4, Run/3, Live/1, Raw/1, Unf/1]).
+window_pred(_, w(Store, Src, Kind, _, plain), P) :-
+    (   P = Store/7
+    ;   Kind = past(_, _, _, Pending), P = Pending/6
+    ;   Src == var, P = sw_n/3
+    ).
+
+%!  sw_import(+Module, +State) is det.
+%
+%   Replace Module's stream state by State (from sw_export/2).  State is
+%   data: it is checked to be ground, of the shape sw_export/2 writes,
+%   for the same queries (the same definitions, in the same order), and
+%   to name only those queries' window predicates, before anything
+%   changes; else a domain error, and nothing changed.
+sw_import(M, State) :-
+    ensure_local(M),
+    (   import_plan(M, State, Plan) -> true ; domain_error(window_state, snapshot) ),
+    with_rt(M, import(M, Plan)).
+
+import_plan(M, sw_state(1, rt(Clock0, Late, Due), Queries, Facts), plan(Clock, Late, Due, Queries, Facts)) :-
+    ground(sw_state(Clock0, Late, Due, Queries, Facts)),
+    (   Clock0 == none -> Clock is -inf ; number(Clock0), Clock = Clock0 ),
+    integer(Late), Late >= 0,
+    ( Due == inf ; number(Due) ),
+    findall(Qid-Def, M:sw_q(Qid, Def), Mine),
+    length(Mine, N), length(Queries, N),
+    load_rt(M, rt(_, _, _, Qs)),
+    maplist(import_query_ok, Mine, Qs, Queries),
+    findall(Name/Arity, ( member(q(_, Ws, _, _, _, _), Qs), member(W, Ws), window_pred(M, W, Name/Arity) ),
+            Preds),
+    forall(member(F, Facts), ( F = f(Name, Args), is_list(Args), length(Args, A), memberchk(Name/A, Preds),
+                               ( Name == sw_n -> Args = [Store|_], memberchk(Store/7, Preds) ; true ) )).
+
+import_query_ok(Qid-Def, q(Qid, Ws, _, _, _, _), q(Qid, Def1, St, WStates, Prev)) :-
+    Def1 == Def,
+    St = st(Started, Nexts, Arr, Count),
+    memberchk(Started, [true, false]), is_list(Nexts), integer(Count),
+    ( Arr == none ; number(Arr) ),
+    forall(member(X, Nexts), ( X = n(B, T), number(B), number(T) )),
+    is_list(Prev),
+    same_length(Ws, WStates),
+    maplist(window_state_ok, Ws, WStates).
+
+window_state_ok(w(_, _, _, _, Mode), w(Seq, PS)) :-
+    integer(Seq), Seq >= 0,
+    (   Mode = panes(_, _, _) -> PS = ps(F, L), ( number(F) ; F == none ), ( L == none ; integer(L) )
+    ;   PS == plain
+    ).
+
+import(M, plan(Clock, Late, Due, Queries, Facts), RT) :-
+    clear(M, RT),
+    forall(member(f(Name, Args), Facts), ( H =.. [Name|Args], assertz(M:H) )),
+    nb_setarg(1, RT, Clock), nb_setarg(2, RT, Late), nb_setarg(3, RT, Due),
+    arg(4, RT, Qs),
+    forall(nth1(I, Qs, q(Qid, Ws, _, _, _, St)),
+           ( nth1(I, Queries, q(Qid, _, St1, WStates, Prev)),
+             forall(between(1, 4, J), ( arg(J, St1, V), nb_setarg(J, St, V) )),
+             forall(nth1(K, Ws, W), ( nth1(K, WStates, w(Seq, PS)), restore_window(W, Seq, PS) )),
+             retractall(M:sw_prev(Qid, _)), assertz(M:sw_prev(Qid, Prev)) )).
+
+restore_window(W, Seq, PS) :-
+    nb_setarg(4, W, Seq),
+    (   arg(5, W, panes(_, _, St))
+    ->  PS = ps(F0, L), ( F0 == none -> F is -inf ; F = F0 ),
+        nb_setarg(1, St, F), nb_setarg(2, St, L)
+    ;   true
+    ).
+
+		 /*******************************
 		 *           MATCHING           *
 		 *******************************/
 
@@ -762,7 +893,9 @@ mentions(M, Store, Hi, X, G, Tau) :-
     bridge_python:sw_py_advance/3,
     bridge_python:sw_py_flush/2,
     bridge_python:sw_py_clear/2,
-    bridge_python:sw_py_stats/2.
+    bridge_python:sw_py_stats/2,
+    bridge_python:sw_py_export/2,
+    bridge_python:sw_py_import/3.
 
 bridge_python:sw_py_register(M, Text, R) :-
     bridge_reply(M, register_text(M, Text), R).
@@ -774,6 +907,12 @@ bridge_python:sw_py_flush(M, R) :-
     bridge_reply(M, sw_flush(M), R).
 bridge_python:sw_py_clear(M, R) :-
     bridge_reply(M, sw_clear(M), R).
+bridge_python:sw_py_export(M, R) :-
+    catch(( sw_export(M, State),
+            with_output_to(string(R), write_canonical(State)) ),
+          E, error_reply(E, R)).
+bridge_python:sw_py_import(M, Text, R) :-
+    bridge_reply(M, ( term_string(State, Text, [syntax_errors(error)]), sw_import(M, State) ), R).
 bridge_python:sw_py_stats(M, R) :-
     catch(( sw_stats(M, S),
             with_output_to(string(R), ( write('{'), foldl(write_stat, S, "", _), write('}') )) ),

@@ -22,6 +22,15 @@ as for EP-SPARQL (epsparql.rules.compile); EXISTS is evaluated first
 into a boolean.  Grouping, aggregates, ORDER BY, DISTINCT and slices
 are prolog/stream_relation.pl's.
 
+A query whose aggregates can be kept per pane (:func:`pane_plan`: one
+triple pattern over one time window) gets instead a clause
+``Pred_m(S0, P0, O0, Key, GK, AR)`` giving the match, group key and
+aggregate arguments of an arriving triple, maybe ``Pred_b`` for the
+background graphs its pattern also reads, and a ``Pred`` that reads the
+groups' totals from prolog/stream_panes.pl.  A CONSTRUCT query with an
+output stream gets ``Pred_t(Row, Triples)``, its template's triples for
+one answer, and a term ``window_output(Qid, Stream, Pred_t)``.
+
 Every constant goes through epsparql.core.terms (quoted, escaped): a
 query's data is never Prolog source.
 """
