@@ -418,6 +418,14 @@ step_past(T, n(B, X0), n(B, X)) :-
 		 *******************************/
 
 %   store_occurrence(+M, +Window, +G, +S, +P, +O, +Tau)
+%
+%   An occurrence that falls between two windows of a window that samples
+%   its stream (step > width: no instant t = kB has t - A < Tau =< t) is
+%   in none of them, and is not kept.
+store_occurrence(_, w(_, _, range(A, B), _, _), _, _, _, _, Tau) :-
+    B \== none, B > A,
+    first_multiple_at_or_after(Tau, B, T1),
+    T1 - A >= Tau, !.
 store_occurrence(M, W, G0, S, P, O, Tau) :-
     W = w(Store, Src, Kind, _, Mode),
     (   Mode = panes(PN, Match, St)

@@ -266,3 +266,13 @@ WHERE { WINDOW ex:w { ?s ?p ?o } }""")
     eng.push(ann, at, hall, 1, stream=RFID)
     eng.advance(10)
     assert rows_of(q) == [(5, 10, {"s": str(ann)})]
+
+
+def test_a_sampling_window_keeps_only_what_a_window_will_hold(eng):
+    # RANGE 1s STEP 10s: only (9, 10], (19, 20], ... are ever read
+    q = eng.register("SELECT ?p ?o FROM STREAM <%s> [RANGE 1s STEP 10s] WHERE { ?p ?x ?o }" % RFID,
+                     dialect="csparql")
+    eng.push_many([(ann, at, Literal(i), i / 100) for i in range(1, 1000)], stream=RFID)
+    assert eng.stats()["content"] == 99           # τ in (9, 9.99]
+    eng.flush()
+    assert len(q.results()) == 99 and eng.stats()["content"] == 99
