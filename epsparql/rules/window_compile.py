@@ -599,13 +599,11 @@ class WindowCompiler:
         if len(args) not in (1, 2, 3):
             raise QueryError("timestamp() takes (?s, ?p, ?o), (?x) or (?x, <stream>)")
         x = c.fresh()
+        # (a query kept per pane has no timestamp(): pane_plan excludes it)
         wins = "[" + ", ".join(f"s({self.store(w.index)}, H{w.index}, {_window_ref(w)})"
-                               for w in self.q.windows if not self.is_pane_window(w)) + "]"
+                               for w in self.q.windows) + "]"
         pre.append(f"stream_window:timestamp_value({self.module}, {wins}, [{', '.join(args)}], {x})")
         return f"var({x})"
-
-    def is_pane_window(self, w: WindowDef) -> bool:
-        return self.panes is not None
 
     def term(self, x: Any, c: _Clause) -> str:
         if isinstance(x, A.Var):

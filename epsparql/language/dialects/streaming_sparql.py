@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from lark import Token, v_args
+from lark import v_args
 from rdflib import URIRef
 
 from .. import ast as A
