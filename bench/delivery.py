@@ -36,24 +36,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import statistics
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import (OUT, RESULTS, ROOT, describe, freeze, load_module, machine, pct,
+                     proc_status_kb, reset_hwm, run_child)
+
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from reasoning import _load, freeze, machine, pct, proc_status_kb, reset_hwm, run_child  # noqa: E402
-
-gen = _load("delivery_generate", ROOT / "examples" / "delivery" / "generate.py")
-example = _load("delivery_run", ROOT / "examples" / "delivery" / "run.py")
-
-OUT = ROOT / "bench" / "out"
-RESULTS = ROOT / "bench" / "results"
+gen = load_module("delivery_generate", ROOT / "examples" / "delivery" / "generate.py")
+example = load_module("delivery_run", ROOT / "examples" / "delivery" / "run.py")
 
 EVERY_ARRIVAL = """PREFIX : <http://epsparql.org/delivery#>
 SELECT ?agent ?from ?dest ?alt
@@ -237,13 +231,14 @@ def main() -> int:
         print(json.dumps(child(args)))
         return 0
     info = machine()
-    print(f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, {info['swipl']}; "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(describe(info))
     runs = []
     for variant in ("example", "every-arrival"):
         for agents in (1, 10):
-            r = run_child([sys.executable, str(Path(__file__).resolve()), "--child", "--agents", str(agents),
-                           "--days", str(args.days), "--seed", str(args.seed), "--variant", variant])
+            r, run = run_child([sys.executable, str(Path(__file__).resolve()), "--child",
+                                "--agents", str(agents), "--days", str(args.days),
+                                "--seed", str(args.seed), "--variant", variant])
+            r["load_avg_before"], r["load_avg_after"] = run["load_avg_before"], run["load_avg_after"]
             runs.append(r)
             s, b = r["single"], r["batched"]
             kinds = ", ".join(f"{k} {v['wall_us_median']:.0f}" for k, v in s["by_kind"].items())

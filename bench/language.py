@@ -33,17 +33,16 @@ import functools
 import gc
 import json
 import math
-import os
-import platform
 import random
 import re
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import (OUT, ROOT, describe, machine, median, results_path, run_child,
+                     write_results)
+
 sys.path.insert(0, str(ROOT))
 
 NS = "http://epsparql.org/ns#"
@@ -122,7 +121,7 @@ def _timed(push_all) -> dict:
 
 def run_language(workload: str, n: int, w: int) -> dict:
     from rdflib import Literal, URIRef
-    from epsparql.engine import Engine
+    from epsparql.query_engine import Engine
     keys = [URIRef(f"{NS}k{i}") for i in range(100)]
     pred = URIRef(NS + "price")
     rows = [(keys[k], pred, Literal(p), t) for k, p, t in prices(n)]
@@ -163,24 +162,21 @@ def child(mode: str, workload: str, n: int, w: int, profile: bool) -> dict:
         import io
         import pstats
 
-        from pyswip import Prolog
         from epsparql.core.runtime import runtime
-        runtime()
+        rt = runtime()
         prof = cProfile.Profile()
 
         def start() -> None:
-            list(Prolog.query("profiler(_, cputime)"))
+            rt.query_once("profiler(_, cputime)")
             prof.enable()
 
         def stop() -> None:
             prof.disable()
-            list(Prolog.query("profiler(_, false)"))
+            rt.query_once("profiler(_, false)")
         _PROFILERS[:] = [start, stop]
         r = run(workload, n, w)
-        text = list(Prolog.query(
-            "with_output_to(string(S), show_profile([top(40), cumulative(false)]))"))[0]["S"]
-        if isinstance(text, bytes):
-            text = text.decode("utf-8")
+        text = rt.query_once(
+            "with_output_to(string(S), show_profile([top(40), cumulative(false)]))")["S"]
         buf = io.StringIO()
         pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(30)
         OUT.mkdir(parents=True, exist_ok=True)
@@ -194,47 +190,26 @@ def child(mode: str, workload: str, n: int, w: int, profile: bool) -> dict:
     return r
 
 
-OUT = ROOT / "bench" / "out"
-
-
-def machine() -> dict:
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    swipl = subprocess.run(["swipl", "--version"], capture_output=True, text=True).stdout.strip()
-    import epsparql
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "swipl": swipl,
-            "epsparql": str(Path(epsparql.__file__).resolve().parent.relative_to(ROOT)),
-            "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                     text=True, cwd=ROOT).stdout.strip()}
-
-
-def run_child(args: argparse.Namespace, mode: str, workload: str, profile: bool = False,
-              n: int | None = None, valgrind: bool = False) -> dict:
+def run_mode(args: argparse.Namespace, mode: str, workload: str, profile: bool = False,
+             n: int | None = None, valgrind: bool = False) -> dict:
+    """One path of one workload in a fresh process (under callgrind with
+    ``valgrind``: the instructions of the timed section)."""
     n = args.n if n is None else n
     cmd = [sys.executable, __file__, "--n", str(n), "--window", str(args.window),
            "--child", mode, workload] + (["--profile"] if profile else [])
     if valgrind:
         cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                "--collect-atstart=no", "--toggle-collect=functools_reduce"] + cmd
-    load0 = os.getloadavg()[0]
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-    if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr[-3000:]}")
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    tag = f"language_{mode}_{workload}"
+    out, run = run_child(cmd, log=tag)
     if valgrind:
-        m = re.search(r"Collected\s*:\s*(\d+)", r.stderr)
+        m = re.search(r"Collected\s*:\s*(\d+)", (OUT / "logs" / f"{tag}.err").read_text())
         if m is None:
-            raise RuntimeError(f"no instruction count from callgrind:\n{r.stderr[-2000:]}")
+            raise RuntimeError("no instruction count from callgrind (see bench/out/logs/)")
         out["instructions"] = int(m.group(1))
         out["instructions_per_event"] = int(m.group(1)) / n
-    out["load_avg_before"] = round(load0, 2)
-    out["load_avg_after"] = round(os.getloadavg()[0], 2)
+    out["load_avg_before"], out["load_avg_after"] = run["load_avg_before"], run["load_avg_after"]
     return out
-
-
-def median(xs: list[float]) -> float:
-    s = sorted(xs)
-    m = len(s) // 2
-    return s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 2
 
 
 def main() -> int:
@@ -262,14 +237,13 @@ def main() -> int:
         args.n, args.repeat = 50_000, 3
     workloads = args.workloads.split(",")
     info = machine()
-    print(f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, {info['swipl']}; "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(describe(info))
     if args.instructions:
         rows = []
         for workload in workloads:
             row = {"workload": workload, "n": args.instructions, "window": args.window}
             for mode in ("core", "language"):
-                r = run_child(args, mode, workload, n=args.instructions, valgrind=True)
+                r = run_mode(args, mode, workload, n=args.instructions, valgrind=True)
                 row[mode] = {"instructions_per_event": round(r["instructions_per_event"]),
                              "answers": r["answers"]}
             row["ratio"] = row["language"]["instructions_per_event"] / row["core"]["instructions_per_event"]
@@ -278,12 +252,12 @@ def main() -> int:
                   f"instructions/event, language {row['language']['instructions_per_event']:,}: "
                   f"language/core {row['ratio']:.2f}")
         if args.out:
-            Path(args.out).write_text(json.dumps({"machine": info, "instructions": rows}, indent=2))
+            write_results({"machine": info, "instructions": rows}, Path(args.out))
         return 0
     if args.profile:
         for workload in workloads:
             for mode in ("core", "language"):
-                r = run_child(args, mode, workload, profile=True)
+                r = run_mode(args, mode, workload, profile=True)
                 print(f"{workload:7} {mode:8} {r['events_per_s']:>9,.0f} ev/s under the profilers: "
                       + ", ".join(r["profile_files"]))
         return 0
@@ -292,7 +266,7 @@ def main() -> int:
         runs = []
         for rep in range(args.repeat):
             order = ("core", "language") if rep % 2 == 0 else ("language", "core")
-            pair = {mode: run_child(args, mode, workload) for mode in order}
+            pair = {mode: run_mode(args, mode, workload) for mode in order}
             pair["ratio"] = pair["core"]["events_per_s"] / pair["language"]["events_per_s"]
             pair["cpu_ratio"] = pair["core"]["events_per_cpu_s"] / pair["language"]["events_per_cpu_s"]
             runs.append(pair)
@@ -320,12 +294,8 @@ def main() -> int:
         print(f"{workload:7} median: core {summary['core']['events_per_s']:,.0f} ev/s, language "
               f"{summary['language']['events_per_s']:,.0f} ev/s; core/language {summary['ratio_median']:.2f} "
               f"wall, {summary['cpu_ratio_median']:.2f} CPU")
-    out = Path(args.out) if args.out else (OUT / "language.json" if args.quick
-                                            else ROOT / "bench" / "results" / "language.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"machine": info, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                               "results": results}, indent=2))
-    print(f"written {out}")
+    write_results({"machine": info, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                   "results": results}, results_path("language", args.quick, args.out))
     return 0
 
 

@@ -41,10 +41,11 @@ Runs (each in a fresh subprocess, so peak memory is per run)
   stream (mostly first-seen classes), then, after 95,000 more events
   pushed in batches (untimed), of 5,000 more; each split by whether the
   event's class had been seen before in the stream.
-* ``prolog``: the same workloads in a generated SWI-Prolog driver (no
-  Python): each batch is handed to the bridge's py_push/3 exactly as the
+* ``prolog``: the same workloads in a SWI-Prolog driver, bench/reasoning_driver.pl
+  (no Python): each batch is handed to the bridge's py_push/3 exactly as the
   Python path does (parsing the batch text, writing answers as JSON), so
-  Python's share is the difference.  Written to bench/out/reasoning/.
+  Python's share is the difference.  Its inputs (rules, background, events)
+  are written to bench/out/reasoning/.
 
 Correctness: every run checks its answers against the expected set
 computed in Python from the generated taxonomy (the instances whose class
@@ -70,106 +71,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
 import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import (OUT, RESULTS, ROOT, describe, freeze, load_module, machine, pct,
+                     proc_status_kb, reset_hwm, run_child, swipl_executable)
+
 sys.path.insert(0, str(ROOT))
-
-
-def _load(name: str, path: Path):
-    """Import a script by path under its own name (several are called generate.py)."""
-    import importlib.util
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-tax = _load("taxonomy_generate", ROOT / "ontologies" / "taxonomy" / "generate.py")
-
-OUT = ROOT / "bench" / "out"
-RESULTS = ROOT / "bench" / "results"
+tax = load_module("taxonomy_generate", ROOT / "ontologies" / "taxonomy" / "generate.py")
+DRIVER = Path(__file__).resolve().parent / "reasoning_driver.pl"
 EX = "http://example.org/plants/i"
 NOTHING = tax.NS + "Fungi"          # in no triple of the taxonomy
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 TARGET_US = 50.0
-
-
-# ---------------------------------------------------------------------------
-# helpers shared with bench/delivery.py
-
-def proc_status_kb(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-def reset_hwm() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def machine() -> dict:
-    cpu = "?"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    mem_kb = 0
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal:"):
-                mem_kb = int(line.split()[1])
-    swi = subprocess.run(["swipl", "--version"], capture_output=True, text=True).stdout.strip()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                            capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "prolog", "epsparql"],
-                                cwd=ROOT, capture_output=True, text=True).stdout.strip())
-    return {"cpu": cpu, "cores": os.cpu_count(), "ram_gb": round(mem_kb / 1024 / 1024, 1),
-            "python": platform.python_version(), "swipl": swi, "os": platform.platform(),
-            "git_commit": commit, "engine_modified_since_commit": dirty,
-            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
-
-
-def pct(xs: list[float], p: float) -> float:
-    """The p-th percentile (nearest rank) of xs."""
-    s = sorted(xs)
-    if not s:
-        return float("nan")
-    k = min(len(s) - 1, max(0, round(p / 100 * len(s) + 0.5) - 1))
-    return s[k]
-
-
-def run_child(args: list[str], timeout: float = 3600) -> dict:
-    """Run this script (or another command) in a subprocess; its last stdout
-    line is a JSON object."""
-    load0 = os.getloadavg()[0]
-    r = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
-    if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)} failed:\n{r.stderr[-3000:]}")
-    lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
-    out = json.loads(lines[-1])
-    out["load_avg_before"] = round(load0, 2)
-    out["load_avg_after"] = round(os.getloadavg()[0], 2)
-    return out
 
 
 # ---------------------------------------------------------------------------
@@ -217,17 +135,6 @@ def rows_for(classes, picks, lo: int, hi: int):
     typ = URIRef(RDF_TYPE)
     crefs = [URIRef(c) for c in classes]
     return [(URIRef(f"{EX}{k}"), typ, crefs[picks[k]], k) for k in range(lo, hi)]
-
-
-def freeze() -> None:
-    """Move everything allocated so far (the pre-built input rows, the
-    taxonomy) out of the cyclic garbage collector's reach: without this,
-    every full collection walks the 200,000 input rows, a cost of the
-    benchmark's input, not of the engine (about +30 µs/event on every
-    third batch)."""
-    import gc
-    gc.collect()
-    gc.freeze()
 
 
 def answer_ids(answers) -> list[int]:
@@ -350,112 +257,29 @@ def child_single(args) -> dict:
 # ---------------------------------------------------------------------------
 # the Prolog driver
 
-DRIVER = r"""%% Generated by bench/reasoning.py: do not edit.
-:- use_module(@ROOT@/prolog/epsparql_core).
-:- use_module(@ROOT@/prolog/bridge_python).
-:- load_files(user:@ROOT@/prolog/'sparql_eval.pl', [if(not_loaded)]).
-:- load_files(user:@ROOT@/prolog/'sparql_construct.pl', [if(not_loaded)]).
-:- load_files(user:@ROOT@/prolog/'sparql_background.pl', [if(not_loaded)]).
-:- initialization(main, main).
-
-%  swipl driver.pl Mode(rdfs|none) RulesFile EventsFile BgFile Batch How(push|events|profile) GcEvery
-%  (the options Engine sets: dedup, gc_every as Engine's default, max_depth)
-main :-
-    current_prolog_flag(argv, [ModeA, RulesF, EventsF, BgF, BatchA, How, GcA]),
-    atom_number(BatchA, Batch),
-    atom_number(GcA, GcEvery),
-    M = bench_reasoning,
-    epsparql_core:engine_create(M),
-    engine_set_option(M, dedup, true),
-    engine_set_option(M, gc_every, GcEvery),
-    engine_set_option(M, max_depth, 200),
-    sparql_background:bg_set_mode(M, ModeA),
-    read_file_to_terms(BgF, Ts, []),
-    get_time(L0), sparql_background:bg_add(M, Ts), get_time(L1),
-    read_file_to_string(RulesF, RT, []),
-    bridge_python:add_rules_text(M, RT),
-    read_file_to_terms(EventsF, Es, []),
-    length(Es, N),
-    batches(Es, Batch, Bs),
-    maplist([B, S]>>format(string(S), "~q", [B]), Bs, Texts),
-    garbage_collect,
-    status_kb('VmRSS', Rss0),
-    (   How == profile
-    ->  profile(run_events(Bs, M, Ws, Cs, Answers), [cumulative(false), top(40)])
-    ;   How == events
-    ->  run_events(Bs, M, Ws, Cs, Answers)
-    ;   run_push(Texts, M, Ws, Cs, Answers)
-    ),
-    status_kb('VmHWM', Peak),
-    sum_list(Ws, W), sum_list(Cs, C),
-    aggregate_all(count, M:ep_anc_c(_, _), Memo),
-    format("{\"events\":~w,\"answers\":~w,\"wall_s\":~6f,\"cpu_s\":~6f,\"bg_load_s\":~6f,\"rss_before_kb\":~w,\"peak_rss_kb\":~w,\"remembered_closures\":~w,\"per_batch_wall_s\":~w,\"per_batch_cpu_s\":~w}~n",
-           [N, Answers, W, C, L1 - L0, Rss0, Peak, Memo, Ws, Cs]).
-
-batches([], _, []) :- !.
-batches(L, K, [B|Bs]) :- length(B, K), append(B, R, L), !, batches(R, K, Bs).
-batches(L, _, [L]).
-
-%  As Engine.push_many does it: the batch text through the bridge (parse,
-%  run, answers written as JSON); answers counted from the reply.
-run_push([], _, [], [], 0).
-run_push([T|Ts], M, [W|Ws], [C|Cs], A) :-
-    statistics(cputime, C0), get_time(W0),
-    bridge_python:py_push(M, T, R),
-    get_time(W1), statistics(cputime, C1),
-    W is W1 - W0, C is C1 - C0,
-    aggregate_all(count, sub_string(R, _, _, _, "\"sparql_q"), A0),
-    run_push(Ts, M, Ws, Cs, A1),
-    A is A0 + A1.
-
-%  The core alone: engine_events/2 and engine_drain/2 on the terms.
-run_events([], _, [], [], 0).
-run_events([B|Bs], M, [W|Ws], [C|Cs], A) :-
-    statistics(cputime, C0), get_time(W0),
-    engine_events(M, B), engine_drain(M, L),
-    get_time(W1), statistics(cputime, C1),
-    W is W1 - W0, C is C1 - C0,
-    length(L, A0),
-    run_events(Bs, M, Ws, Cs, A1),
-    A is A0 + A1.
-
-status_kb(Field, KB) :-
-    (   catch(read_file_to_string('/proc/self/status', S, []), _, fail),
-        split_string(S, "\n", "", Lines),
-        member(Line, Lines),
-        string_concat(Field, Rest, Line),
-        sub_string(Rest, 0, 1, _, ":"),
-        split_string(Rest, ": \t", ": \t", Parts),
-        member(P, Parts), number_string(KB, P)
-    ->  true
-    ;   KB = 0
-    ).
-"""
 
 
 def prolog_files(n: int, seed: int) -> dict:
     """Write the driver, the background, the events and the rules (once)."""
     from rdflib import URIRef
     from epsparql import Engine
-    from epsparql.engine import _text
+    from epsparql.rdf.wire import term_text
     d = OUT / "reasoning"
     d.mkdir(parents=True, exist_ok=True)
-    driver = d / "driver.pl"
-    driver.write_text(DRIVER.replace("@ROOT@", "'" + str(ROOT) + "'"))
     edges, classes, picks, below = workload(n, seed)
     bg = d / "taxonomy_bg.pl"
     if not bg.exists():
-        sub = _text(URIRef(tax.SUBCLASS))
+        sub = term_text(URIRef(tax.SUBCLASS))
         with open(bg, "w") as f:
             for c, p in edges:
-                f.write(f"t({_text(URIRef(c))},{sub},{_text(URIRef(p))},'urn:epsparql:background').\n")
+                f.write(f"t({term_text(URIRef(c))},{sub},{term_text(URIRef(p))},'urn:epsparql:background').\n")
     ev = d / f"events_s{seed}_n{n}.pl"
     if not ev.exists():
-        typ = _text(URIRef(RDF_TYPE))
-        ctext = [_text(URIRef(c)) for c in classes]
+        typ = term_text(URIRef(RDF_TYPE))
+        ctext = [term_text(URIRef(c)) for c in classes]
         with open(ev, "w") as f:
             for k, c in enumerate(picks):
-                f.write(f"e(triple({_text(URIRef(EX + str(k)))},{typ},{ctext[c]}),{k},{k}).\n")
+                f.write(f"e(triple({term_text(URIRef(EX + str(k)))},{typ},{ctext[c]}),{k},{k}).\n")
     rules = {}
     for reasoning in ("rdfs", "none"):
         for target in ("root", "nothing"):
@@ -467,21 +291,17 @@ def prolog_files(n: int, seed: int) -> dict:
             p.write_text(text)
             rules[(reasoning, target)] = p
     exp = {k: len(expected(k[1], k[0], classes, picks, below)) for k in rules}
-    return {"driver": driver, "bg": bg, "events": ev, "rules": rules, "expected": exp}
+    return {"bg": bg, "events": ev, "rules": rules, "expected": exp}
 
 
 def run_prolog(files: dict, reasoning: str, target: str, batch: int, how: str) -> dict:
     import inspect
     from epsparql import Engine
     gc_every = inspect.signature(Engine.__init__).parameters["gc_every"].default
-    cmd = ["swipl", str(files["driver"]), reasoning, str(files["rules"][(reasoning, target)]),
+    cmd = [swipl_executable(), str(DRIVER), reasoning, str(files["rules"][(reasoning, target)]),
            str(files["events"]), str(files["bg"]), str(batch), how, str(gc_every)]
-    load0 = os.getloadavg()[0]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-    if r.returncode != 0:
-        raise RuntimeError(f"prolog driver failed:\n{r.stderr[-3000:]}")
-    line = [l for l in r.stdout.splitlines() if l.startswith("{")][-1]
-    res = json.loads(line)
+    tag = f"reasoning_prolog_{how}_{reasoning}_{target}"
+    res, run = run_child(cmd, log=tag)
     ws = [w / batch * 1e6 for w in res.pop("per_batch_wall_s")]
     cs = [c / batch * 1e6 for c in res.pop("per_batch_cpu_s")]
     n = res["events"]
@@ -498,12 +318,20 @@ def run_prolog(files: dict, reasoning: str, target: str, batch: int, how: str) -
            "remembered_closures": res["remembered_closures"],
            "rss_before_stream_mb": round(res["rss_before_kb"] / 1024, 1),
            "peak_rss_mb": round(res["peak_rss_kb"] / 1024, 1),
-           "load_avg_before": round(load0, 2), "load_avg_after": round(os.getloadavg()[0], 2)}
+           "load_avg_before": run["load_avg_before"], "load_avg_after": run["load_avg_after"]}
     if how == "profile":
-        prof = r.stderr if "Total time" in r.stderr else r.stdout
+        logs = [(OUT / "logs" / f"{tag}.{x}").read_text() for x in ("err", "out")]
+        prof = logs[0] if "Total time" in logs[0] else logs[1]
         (OUT / "reasoning_profile_prolog.txt").write_text(prof)
         out["profile_file"] = str((OUT / "reasoning_profile_prolog.txt").relative_to(ROOT))
     return out
+
+
+def _child(cmd: list[str]) -> dict:
+    """A child's result with the load average around it."""
+    res, run = run_child(cmd)
+    res["load_avg_before"], res["load_avg_after"] = run["load_avg_before"], run["load_avg_after"]
+    return res
 
 
 # ---------------------------------------------------------------------------
@@ -612,8 +440,7 @@ def main() -> int:
         return 0
 
     info = machine()
-    print(f"machine: {info['cpu']}, {info['cores']} cores, {info['ram_gb']} GB, Python {info['python']}, "
-          f"{info['swipl']}; load average {os.getloadavg()[0]:.2f}")
+    print(describe(info))
     s = tax.summary(tax.load())
     print(f"taxonomy: {s['below_root']:,} classes below Tracheobionta, {s['outside_root']} outside, "
           f"max depth {s['max_depth']}, {s['two_parents']} with two parents, {s['triples']:,} triples")
@@ -622,7 +449,7 @@ def main() -> int:
             "--single-warmup", str(args.single_warmup)]
     runs = []
     for reasoning, target in (("rdfs", "root"), ("rdfs", "nothing"), ("none", "nothing"), ("none", "root")):
-        reps = [run_child(base + ["--child", "batched", "--reasoning", reasoning, "--target", target])
+        reps = [_child(base + ["--child", "batched", "--reasoning", reasoning, "--target", target])
                 for _ in range(args.repeat)]
         # the run with the median per-event delay represents the configuration
         reps.sort(key=lambda x: x["delay_us_median"])
@@ -637,7 +464,7 @@ def main() -> int:
               f"{r['cpu_delay_us_median']:6.1f} µs (p99 {r['cpu_delay_us_p99']:6.1f}) CPU; "
               f"{r['answers']:,} answers, correct: {r['correct']}; load {r['load_s']} s "
               f"(+ parse {r['parse_s']} s); peak RSS {r['peak_rss_stream_mb']} MB")
-    r = run_child(base + ["--child", "single"])
+    r = _child(base + ["--child", "single"])
     runs.append(r)
     for phase in ("cold", "warm"):
         p = r["phases"][phase]
@@ -656,7 +483,7 @@ def main() -> int:
                       f"{r['delay_us_median']:6.1f} µs wall, {r['cpu_delay_us_median']:6.1f} µs CPU; "
                       f"{r['answers']:,} answers, correct: {r['correct']}")
     if args.profile:
-        r = run_child(base + ["--child", "batched", "--cprofile"])
+        r = _child(base + ["--child", "batched", "--cprofile"])
         print(f"cProfile (batched rdfs/root): bench/out/reasoning_profile_python.txt "
               f"({r['events_per_s']:,} ev/s under the profiler)")
         files = prolog_files(args.n, args.seed)

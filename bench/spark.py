@@ -24,17 +24,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+from harness import OUT, describe, machine, peak_rss_mb, results_path, run_child, write_results
+
 HERE = Path(__file__).resolve().parent
-OUT = HERE / "out"
 NS = "http://epsparql.org/ns#"
 DEC = "http://www.w3.org/2001/XMLSchema#decimal"
 STEP = 86.4
@@ -71,13 +69,6 @@ def stream_file(n: int, keys: int = 1000, seed: int = 1) -> Path:
                     f"{t0 + round(i * STEP, 1)} .\n")
     tmp.rename(path)
     return path
-
-
-def vmhwm_mb() -> float:
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 class ChildPeak(threading.Thread):
@@ -137,7 +128,7 @@ def child(mode: str, workload: str, n: int) -> dict:
         answers += len(q.results())
         dt = time.perf_counter() - t
         return {"seconds": dt, "events_per_s": n / dt, "answers": answers,
-                "peak_driver_mb": vmhwm_mb()}
+                "peak_driver_mb": peak_rss_mb()}
     from epsparql.spark import JobSpec, spark_session
     from epsparql.spark.batch import run_batch
     parts = 1 if mode == "spark1" else 2
@@ -158,18 +149,9 @@ def child(mode: str, workload: str, n: int) -> dict:
     spark.stop()
     assert res.events == n, res
     return {"seconds": res.seconds, "events_per_s": n / res.seconds, "answers": res.answers,
-            "startup_s": startup, "peak_driver_mb": vmhwm_mb(), "peak_jvm_mb": peak.jvm,
+            "startup_s": startup, "peak_driver_mb": peak_rss_mb(), "peak_jvm_mb": peak.jvm,
             "peak_workers_mb": peak.workers, "late": res.late, "errors": len(res.errors),
             "cpu_s": cpu}
-
-
-def machine() -> dict:
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    swipl = subprocess.run(["swipl", "--version"], capture_output=True, text=True).stdout.strip()
-    import pyspark
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "swipl": swipl, "pyspark": pyspark.__version__,
-            "mem_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
 
 
 def main() -> int:
@@ -185,22 +167,20 @@ def main() -> int:
     if args.child:
         print(json.dumps(child(args.child[0], args.child[1], n)))
         return 0
-    info = machine()
-    print(f"machine: {info['cpu']}, {info['cores']} cores, {info['mem_gb']} GB, Python "
-          f"{info['python']}, {info['swipl']}, PySpark {info['pyspark']}", flush=True)
+    import pyspark
+    info = machine(pyspark=pyspark.__version__)
+    print(describe(info) + f", PySpark {info['pyspark']}", flush=True)
     stream_file(n)
     rows = []
     for workload in args.workloads.split(","):
         row = {"workload": workload, "n": n, "keys": 1000}
         for mode in args.modes.split(","):
-            load0 = os.getloadavg()[0]
-            out = subprocess.run([sys.executable, __file__, "--n", str(n), "--child", mode, workload],
-                                 capture_output=True, text=True)
-            if out.returncode != 0:
-                print(out.stderr[-3000:], file=sys.stderr)
+            r, run = run_child([sys.executable, __file__, "--n", str(n), "--child", mode, workload],
+                               log=f"spark_{workload}_{mode}", check=False)
+            if r is None:
+                print(run.get("stderr_tail", ""), file=sys.stderr)
                 return 1
-            r = json.loads(out.stdout.strip().splitlines()[-1])
-            r["load_before"] = load0
+            load0 = r["load_before"] = run["load_avg_before"]
             row[mode] = r
             extra = (f", start-up {r['startup_s']:.1f} s, JVM {r['peak_jvm_mb']:.0f} MB, "
                      f"workers {r['peak_workers_mb']:.0f} MB; CPU s: "
@@ -217,12 +197,9 @@ def main() -> int:
             if k in row:
                 print(f"{workload:7} {k}: {row[k]:.2f}", flush=True)
         rows.append(row)
-    dest = Path(args.out) if args.out else (OUT / "spark_quick.json" if args.quick
-                                            else HERE / "results" / f"spark_{n}.json")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(json.dumps({"machine": info, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                                "rows": rows}, indent=1))
-    print(f"wrote {dest}")
+    dest = results_path("spark_quick" if args.quick else f"spark_{n}", args.quick, args.out)
+    write_results({"machine": info, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                   "rows": rows}, dest, indent=1)
     return 0
 
 

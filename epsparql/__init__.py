@@ -11,9 +11,10 @@ that run in SWI-Prolog (the ETALIS execution model).
     q.results()
 """
 from .core import CoreEngine, Compound, Detection, PlString, PrologError, term
-from .engine import Answer, Engine, Query
-from .language import QueryError, QuerySyntaxError, parse_query
+from .query_engine import Answer, Engine, Query, StateLimitError, UnboundedStateWarning
+from .language import QueryError, QuerySyntaxError, QueryWarning, parse_query
 
 __version__ = "0.1.0"
-__all__ = ["Engine", "Query", "Answer", "QueryError", "QuerySyntaxError", "parse_query",
+__all__ = ["Engine", "Query", "Answer", "UnboundedStateWarning", "StateLimitError", "QueryError", "QuerySyntaxError", "QueryWarning",
+           "parse_query",
            "CoreEngine", "Compound", "Detection", "PlString", "PrologError", "term"]

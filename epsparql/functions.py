@@ -1,15 +1,15 @@
 """Python functions callable from EP-SPARQL expressions.
 
-One foreign predicate, ``epsparql_pycall/3``, is registered in Prolog once
-per process; it looks the Python function up by number, decodes the
-arguments (RDF terms, JSON-encoded), calls it and returns the encoded
-result.  Any exception (or a result that is not an RDF term or a plain
-Python value) makes the call fail: SPARQL then treats the expression as an
-error, the filter drops the solution, and the engine goes on.
+Prolog calls :func:`call_function` through janus (``py_call/3`` in
+``prolog/bridge_pyfun.pl``) with the function's number and its arguments
+(RDF terms, in the bridge's JSON encoding); it decodes them, calls the
+function and returns the encoded result as text.  Any exception (or a
+result that is not an RDF term or a plain Python value) makes the call
+fail: SPARQL then treats the expression as an error, the filter drops the
+solution, and the engine goes on.
 """
 from __future__ import annotations
 
-import ctypes
 import threading
 from typing import Any, Callable
 
@@ -28,62 +28,41 @@ errors: list[tuple[str, tuple, BaseException]] = []
 error_count = 0   # errors recorded so far, ever (engines take theirs by difference)
 _lock = threading.Lock()
 _installed = False
-_callback = None  # keep the ctypes callback alive for the process
 
 
-def _pycall(t_id: int, t_args: int, t_result: int) -> int:
+def call_function(fid: int, args_json: str) -> str | None:
+    """Call Python function ``fid`` on JSON-encoded RDF terms; the Prolog
+    text of the encoded result, or None (the expression is then an error).
+    Called from Prolog only; never raises."""
+    global error_count
     from .rdf.codec import decode, encode
-    lib = runtime()._lib
     try:
-        fid = ctypes.c_int()
-        if not lib.PL_get_integer(t_id, ctypes.byref(fid)):
-            return 0
-        fn = _functions.get(fid.value)
+        fn = _functions.get(fid)
         if fn is None:
-            return 0
-        length = ctypes.c_size_t()
-        s = ctypes.c_char_p()
-        rt = runtime()
-        if not lib.PL_get_nchars(t_args, ctypes.byref(length), ctypes.byref(s), rt._cvt):
-            return 0
-        args = [decode(a) for a in from_json(ctypes.string_at(s, length.value).decode("utf-8"))]
+            return None
+        args = [decode(a) for a in from_json(args_json)]
         try:
             value = fn(*args)
         except Exception as e:  # reported, and the expression is an error
-            global error_count
             if len(errors) >= 10_000:
                 del errors[:1000]
-            errors.append((_names.get(fid.value, "?"), tuple(args), e))
+            errors.append((_names.get(fid, "?"), tuple(args), e))
             error_count += 1
-            return 0
+            return None
         if value is None:
-            return 0
+            return None
         if not isinstance(value, Node):
             value = Literal(value)
-        data = to_prolog(encode(value)).encode("utf-8")
-        return 1 if lib.PL_unify_chars(t_result, rt._string, len(data), data) else 0
+        return to_prolog(encode(value))
     except Exception:  # a failing user function must not take the engine down
-        return 0
+        return None
 
 
 def _install() -> None:
-    global _installed, _callback
+    global _installed
     if _installed:
         return
-    rt = runtime()
-    lib = rt._lib
-    proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t)
-    _callback = proto(_pycall)
-    f = lib.PL_register_foreign_in_module
-    f.restype = ctypes.c_int
-    f.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
-    lib.PL_get_integer.restype = ctypes.c_int
-    lib.PL_get_integer.argtypes = [ctypes.c_size_t, ctypes.POINTER(ctypes.c_int)]
-    lib.PL_unify_chars.restype = ctypes.c_int
-    lib.PL_unify_chars.argtypes = [ctypes.c_size_t, ctypes.c_int, ctypes.c_size_t, ctypes.c_char_p]
-    if not f(b"bridge_pyfun", b"epsparql_pycall", 3, ctypes.cast(_callback, ctypes.c_void_p), 0):
-        raise RuntimeError("could not register the Python function bridge in Prolog")
-    rt.consult(PROLOG_DIR / "bridge_pyfun.pl")
+    runtime().consult(PROLOG_DIR / "bridge_pyfun.pl")
     _installed = True
 
 

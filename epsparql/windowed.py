@@ -29,10 +29,12 @@ from typing import Any, Callable, Iterable, Sequence
 from rdflib.term import BNode, Literal, Node, URIRef
 
 from .algebra.streams import ContinuousQuery, translate
-from .core.engine import unpack_state
+from .core.event_engine import unpack_state
 from .core.runtime import PROLOG_DIR, check, runtime
 from .core.terms import from_json, quote_atom
-from .engine import Answer, Engine, seconds
+from .answer import Answer
+from .query_engine import Engine
+from .times import seconds
 from .language import QueryError
 from .language.dialects import DialectQuery, parse_dialect
 from .ordering import Reorderer

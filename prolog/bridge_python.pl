@@ -1,7 +1,9 @@
 /*  The Python side's entry points into the core.
 
-    Every predicate here takes text and answers with one JSON text, so a
-    call from Python is a single crossing with no per-term conversion:
+    Python calls these through janus-swi (epsparql/core/runtime.py:
+    apply_once, text arguments arrive as atoms or strings).  Every
+    predicate here takes text and answers with one JSON text, so a call
+    from Python is a single crossing with no per-term conversion:
     batches of events go in as the text of a Prolog list (read as data by
     read_term/3, never called), detections come back as JSON.  Errors are
     caught here and returned as {"error": Message}, so no Prolog exception
@@ -35,7 +37,9 @@
             py_register_function/3,   % +IRI, +IdText|+PredText, -Reply
             py_register_prolog_function/3, % +IRI, +PredText, -Reply
             py_function_registered/2, % +IRI, -Reply
-            json_term//1
+            py_text_call/3,      % +Name, +Args, -Reply
+            py_columns/5,        % +Op, +Engine, +Receiver, +Arg, -Reply
+            json_term//1         % +Term (from bridge_json)
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(http/json)).
@@ -54,6 +58,8 @@ set_stack_limit :-
     set_prolog_flag(stack_limit, Limit).
 :- use_module(library(apply)).
 :- use_module(epsparql_core).
+:- use_module(bridge_json, [write_json/2, json_term//1]).
+:- use_module(bridge_columns).
 
 %!  reply(:Goal, -Reply:string) is det.
 %
@@ -62,7 +68,10 @@ set_stack_limit :-
 :- meta_predicate reply(0, -, -).
 reply(Goal, Out0, Reply) :-
     catch(( call(Goal) -> Out = Out0 ; Out = fail_json ), E, Out = error_json(E)),
-    with_output_to(string(Reply), write_out(Out)).
+    (   Out == ok
+    ->  Reply = "{\"ok\":true}"               % the common reply, without a stream
+    ;   with_output_to(string(Reply), write_out(Out))
+    ).
 
 write_out(fail_json) :- !, write('{"error":"goal failed"}').
 write_out(error_json(E)) :- !,
@@ -71,6 +80,8 @@ write_out(error_json(E)) :- !,
     write(',"term":'), format(string(T), '~q', [E]), json:json_write_string(current_output, T),
     write('}').
 write_out(ok) :- !, write('{"ok":true}').
+write_out(errors(Errs)) :- !,
+    write('{"e":['), write_errors(Errs), write(']}').
 write_out(raw(Text)) :- !, write(Text).
 write_out(goals(Gs)) :- !,
     write('['),
@@ -93,8 +104,31 @@ write_out(detections(M, Ds)) :- !,
 function_errors(Errs) :-
     (   catch(sparql_eval:sparql_function_errors(Errs0), _, fail) -> Errs = Errs0 ; Errs = [] ).
 
+%!  py_text_call(+Name, +Args:list, -Reply) is det.
+%
+%   Call bridge_python:Name(Args..., Reply), where an argument `s-Obj`
+%   (the Python tuple ("s", obj)) stands for a long text: Obj is a Python
+%   object (a janus `PyObject` blob) whose str() is the text, and the
+%   argument becomes that text as a Prolog string (janus:py_str/2).  janus
+%   passes Python `str` arguments as atoms, and atoms are reclaimed only by
+%   atom garbage collection, which counts atoms, not bytes: batches of
+%   megabytes passed as atoms would pile up.  The runtime sends long texts
+%   this way; other arguments (atoms, numbers, Python objects) pass as
+%   they are.
+py_text_call(Name, Args0, Reply) :-
+    maplist(text_arg, Args0, Args),
+    append(Args, [Reply], CallArgs),
+    Goal =.. [Name|CallArgs],
+    call(Goal).
+
+text_arg(X, Text) :-
+    (   nonvar(X), X = s-Obj, blob(Obj, 'PyObject')
+    ->  janus:py_str(Obj, Text)
+    ;   Text = X
+    ).
+
 py_create(M, R)  :- reply(engine_create(M), ok, R).
-py_destroy(M, R) :- reply(engine_destroy(M), ok, R).
+py_destroy(M, R) :- reply(( engine_destroy(M), columns_drop(M) ), ok, R).
 py_reset(M, R)   :- reply(engine_reset(M), ok, R).
 py_clear(M, R)   :- reply(engine_clear_state(M), ok, R).
 py_gc(M, R)      :- reply(engine_gc(M), ok, R).
@@ -227,6 +261,54 @@ sink_json(Out, E, T1, T2) :-
 py_drain(M, R) :-
     reply(engine_drain(M, Ds), detections(M, Ds), R).
 
+%!  py_columns(+Op, +Engine, +Receiver, +Arg, -Reply) is det.
+%
+%   Run Op on Engine with every detection it releases sent to Receiver,
+%   a Python object, in chunks of flat rows (see bridge_columns.pl), as
+%   the detections are made; Reply is {"e": [RuleErrors]} or the usual
+%   {"error": ...}.  Op and Arg:
+%
+%     - push: Arg is the text of a list of e/3 (as py_push/3)
+%     - push_table: Arg is the text of b/3 (as py_push_table/3)
+%     - advance: Arg is a time (as py_advance/3)
+%     - flush, drain: Arg is ignored
+%
+%   Detections still in the engine's buffer (made outside a bridge call)
+%   are sent first.  Chunks sent before an error stay sent.
+py_columns(Op, M, Receiver, Arg, R) :-
+    reply(( with_columns(M, Receiver, columns_op(Op, M, Arg)),
+            engine_errors(M, Errs0),
+            function_errors(Errs1),
+            append(Errs0, Errs1, Errs) ),
+          errors(Errs), R).
+
+columns_op(Op, M, Arg) :-
+    engine_drain(M, Ds0),
+    forall(member(detected(E, [T1, T2]), Ds0), columns_sink(E, T1, T2)),
+    columns_run(Op, M, Arg),
+    engine_drain(M, Ds),
+    forall(member(detected(E, [T1, T2]), Ds), columns_sink(E, T1, T2)).
+
+columns_run(push, M, Text) :- !,
+    term_string(Batch, Text, [syntax_errors(error)]),
+    with_detection_sink(columns_sink, engine_events(M, Batch)).
+columns_run(push_table, M, Text) :- !,
+    term_string(T, Text, [syntax_errors(error)]),
+    (   T = b(Vars, Values, Items), is_list(Vars), is_list(Values), ground(Values),
+        Vars = Values, is_list(Items), ground(Items)
+    ->  table_items(Items, Batch),
+        with_detection_sink(columns_sink, engine_events(M, Batch))
+    ;   domain_error(table_batch, b/3)
+    ).
+columns_run(advance, M, Text) :- !,
+    (   number(Text) -> T = Text ; atom_number(Text, T) ),
+    with_detection_sink(columns_sink, engine_advance(M, T)).
+columns_run(flush, M, _) :- !,
+    with_detection_sink(columns_sink, engine_flush(M)).
+columns_run(drain, _, _) :- !.
+columns_run(Op, _, _) :-
+    domain_error(columns_op, Op).
+
 %!  py_advance(+Engine, +TimeText, -Reply) is det.
 %!  py_flush(+Engine, -Reply) is det.
 %
@@ -287,17 +369,136 @@ py_goals(M, R) :-
 
 %!  py_rule_graph(+Engine, -Reply) is det.
 %
-%   The binarised rule graph (core_compile:rule_graph/2) and the goal count
-%   of each step's stores, as JSON.
+%   The binarised rule graph (core_compile:graph_node/2, graph_rule/2)
+%   and the goal count of each step's stores, as JSON:
+%
+%     {"nodes": [{"id", "pattern", "term", "vars", "window", "policy",
+%                 "children"}],
+%      "rules":  [{"head", "term", "node"}],
+%      "stores": [{"name", "node", "side", "args", "window", "goals"}]}
+%
+%   "pattern" and "head" are the terms as text (variables A, B, ...,
+%   singletons _).  "term" is the same term as data: a variable is
+%   {"v": I}, I its place among the node's "vars" variables (the
+%   arguments of its occurrence predicate, then the interval); a
+%   compound is {"f": Name, "a": Args}, wrapped in {"node": Child,
+%   "term": ...} where it is a child node's pattern; other terms as
+%   write_json/2 writes them.  A store's "args" are the places of the variables its
+%   goals hold before their interval.
 py_rule_graph(M, R) :-
-    reply(( core_compile:rule_graph(M, G),
-            findall(store{name: N, node: Id, window: W, goals: C},
-                    ( epsparql_core:engine_store(M, N/A, W, Id),
-                      functor(H, N, A),
+    reply(( findall(N, core_compile:graph_node(M, N), Nodes0),
+            sort(1, @<, Nodes0, Nodes),
+            findall(Rule, core_compile:graph_rule(M, Rule), Rules),
+            findall(s(Name, Id, W, C),
+                    ( epsparql_core:engine_store(M, Name/A, W, Id),
+                      functor(H, Name, A),
                       ( predicate_property(M:H, number_of_clauses(C)) -> true ; C = 0 ) ),
                     Stores),
-            atom_json_dict(J, G.put(stores, Stores), [width(0)]) ),
+            with_output_to(string(J), write_graph(Nodes, Rules, Stores)) ),
           raw(J), R).
+
+write_graph(Nodes, Rules, Stores) :-
+    write('{"nodes":['),
+    foldl(write_graph_node(Nodes), Nodes, "", _),
+    write('],"rules":['),
+    foldl(write_graph_rule, Rules, "", _),
+    write('],"stores":['),
+    foldl(write_graph_store(Nodes), Stores, "", _),
+    write(']}').
+
+write_graph_node(Nodes, node(Id, P, W, Pol, Cs, _), Sep, ",") :-
+    term_variables(P, Vs),
+    length(Vs, K),
+    kids(Cs, Nodes, Kids),
+    format('~w{"id":~d,"pattern":', [Sep, Id]), write_term_text(P),
+    write(',"term":'), write_graph_root(P, g(Vs, Nodes), Kids),
+    format(',"vars":~d,"window":', [K]), write_json(current_output, W),
+    write(',"policy":'), write_json(current_output, Pol),
+    write(',"children":'), write_json(current_output, Cs),
+    write('}').
+
+write_graph_rule(rule(H, Id, Vs), Sep, ",") :-
+    format('~w{"head":', [Sep]), write_term_text(H),
+    write(',"term":'), graph_term(H, g(Vs, []), [], [], _),
+    format(',"node":~d}', [Id]).
+
+write_graph_store(Nodes, s(Name, Id, W, C), Sep, ",") :-
+    (   memberchk(node(Id, P, _, _, _, Layouts), Nodes),
+        memberchk(store(Name, Side, Args), Layouts)
+    ->  term_variables(P, Vs),
+        maplist(arg_place(Vs), Args, Places)
+    ;   Side = '?', Places = []
+    ),
+    format('~w{"name":', [Sep]), write_json(current_output, Name),
+    format(',"node":~d,"side":', [Id]), write_json(current_output, Side),
+    write(',"args":'), write_json(current_output, Places),
+    write(',"window":'), write_json(current_output, W),
+    format(',"goals":~d}', [C]).
+
+arg_place(Vs, V, I) :-
+    (   var_place(V, Vs, 0, I0) -> I = I0 ; true ).      % unbound: null
+
+%   A term as text, as the Prolog toplevel prints it (A, B, ... and _).
+write_term_text(T) :-
+    copy_term(T, T1),
+    numbervars(T1, 0, _, [singletons(true)]),
+    with_output_to(string(S), print(T1)),
+    json:json_write_string(current_output, S).
+
+%   graph_term(+Term, +G, +AllKids, +Kids0, -Kids): write Term, G being
+%   g(Vars, Nodes): the node's variables and the graph's nodes.  AllKids
+%   are the children (Id-Pattern) of the node whose pattern Term is part
+%   of, Kids0 those no sub-term has been matched with yet (operands are
+%   compiled in order, so two variant operands with other windows are
+%   told apart by taking the first child not matched yet).  A matched
+%   sub-term is written inside {"node": Id, "term": ...}, and its own
+%   sub-terms are matched with that child's children, and so on down.
+write_graph_root(P, G, Kids) :-
+    compound(P), \+ is_list(P), !,
+    compound_name_arguments(P, F, As),
+    write('{"f":'), json:json_write_string(current_output, F),
+    write(',"a":['), graph_args(As, G, Kids, Kids, _, ""), write(']}').
+write_graph_root(P, G, _) :-
+    graph_term(P, G, [], [], _).
+
+graph_term(X, g(Vs, _), _, K, K) :- var(X), !,
+    (   var_place(X, Vs, 0, I)
+    ->  format('{"v":~d}', [I])
+    ;   write('{"v":null}')                 % a head variable the body does not bind
+    ).
+graph_term(X, G, All, K0, K) :- is_list(X), !,
+    write('['), graph_args(X, G, All, K0, K, ""), write(']').
+graph_term(X, G, All, K0, K) :- compound(X), !,
+    compound_name_arguments(X, F, As),
+    (   child_of(X, All, K0, C, K)
+    ->  G = g(_, Nodes),
+        (   memberchk(node(C, _, _, _, Cs, _), Nodes) -> kids(Cs, Nodes, Inner) ; Inner = [] ),
+        format('{"node":~d,"term":{"f":', [C]), json:json_write_string(current_output, F),
+        write(',"a":['), graph_args(As, G, Inner, Inner, _, ""), write(']}}')
+    ;   write('{"f":'), json:json_write_string(current_output, F),
+        write(',"a":['), graph_args(As, G, All, K0, K, ""), write(']}')
+    ).
+graph_term(X, _, _, K, K) :-
+    write_json(current_output, X).
+
+graph_args([], _, _, K, K, _).
+graph_args([A|As], G, All, K0, K, Sep) :-
+    write(Sep),
+    graph_term(A, G, All, K0, K1),
+    graph_args(As, G, All, K1, K, ",").
+
+child_of(X, All, K0, C, K) :-
+    (   select(C-PC, K0, K1), X =@= PC
+    ->  K = K1
+    ;   member(C-PC, All), X =@= PC
+    ->  K = K0
+    ).
+
+kids(Cs, Nodes, Kids) :-
+    findall(C-PC, ( member(C, Cs), memberchk(node(C, PC, _, _, _, _), Nodes) ), Kids).
+
+var_place(V, [W|Ws], I0, I) :-
+    (   V == W -> I = I0 ; I1 is I0 + 1, var_place(V, Ws, I1, I) ).
 
 py_stats(M, R) :-
     reply(( engine_stats(M, S), dict_pairs(S, _, Pairs) ), json(stats(Pairs)), R).
@@ -330,35 +531,3 @@ write_errors([error(Text, Ctx)|Es]) :-
     write(',"context":'), write_json(current_output, Ctx), write('}'),
     (   Es == [] -> true ; write(','), write_errors(Es) ).
 
-%!  write_json(+Stream, +Term) is det.
-%
-%   Write Term in the bridge's JSON encoding.
-write_json(S, X) :- var(X), !, write(S, null).
-write_json(S, X) :- integer(X), !, write(S, X).
-write_json(S, X) :- float(X), !,
-    (   float_class(X, nan) -> write(S, '{"n":"nan"}')
-    ;   float_class(X, infinite) -> ( X > 0 -> write(S, '{"n":"inf"}') ; write(S, '{"n":"-inf"}') )
-    ;   write(S, X)
-    ).
-write_json(S, X) :- atom(X), !, json:json_write_string(S, X).
-write_json(S, X) :- string(X), !,
-    write(S, '{"s":'), json:json_write_string(S, X), put_char(S, '}').
-write_json(S, X) :- is_list(X), !,
-    put_char(S, '['), write_list(S, X), put_char(S, ']').
-write_json(S, X) :- compound(X), !,
-    compound_name_arguments(X, Name, Args),
-    write(S, '{"f":'), json:json_write_string(S, Name),
-    write(S, ',"a":['), write_list(S, Args), write(S, ']}').
-write_json(S, X) :- format(string(T), '~q', [X]), json:json_write_string(S, T).
-
-write_list(_, []).
-write_list(S, [X|Xs]) :-
-    write_json(S, X),
-    (   Xs == [] -> true ; put_char(S, ','), write_list(S, Xs) ).
-
-%!  json_term(+Term)// is det.
-%
-%   The JSON encoding of Term as a DCG (for tests and tools).
-json_term(T) -->
-    { with_output_to(codes(Cs), write_json(current_output, T)) },
-    Cs.

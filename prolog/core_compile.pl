@@ -34,7 +34,12 @@
           [ compile_rule/3,             % +Module, +Rule, +Options
             node_count/2,               % +Module, -Count
             forget_nodes/1,             % +Module
-            rule_graph/2                % +Module, -Graph
+            rule_graph/2,               % +Module, -Graph
+            graph_node/2,               % +Module, -Node        (the graph as terms, below)
+            graph_rule/2,               % +Module, -Rule
+            delete_rule/3,              % +Module, +RuleKey, -DeletedNodes
+            node_rule_heads/3,          % +Module, +NodeId, -HeadTexts
+            node_pattern/3              % +Module, +NodeId, -Pattern
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(lists)).
@@ -45,7 +50,18 @@
 :- dynamic
     ep_node/3,          % ep_node(Module, Key, Id)
     ep_edge/3,          % ep_edge(Module, Parent, ChildId): Parent a node id or rule(Head)
-    ep_node_counter/2.  % ep_node_counter(Module, Next)
+    ep_node_counter/2,  % ep_node_counter(Module, Next)
+    ep_owner/3,         % ep_owner(Module, node(Id) or key(RuleKey), ClauseRef): who made a clause
+    ep_rule_root/4.     % ep_rule_root(Module, RuleKey, RootId, Head)
+
+%   relation(?Op, +T1, +T2, +T3, +T4, -Check, -TS, -TE, -Span): binary
+%   operators defined outside the core (etalis.pl defines ETALIS' own
+%   readings of starts, finishes, during and par this way): Check is the
+%   condition on a left interval [T1,T2] and a right one [T3,T4], Span
+%   computes the combined interval [TS,TE].  Such an operator is compiled
+%   like `and` (both sides stored) with that condition and interval.
+:- multifile relation/9.
+:- dynamic relation/9.
 
 %!  compile_rule(+Module, +Rule, +Options) is det.
 %
@@ -54,25 +70,68 @@
 %   Raises a domain_error naming the offending sub-term for patterns the
 %   language does not have.
 compile_rule(M, Rule, Options) :-
-    (   Rule = (Head <- Body)
+    (   Rule = (Head <- Body0)
     ->  true
     ;   domain_error(event_rule, Rule)
     ),
     must_be(callable, Head),
     option_policy(Options, Policy),
+    (   memberchk(key(Key), Options) -> true ; flag(epsparql_rule_key, Key, Key + 1) ),
+    option_flag(replace, Options, false, Replace),
+    option_flag(out_of_order, Options, false, OutOfOrder),
+    option_flag(share, Options, true, Share),
+    option_flag(justify, Options, false, Justify),
+    (   nonvar(Body0), Body0 = do(Body, Action) -> true ; Body = Body0, Action = none ),
     % Nodes are shared only between rules added with no event in between,
-    % so that every rule sees exactly the events pushed after it was added.
-    (   M:ep_state(_, Epoch, _, _, _, _) -> true ; Epoch = 0 ),
+    % so that every rule sees exactly the events pushed after it was added;
+    % never with share(false), nor for a rule added while events are
+    % being processed (the event count is not up to date then).
+    (   ( Share == false ; epsparql_core:engine_busy(M) )
+    ->  Epoch = rule(Key)
+    ;   M:ep_state(_, Epoch, _, _, _, _) -> true
+    ;   Epoch = 0
+    ),
     Ctx = ctx(M, inf, Policy),
     b_setval(ep_compile_epoch, Epoch),
-    copy_term(Head-Body, H1-B1),
+    copy_term(Head-Body-Action, H1-B1-A1),
     b_setval(ep_compile_parent, rule(H1)),
     b_setval(ep_compile_module, M),
     b_setval(ep_compile_policy, Policy),
+    b_setval(ep_compile_key, Key),
+    b_setval(ep_compile_replace, Replace),
+    b_setval(ep_compile_out_of_order, OutOfOrder),
+    b_setval(ep_compile_justify, Justify),
     node(Ctx, B1, Id),
     term_variables(B1, Vs),
     occ_head(Id, Vs, T1, T2, OccHead),
-    assert_clause(M, (OccHead :- ep_emit(H1, T1, T2))).
+    rule_emit(M, H1, A1, Key, Id, Vs, T1, T2, Emit),
+    assert_clause(M, (OccHead :- Emit)),
+    assertz(ep_rule_root(M, Key, Id, H1)).
+
+option_flag(Name, Options, Default, Value) :-
+    Opt =.. [Name, V],
+    (   memberchk(Opt, Options) -> Value = V ; Value = Default ),
+    must_be(boolean, Value).
+
+%   What a rule does when its body is detected: emit its head (recording
+%   the justification first when asked), set an alarm for an alarm head
+%   (core_timers.pl), and run its do-action.
+rule_emit(M, H, Action, Key, Id, Vs, T1, T2, Goal) :-
+    b_getval(ep_compile_justify, Justify),
+    (   Justify == true -> Why = j(Key, Id, Vs, T1, T2) ; Why = none ),
+    (   core_timers:timer_head(H, E, Spec)
+    ->  Emit = core_timers:schedule_timer(M, Spec, E, T1, T2, Why),
+        (   epsparql_core:engine_has_timers(M) -> true
+        ;   assertz(epsparql_core:engine_has_timers(M))
+        )
+    ;   Justify == true
+    ->  Emit = (core_justify:record_rule(M, H, T1, T2, Key, Id, Vs), ep_emit(H, T1, T2))
+    ;   Emit = ep_emit(H, T1, T2)
+    ),
+    (   Action == none
+    ->  Goal = Emit
+    ;   Goal = (Emit, epsparql_core:run_action(M, Action, Key, H, T1, T2))
+    ).
 
 option_policy(Options, Policy) :-
     (   memberchk(policy(P), Options) -> Policy = P ; Policy = unrestricted ),
@@ -88,7 +147,9 @@ node_count(M, N) :-
 forget_nodes(M) :-
     retractall(ep_node(M, _, _)),
     retractall(ep_edge(M, _, _)),
-    retractall(ep_node_counter(M, _)).
+    retractall(ep_node_counter(M, _)),
+    retractall(ep_owner(M, _, _)),
+    retractall(ep_rule_root(M, _, _, _)).
 
 %!  rule_graph(+Module, -Graph:dict) is det.
 %
@@ -166,12 +227,14 @@ build(Ctx, within(P, W), Id) :- !,
     term_variables(within(P, W), Vs),
     declare_occ(M, Id, Vs),
     occ_head(C, Vs, T1, T2, CH),
-    occ_head(Id, Vs, T1, T2, H),
+    occ_head(Id, Vs, T1, T2, H0),
+    just_goal(Id, Vs, T1, T2, [c(C, Vs, T1, T2)], H0, H),
     assert_clause(M, (CH :- T2 - T1 =< W, H)).
 build(Ctx, where(P, Cond), Id) :-
     compound(P),
     functor(P, Op, 2),
-    binary_op(Op), !,
+    binary_op(Op),
+    \+ chain_pattern(P, _, _), !,
     arg(1, P, L),
     arg(2, P, R),
     compile_binary(Ctx, Op, L, R, Cond, Id).
@@ -182,7 +245,8 @@ build(Ctx, where(P, Cond), Id) :- !,
     term_variables(where(P, Cond), Vs),
     declare_occ(M, Id, Vs),
     occ_head(C, PVs, T1, T2, CH),
-    occ_head(Id, Vs, T1, T2, H),
+    occ_head(Id, Vs, T1, T2, H0),
+    just_goal(Id, Vs, T1, T2, [c(C, PVs, T1, T2)], H0, H),
     condition_goal(Cond, Goal),
     assert_clause(M, (CH :- Goal, H)).
 build(Ctx, or(L, R), Id) :- !,
@@ -196,9 +260,11 @@ build(Ctx, or(L, R), Id) :- !,
     occ_head(CL, LVs, T1, T2, HL),
     occ_head(CR, RVs, T1, T2, HR),
     occ_head(Id, Vs, T1, T2, H),
-    copy_term(HL-H, HL1-H1),            % the other side's variables stay free
-    assert_clause(M, (HL1 :- H1)),
-    assert_clause(M, (HR :- H)).
+    just_goal(Id, Vs, T1, T2, [c(CL, LVs, T1, T2)], H, HJL),
+    just_goal(Id, Vs, T1, T2, [c(CR, RVs, T1, T2)], H, HJR),
+    copy_term(HL-HJL, HL1-HJL1),        % the other side's variables stay free
+    assert_clause(M, (HL1 :- HJL1)),
+    assert_clause(M, (HR :- HJR)).
 build(Ctx, cnot(P, E), Id) :- !,
     Ctx = ctx(M, W, _),
     node(Ctx, P, CP),
@@ -217,8 +283,14 @@ build(Ctx, cnot(P, E), Id) :- !,
     occ_head(CP, PVs, T1, T2, HP),
     copy_term(PVs-Vs, PVs1-Vs1),
     PVs1 = PVs,
-    occ_head(Id, Vs1, T1, T2, H),
+    occ_head(Id, Vs1, T1, T2, H0),
+    just_goal(Id, Vs1, T1, T2, [c(CP, PVs, T1, T2)], H0, H),
     assert_clause(M, (HP :- \+ (Neg, T1 < S1, S2 < T2), H)).
+build(Ctx, fnot(P, E), Id) :- !,
+    compile_fnot(Ctx, P, E, Id).
+build(Ctx, P, Id) :-
+    chain_pattern(P, L, Chain), !,
+    compile_chain(Ctx, L, Chain, Id).
 build(Ctx, span(P, S, E), Id) :- !,
     Ctx = ctx(M, _, _),
     node(Ctx, P, C),
@@ -226,7 +298,8 @@ build(Ctx, span(P, S, E), Id) :- !,
     term_variables(span(P, S, E), Vs),
     declare_occ(M, Id, Vs),
     occ_head(C, PVs, T1, T2, CH),
-    occ_head(Id, Vs, T1, T2, H),
+    occ_head(Id, Vs, T1, T2, H0),
+    just_goal(Id, Vs, T1, T2, [c(C, PVs, T1, T2)], H0, H),
     assert_clause(M, (CH :- S = T1, E = T2, H)).
 build(Ctx, P, Id) :-
     optional_pattern(P, Kind, L, R, Cond, SE), !,
@@ -247,7 +320,8 @@ build(Ctx, P, Id) :-
     Ctx = ctx(M, _, _),
     term_variables(P, Vs),
     declare_occ(M, Id, Vs),
-    occ_head(Id, Vs, T1, T2, H),
+    occ_head(Id, Vs, T1, T2, H0),
+    just_goal(Id, Vs, T1, T2, [event(P, T1, T2)], H0, H),
     assert_clause(M, (ep_on(P, T1, T2) :- H)),
     note_entry(M, P).
 build(_, P, _) :-
@@ -274,6 +348,11 @@ reserved(<-, 2).
 reserved(',', 2).
 reserved(;, 2).
 reserved(->, 2).
+reserved(fnot, 2).
+reserved(star_times, 1).
+reserved(aggregate, 3).
+reserved(do, 2).
+reserved('rule:', 2).
 
 binary_op(seq).
 binary_op(and).
@@ -283,6 +362,9 @@ binary_op(meets).
 binary_op(during).
 binary_op(starts).
 binary_op(finishes).
+binary_op(Op) :-
+    atom(Op),
+    \+ \+ relation(Op, _, _, _, _, _, _, _, _).
 
 %!  temporal(+Op, +T1, +T2, +T3, +T4, -Goal) is det.
 %
@@ -295,6 +377,8 @@ temporal(meets,    _,  T2, T3, _,  (T2 =:= T3)).
 temporal(during,   T1, T2, T3, T4, (T3 < T1, T2 < T4)).
 temporal(starts,   T1, T2, T3, T4, (T1 =:= T3, T2 < T4)).
 temporal(finishes, T1, T2, T3, T4, (T2 =:= T4, T3 < T1)).
+temporal(Op, T1, T2, T3, T4, Check) :-
+    relation(Op, T1, T2, T3, T4, Check, _, _, _).
 
 %!  span(+Op, +T1, +T2, +T3, +T4, -TS, -TE, -Goal) is det.
 %
@@ -308,6 +392,8 @@ span(starts,   T1, _,  _,  T4, T1, T4, true).
 span(finishes, _,  T2, T3, _,  T3, T2, true).
 span(and,      T1, T2, T3, T4, TS, TE, (TS is min(T1, T3), TE is max(T2, T4))).
 span(par,      T1, T2, T3, T4, TS, TE, (TS is min(T1, T3), TE is max(T2, T4))).
+span(Op,       T1, T2, T3, T4, TS, TE, Span) :-
+    relation(Op, T1, T2, T3, T4, _, TS, TE, Span).
 
 store_name(Id, Side, Name) :-
     format(atom(Name), 'ep_g~w~w', [Id, Side]).
@@ -333,8 +419,14 @@ declare_store(M, Name/Arity, W, Id) :-
 %   (an occurrence matching both sides pairs with itself once).
 compile_binary(Ctx, Op, L, R, Cond0, Id) :-
     Ctx = ctx(M, W, Pol),
-    node(Ctx, L, CL),
-    node(Ctx, R, CR),
+    (   Op == seq, b_getval(ep_compile_replace, true), same_entry(L, R)
+    ->  % an event entering both sides is checked before it is stored (and
+        % replaces older partial matches with its bindings), as in ETALIS
+        node(Ctx, R, CR),
+        node(Ctx, L, CL)
+    ;   node(Ctx, L, CL),
+        node(Ctx, R, CR)
+    ),
     term_variables(L, LVs),
     term_variables(R, RVs),
     term_variables(L-R-Cond0, Vs),
@@ -348,19 +440,36 @@ compile_binary(Ctx, Op, L, R, Cond0, Id) :-
     span(Op, T1, T2, T3, T4, TS, TE, Span),
     occ_head(CL, LVs, T1, T2, HL),
     occ_head(CR, RVs, T3, T4, HR),
-    occ_head(Id, Vs, TS, TE, H),
-    (   Op == seq
+    occ_head(Id, Vs, TS, TE, H0),
+    just_goal(Id, Vs, TS, TE, [c(CL, LVs, T1, T2), c(CR, RVs, T3, T4)], H0, H),
+    (   Op == seq, b_getval(ep_compile_out_of_order, true)
+    ->  % Out of order: both sides are stored; an arrival checks the other
+        % side's store first (consuming under recent/chronological), then
+        % stores itself, so a late left occurrence pairs with the right
+        % ones after it.
+        declare_store(M, RName/RA, W, Id),
+        window_goal(W, T1, T4, WCheck),
+        conj((T2 < T3, WCheck), Filter, Cond),
+        insert_goal(Pol, GL, InsL),
+        insert_goal(Pol, GR, InsR),
+        check_goal(Pol, GL, Cond, FindL),
+        check_goal(Pol, GR, Cond, FindR),
+        assert_clause(M, (HR :- ( FindL, H ; InsR ))),
+        assert_clause(M, (HL :- ( FindR, H ; InsL )))
+    ;   Op == seq
     ->  % The window bound is computed once per arriving right occurrence;
-        % each candidate goal then costs two comparisons.
+        % each candidate goal then costs two comparisons.  The checking
+        % clause comes first: when both sides are the same step, an
+        % arrival pairs with the earlier ones before it is stored.
         (   W == inf
         ->  Pre = true, Cond1 = (T2 < T3)
         ;   Pre = (Lim is T4 - W), Cond1 = (T1 >= Lim, T2 < T3)
         ),
         conj(Cond1, Filter, Cond),
         insert_goal(Pol, GL, InsL),
-        assert_clause(M, (HL :- InsL)),
         check_goal(Pol, GL, Cond, Find),
-        assert_clause(M, (HR :- Pre, Find, H))
+        assert_clause(M, (HR :- Pre, Find, H)),
+        assert_clause(M, (HL :- InsL))
     ;   window_goal(W, TS, TE, WCheck),
         declare_store(M, RName/RA, W, Id),
         insert_goal(Pol, GL, InsL),
@@ -375,6 +484,15 @@ compile_binary(Ctx, Op, L, R, Cond0, Id) :-
             assert_clause(M, (HR :- (FindL -> H ; InsR, fail)))
         )
     ).
+
+%   Two atomic patterns an event can enter both.
+same_entry(L, R) :-
+    callable(L), callable(R),
+    \+ reserved_pattern(L), \+ reserved_pattern(R),
+    \+ ( compound(L), functor(L, Op, 2), binary_op(Op) ),
+    \+ ( compound(R), functor(R, Op2, 2), binary_op(Op2) ),
+    functor(L, N, A),
+    functor(R, N, A).
 
 %   Remember event names that several atomic patterns take: the executor
 %   isolates their entry clauses from each other (see dispatch/4).
@@ -412,8 +530,20 @@ window_goal(W, TS, TE, (TE - TS =< W)).
 
 %   Goal insertion: unrestricted and chronological keep arrival order;
 %   recent puts the newest first so the first match is the most recent.
-insert_goal(recent, G, asserta(G)) :- !.
-insert_goal(_, G, assertz(G)).
+%   With replace_bindings (recent and chronological only), the new goal
+%   replaces the stored ones with the same bindings (ETALIS' policies keep
+%   one partial match per bindings).
+insert_goal(Pol, G, Ins) :-
+    base_insert(Pol, G, Ins0),
+    (   Pol \== unrestricted,
+        b_getval(ep_compile_replace, true)
+    ->  b_getval(ep_compile_module, M),
+        Ins = (epsparql_core:replace_goals(M, G), Ins0)
+    ;   Ins = Ins0
+    ).
+
+base_insert(recent, G, asserta(G)) :- !.
+base_insert(_, G, assertz(G)).
 
 %   Goal checking: unrestricted enumerates every partner and keeps it;
 %   recent/chronological take the first (newest/oldest) and consume it.
@@ -495,26 +625,31 @@ compile_optional(Ctx, Kind, L, R, Cond0, S-E, Vs, Id) :-
            ;   declare_store(M, RName/RA, SW, Id)
            )).
 
-optional_clauses(optseq, M, W, Id, Vs, _LVs, RVs, S-E, Cond, GL, _GR, HL, HR,
+optional_clauses(optseq, M, W, Id, Vs, LVs, RVs, S-E, Cond, GL, _GR, HL, HR,
                  t(T1, T2, T3, T4), [LName-inf]) :-
+    child_ids(HL, HR, CL, CR),
     functor(GL, LName, _),
     assert_clause(M, (HL :- assertz(GL))),
     window_goal(W, T1, T4, WCheck),
-    occ_head(Id, Vs, T1, T4, HBoth),
+    occ_head(Id, Vs, T1, T4, HBoth0),
+    just_goal(Id, Vs, T1, T4, [c(CL, LVs, T1, T2), c(CR, RVs, T3, T4)], HBoth0, HBoth),
     copy_term(RVs-Vs, RVs1-Vs1),            % R alone: L-only variables stay free
     RVs1 = RVs,
-    occ_head(Id, Vs1, T3, T4, HAlone),
+    occ_head(Id, Vs1, T3, T4, HAlone0),
+    just_goal(Id, Vs1, T3, T4, [c(CR, RVs, T3, T4)], HAlone0, HAlone),
     % the combinations passing Cond on the combined interval, and R alone
     % when no compatible earlier L passes Cond on R's interval (both can
     % hold when Cond reads the interval)
     assert_clause(M, (HR :- (   GL, T2 < T3, WCheck, S = T1, E = T4, Cond, HBoth
                             ;   \+ (GL, T2 < T3, S = T3, E = T4, Cond), HAlone
                             ))).
-optional_clauses(eqopt, M, W, Id, Vs, LVs, _RVs, S-E, Cond, GL, GR, HL, HR,
+optional_clauses(eqopt, M, W, Id, Vs, LVs, RVs, S-E, Cond, GL, GR, HL, HR,
                  t(T1, T2, T3, T4), [LName-W, RName-W]) :-
+    child_ids(HL, HR, CL, CR),
     functor(GL, LName, _),
     functor(GR, RName, _),
-    occ_head(Id, Vs, T1, T2, HBoth),
+    occ_head(Id, Vs, T1, T2, HBoth0),
+    just_goal(Id, Vs, T1, T2, [c(CL, LVs, T1, T2), c(CR, RVs, T3, T4)], HBoth0, HBoth),
     close_name(Id, CName),
     append(LVs, [T1, T2], CArgs),
     Close =.. [CName|CArgs],
@@ -524,14 +659,17 @@ optional_clauses(eqopt, M, W, Id, Vs, LVs, _RVs, S-E, Cond, GL, GR, HL, HR,
                             S = T1, E = T2, Cond, HBoth)),
     copy_term(LVs-Vs, LVs1-Vs1),
     LVs1 = LVs,
-    occ_head(Id, Vs1, T1, T2, HAlone),
+    occ_head(Id, Vs1, T1, T2, HAlone0),
+    just_goal(Id, Vs1, T1, T2, [c(CL, LVs, T1, T2)], HAlone0, HAlone),
     assert_clause(M, (Close :- \+ (GR, T3 =:= T1, T4 =:= T2, S = T1, E = T2, Cond),
                                HAlone)).
-optional_clauses(leftjoin, M, W, Id, Vs, LVs, _RVs, S-E, Cond, GL, GR, HL, HR,
+optional_clauses(leftjoin, M, W, Id, Vs, LVs, RVs, S-E, Cond, GL, GR, HL, HR,
                  t(T1, T2, T3, T4), [LName-W, RName-inf]) :-
+    child_ids(HL, HR, CL, CR),
     functor(GL, LName, _),
     functor(GR, RName, _),
-    occ_head(Id, Vs, TS, T2, HBoth),
+    occ_head(Id, Vs, TS, T2, HBoth0),
+    just_goal(Id, Vs, TS, T2, [c(CL, LVs, T1, T2), c(CR, RVs, T3, T4)], HBoth0, HBoth),
     close_name(Id, CName),
     append(LVs, [T1, T2], CArgs),
     Close =.. [CName|CArgs],
@@ -543,10 +681,21 @@ optional_clauses(leftjoin, M, W, Id, Vs, LVs, _RVs, S-E, Cond, GL, GR, HL, HR,
                             S = T1, E = T2, Cond, TS is min(T1, T3), WCheck, HBoth)),
     copy_term(LVs-Vs, LVs1-Vs1),
     LVs1 = LVs,
-    occ_head(Id, Vs1, T1, T2, HAlone),
+    occ_head(Id, Vs1, T1, T2, HAlone0),
+    just_goal(Id, Vs1, T1, T2, [c(CL, LVs, T1, T2)], HAlone0, HAlone),
     assert_clause(M, (Close :- \+ (GR, T4 =< T2, S = T1, E = T2, Cond), HAlone)).
 
 close_name(Id, Name) :- atom_concat(ep_c, Id, Name).
+
+%   The node ids of two occurrence heads ep_n<Id>(...).
+child_ids(HL, HR, CL, CR) :-
+    occ_id(HL, CL),
+    occ_id(HR, CR).
+
+occ_id(H, Id) :-
+    functor(H, Name, _),
+    atom_concat(ep_n, Digits, Name),
+    atom_number(Digits, Id).
 
 optional_pattern(P, Kind, L, R, Cond, SE) :-
     compound(P),
@@ -588,7 +737,8 @@ compile_aggregate(Ctx, Op, P0, Window, Result, Id) :-
     store_name(Id, a, AName),
     declare_store(M, AName/4, inf, Id),
     occ_head(C, PVs, T1, T2, HC),
-    occ_head(Id, OutVs, TS, T2, H),
+    occ_head(Id, OutVs, TS, T2, H0),
+    just_goal(Id, OutVs, TS, T2, [c(C, PVs, T1, T2)], H0, H),
     assert_clause(M, (HC :- epsparql_core:aggregate_step(M, AName, G, Window, OpName,
                                                         X, T1, T2, TS, Result), H)).
 
@@ -613,8 +763,10 @@ condition_goal(Cond, Goal) :-
 assert_clause(M, Clause) :-
     current_prolog_flag(optimise, Old),
     setup_call_cleanup(set_prolog_flag(optimise, true),
-                       assertz(M:Clause),
+                       assertz(M:Clause, Ref),
                        set_prolog_flag(optimise, Old)),
+    clause_owner(Owner),
+    assertz(ep_owner(M, Owner, Ref)),
     clause_pi(Clause, PI),
     (   epsparql_core:engine_rule_pred(M, PI)
     ->  true
@@ -623,3 +775,288 @@ assert_clause(M, Clause) :-
 
 clause_pi((H :- _), Name/Arity) :- !, functor(H, Name, Arity).
 clause_pi(H, Name/Arity) :- functor(H, Name, Arity).
+
+%   The clauses of a node belong to it, the clause that emits a rule's head
+%   to the rule: rule deletion erases exactly those (delete_rule/3).
+clause_owner(Owner) :-
+    b_getval(ep_compile_parent, P),
+    (   P = rule(_)
+    ->  b_getval(ep_compile_key, Key),
+        Owner = key(Key)
+    ;   Owner = node(P)
+    ).
+
+		 /*******************************
+		 *         JUSTIFICATION        *
+		 *******************************/
+
+%   just_goal(+Id, +Vs, +TS, +TE, +Children, +H, -Goal): the call of node
+%   Id's occurrence H, preceded, in rules compiled with justify(true), by
+%   recording which occurrences of its children made it (core_justify.pl).
+%   A child is c(ChildId, ChildVars, Start, End) or, for an atomic
+%   pattern, event(Event, Start, End).
+just_goal(Id, Vs, TS, TE, Children, H, Goal) :-
+    (   b_getval(ep_compile_justify, true)
+    ->  b_getval(ep_compile_module, M),
+        Goal = (core_justify:edge(M, Id, Vs, TS, TE, Children), H)
+    ;   Goal = H
+    ).
+
+		 /*******************************
+		 *   NEGATION AND CHAIN STEPS   *
+		 *******************************/
+
+%!  compile_fnot(+Ctx, +P, +E, +Id) is det.
+%
+%   P fnot E: an occurrence of P for which no compatible occurrence of E
+%   ending at or before P's end has been seen ("E never happened before").
+%   E's occurrences are kept in a store pruned by the window of the rule
+%   (without one, forever).
+compile_fnot(Ctx, P, E, Id) :-
+    Ctx = ctx(M, W, _),
+    node(Ctx, P, CP),
+    node(Ctx, E, CE),
+    term_variables(P, PVs),
+    term_variables(E, EVs),
+    term_variables(fnot(P, E), Vs),         % E's own variables stay unbound
+    declare_occ(M, Id, Vs),
+    store_name(Id, n, NegName),
+    length(EVs, NE), NA is NE + 2,
+    declare_store(M, NegName/NA, W, Id),
+    append(EVs, [S1, S2], NArgs),
+    Neg =.. [NegName|NArgs],
+    occ_head(CE, EVs, S1, S2, HE),
+    assert_clause(M, (HE :- assertz(Neg))),
+    occ_head(CP, PVs, T1, T2, HP),
+    copy_term(PVs-Vs, PVs1-Vs1),
+    PVs1 = PVs,
+    occ_head(Id, Vs1, T1, T2, H0),
+    just_goal(Id, Vs1, T1, T2, [c(CP, PVs, T1, T2)], H0, H),
+    assert_clause(M, (HP :- \+ (Neg, S2 =< T2), H)).
+
+%   chain_pattern(+P, -L, -Chain): P is `L seq star_times(Q)` (Chain =
+%   star(Q)) or `L seq aggregate(Op, Q, R)` (Chain = running(Op, Q, R)).
+chain_pattern(P, L, Chain) :-
+    compound(P),
+    P = seq(L, C),
+    compound(C),
+    (   C = star_times(Q) -> Chain = star(Q)
+    ;   C = aggregate(Op, Q, R) -> Chain = running(Op, Q, R)
+    ).
+
+%!  compile_chain(+Ctx, +L, +Chain, +Id) is det.
+%
+%   Chains: an occurrence of L starts a chain and occurs at once, over
+%   L's interval; every later occurrence of Q (starting after the chain's
+%   end, compatible with it) extends a chain to its own end and occurs
+%   again, over [chain start, Q's end].
+%
+%   - `L seq star_times(Q)`: L followed by any number of Q (ETALIS'
+%     star_times); Q's own variables are bound in the occurrences Q makes.
+%   - `L seq aggregate(Op, Q, R)`: the same with a running aggregate R of
+%     the Q's in the chain (ETALIS' aggregates): Op is count, sum(X),
+%     min(X), max(X), min(X, Initial) or max(X, Initial); the occurrence
+%     of L carries the initial value (0; for min and max inf and -inf
+%     unless given).
+%
+%   Which chains a Q extends follows the policy: every compatible chain
+%   (unrestricted), the most recent one (recent) or the oldest
+%   (chronological).  Chains are stored per L occurrence: goal
+%   ep_g<Id>l(Join..., LOnly..., [Acc,] Start, End).
+compile_chain(Ctx, L, Chain, Id) :-
+    Ctx = ctx(M, W, Pol),
+    chain_parts(Chain, Q, R, Acc, Init, Acc1, Step),
+    node(Ctx, L, CL),
+    node(Ctx, Q, CQ),
+    term_variables(L, LVs),
+    term_variables(Q, QVs),
+    term_variables(L-Chain, Vs),
+    declare_occ(M, Id, Vs),
+    shared_vars(LVs, QVs, JVs),
+    exclude_vars(LVs, JVs, LOnly),
+    store_name(Id, l, Name),
+    append([JVs, LOnly, Acc, [T1, T2]], Args),
+    append([JVs, LOnly, Acc1, [T1, T4]], Args2),
+    G =.. [Name|Args],
+    G2 =.. [Name|Args2],
+    functor(G, Name, A),
+    declare_store(M, Name/A, W, Id),
+    (   Pol == recent -> Ins = asserta(G), Again = asserta(G2)
+    ;   Ins = assertz(G), Again = assertz(G2)
+    ),
+    % L starts a chain; the variables of Q (and R) not in L stay unbound,
+    % R but for the initial value
+    occ_head(CL, LVs, T1, T2, HL),
+    copy_term(LVs-Vs-R, LVs1-VsS-RS),
+    LVs1 = LVs,
+    occ_head(Id, VsS, T1, T2, HStart0),
+    just_goal(Id, VsS, T1, T2, [c(CL, LVs, T1, T2)], HStart0, HStart),
+    start_value(Acc, RS, SetR),
+    assert_clause(M, (HL :- Init, Ins, SetR, HStart)),
+    % Q extends the chains that ended before it started
+    occ_head(CQ, QVs, T3, T4, HQ),
+    window_goal(W, T1, T4, WCheck),
+    occ_head(Id, Vs, T1, T4, HExt0),
+    copy_term(LVs-Vs, LVs2-VsPrev),
+    LVs2 = LVs,
+    just_goal(Id, Vs, T1, T4, [c(Id, VsPrev, T1, T2), c(CQ, QVs, T3, T4)], HExt0, HExt),
+    (   Pol == unrestricted
+    ->  Find = (clause(G, true, Ref), T2 < T3, WCheck)
+    ;   Find = once((clause(G, true, Ref), T2 < T3, WCheck))
+    ),
+    start_value(Acc1, R, SetR1),
+    assert_clause(M, (HQ :- Find, erase(Ref), Step, Again, SetR1, HExt)).
+
+%   chain_parts(+Chain, -Q, -R, -Acc, -Init, -Acc1, -Step): the
+%   accumulator argument of a chain goal ([] or [A]), the goal giving its
+%   initial value, and the one computing the accumulator after a Q.
+chain_parts(star(Q), Q, none, [], true, [], true).
+chain_parts(running(Op, Q, R), Q, R, [A], Init, [A1], Step) :-
+    (   running_op(Op, A, A1, Init, Step)
+    ->  true
+    ;   domain_error(running_aggregate, Op)
+    ).
+
+running_op(Op, _, _, _, _) :- var(Op), !, fail.
+running_op(count, A, A1, A = 0, A1 is A + 1).
+running_op(sum(X), A, A1, A = 0, A1 is A + X).
+running_op(min(X), A, A1, A is inf, A1 is min(A, X)).
+running_op(max(X), A, A1, A is -inf, A1 is max(A, X)).
+running_op(min(X, I), A, A1, A = I, A1 is min(A, X)).
+running_op(max(X, I), A, A1, A = I, A1 is max(A, X)).
+
+start_value([], _, true).
+start_value([A], R, R = A).
+
+		 /*******************************
+		 *        RULE DELETION         *
+		 *******************************/
+
+%!  delete_rule(+Module, +Key, -DeletedNodes) is det.
+%
+%   Remove the rule compiled with Key: the clause emitting its head, and
+%   every step no remaining rule reaches (their clauses and graph entries).
+%   DeletedNodes are the ids of the removed steps, whose stores the
+%   executor empties.
+delete_rule(M, Key, Deleted) :-
+    forall(retract(ep_owner(M, key(Key), Ref)), erase_clause(Ref)),
+    (   retract(ep_rule_root(M, Key, Root, H))
+    ->  (   clause(ep_edge(M, rule(H1), Root), true, ERef), H1 =@= H
+        ->  erase(ERef)
+        ;   true
+        )
+    ;   true
+    ),
+    findall(R, ep_rule_root(M, _, R, _), Roots),
+    reachable(M, Roots, [], Live),
+    findall(Id, ( ep_node(M, _, Id), \+ memberchk(Id, Live) ), Deleted),
+    forall(member(Id, Deleted), delete_node(M, Id)).
+
+reachable(_, [], Seen, Seen).
+reachable(M, [Id|Ids], Seen, Live) :-
+    (   memberchk(Id, Seen)
+    ->  reachable(M, Ids, Seen, Live)
+    ;   findall(C, ep_edge(M, Id, C), Cs),
+        append(Cs, Ids, Next),
+        reachable(M, Next, [Id|Seen], Live)
+    ).
+
+delete_node(M, Id) :-
+    forall(retract(ep_owner(M, node(Id), Ref)), erase_clause(Ref)),
+    retractall(ep_node(M, _, Id)),
+    retractall(ep_edge(M, Id, _)),
+    retractall(ep_edge(M, _, Id)).
+
+erase_clause(Ref) :-
+    catch(erase(Ref), _, true).         % already gone with its predicate
+
+%!  node_rule_heads(+Module, +NodeId, -Heads:list(string)) is det.
+%
+%   The heads of the rules whose pattern contains the step NodeId.
+node_rule_heads(M, Id, Heads) :-
+    rule_ancestors(M, [Id], [], [], Hs),
+    maplist(term_string_nv, Hs, Heads).
+
+rule_ancestors(_, [], _, Hs, Hs).
+rule_ancestors(M, [Id|Ids], Seen, Hs0, Hs) :-
+    (   memberchk(Id, Seen)
+    ->  rule_ancestors(M, Ids, Seen, Hs0, Hs)
+    ;   findall(H, ep_edge(M, rule(H), Id), New),
+        append(Hs0, New, Hs1),
+        findall(P, ( ep_edge(M, P, Id), integer(P) ), Ps),
+        append(Ids, Ps, Next),
+        rule_ancestors(M, Next, [Id|Seen], Hs1, Hs)
+    ).
+
+%!  node_pattern(+Module, +NodeId, -Pattern) is semidet.
+%
+%   The pattern of step NodeId (variables numbered, '$VAR'(N)).
+node_pattern(M, Id, P) :-
+    ep_node(M, Key, Id),
+    Key = P-_-_-_, !.
+
+
+		 /*******************************
+		 *     THE GRAPH AS TERMS       *
+		 *******************************/
+
+%   For tools that explain the compiled rules (the Python bridge writes
+%   these as structured JSON): what rule_graph/2 prints, as terms.
+:- use_module(library(varnumbers)).
+:- use_module(library(pairs)).
+
+%!  graph_node(+Module, -Node) is nondet.
+%
+%   A node of Module's rule graph: node(Id, Pattern, Window, Policy,
+%   Children, Stores).  Pattern has fresh variables; its variables in
+%   term_variables/2 order are the arguments of the node's occurrence
+%   predicate ep_n<Id> (then the interval).  Children are in the order
+%   the operands were compiled.  Stores are store(Name, Side, Args) for
+%   each store the step may keep (Side l, r, n or a), Args the pattern
+%   variables its goals hold before their interval, in goal_stores/6
+%   order ([] for an aggregate: Group, T1, T2, Value).
+graph_node(M, node(Id, P, W, Pol, Cs, Stores)) :-
+    ep_node(M, Key, Id),
+    Key = P0-W-Pol-_,
+    varnumbers(P0, P),
+    findall(C, ep_edge(M, Id, C), Cs),
+    findall(P-store(Name, Side, Args), store_layout(Id, P, Side, Name, Args), Pairs),
+    pairs_keys_values(Pairs, Ps, Stores),
+    maplist(=(P), Ps).                  % the copies findall made share P's variables again
+
+store_layout(Id, P, Side, Name, Args) :-
+    step_operands(P, L, R), !,
+    term_variables(L, LVs),
+    term_variables(R, RVs),
+    goal_stores(Id, LVs, RVs, t(_, _, _, _), GL, GR),
+    (   Side = l, G = GL ; Side = r, G = GR ),
+    G =.. [Name|Args0],
+    append(Args, [_, _], Args0).
+store_layout(Id, cnot(_, E), n, Name, Args) :- !,
+    store_name(Id, n, Name),
+    term_variables(E, Args).
+store_layout(Id, aggregate(_, _, _, _), a, Name, []) :-
+    store_name(Id, a, Name).
+
+step_operands(where(B, _), L, R) :-
+    compound(B), functor(B, Op, 2), binary_op(Op), !,
+    arg(1, B, L), arg(2, B, R).
+step_operands(B, L, R) :-
+    compound(B), functor(B, Op, 2), binary_op(Op), !,
+    arg(1, B, L), arg(2, B, R).
+step_operands(P, L, R) :-
+    optional_pattern(P, _, L, R, _, _).
+
+%!  graph_rule(+Module, -Rule) is nondet.
+%
+%   A rule of Module, in the order rules were added: rule(Head, Id, Vars),
+%   Id the root node of its body and Vars the root's variables (as
+%   graph_node/2 orders them) as they occur in Head.
+graph_rule(M, rule(H, Id, Vs)) :-
+    ep_edge(M, rule(H0), Id),
+    ep_node(M, Key, Id),
+    Key = P0-_-_-_,
+    varnumbers(P0, P),
+    term_variables(P, Vs),
+    occ_head(Id, Vs, _, _, OccHead),
+    once(( clause(M:OccHead, ep_emit(H, _, _)), H =@= H0 )).

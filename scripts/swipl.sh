@@ -2,12 +2,18 @@
 # Make a SWI-Prolog that janus-swi can bind to (>= 9.1.12) and print its
 # prefix (the directory holding bin/swipl) on standard output.
 #
-# Debian's `swipl` is used when it is new enough.  Otherwise (Debian 12 ships
-# 9.0.4) SWI-Prolog 9.2.9 is built from Debian's source tarball into a prefix
-# the project owns, by default ~/.cache/epsparql/swipl-9.2.9 (shared by every
-# clone of the repository; EPSPARQL_SWIPL_PREFIX overrides it).  Nothing of the
-# system's SWI-Prolog or apt configuration is touched.  Safe to run again: a
-# finished build is recognised by its stamp file and reused.
+# In order of preference:
+#   1. the `swipl` on PATH, when it is new enough;
+#   2. the project's own build from an earlier run (see 4);
+#   3. Debian's package swi-prolog-nox, installed with apt-get, when the
+#      candidate apt offers is new enough (Debian 13 "trixie" and later);
+#   4. SWI-Prolog 9.2.9 built from Debian's source tarball into a prefix the
+#      project owns, by default ~/.cache/epsparql/swipl-9.2.9 (shared by every
+#      clone of the repository; EPSPARQL_SWIPL_PREFIX overrides it), when the
+#      system offers nothing new enough (Debian 12 ships 9.0.4).
+# Nothing of the system's SWI-Prolog or apt configuration is changed by 4.
+# Safe to run again: a finished build is recognised by its stamp file and
+# reused.  Progress goes to standard error.
 set -euo pipefail
 
 VERSION=9.2.9
@@ -22,7 +28,9 @@ say() { echo "swipl: $*" >&2; }
 if command -v swipl >/dev/null 2>&1; then
     v=$(swipl -g 'current_prolog_flag(version,V),write(V),nl' -t halt 2>/dev/null || echo 0)
     if [ "${v:-0}" -ge "$MIN_VERSION" ]; then
-        dirname "$(dirname "$(readlink -f "$(command -v swipl)")")"
+        # the directory above the bin/ that holds `swipl` (not resolving the
+        # link: Debian's /usr/bin/swipl points into /usr/lib/swi-prolog)
+        dirname "$(dirname "$(command -v swipl)")"
         exit 0
     fi
 fi
@@ -33,9 +41,27 @@ if [ -f "$PREFIX/.epsparql-built" ] && [ -x "$PREFIX/bin/swipl" ]; then
     exit 0
 fi
 
-# 3. Build it.
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+# 3. Debian's package, when apt offers a new enough one.
+candidate() { apt-cache policy swi-prolog-nox 2>/dev/null | sed -n 's/^ *Candidate: *//p'; }
+if command -v apt-get >/dev/null 2>&1; then
+    cand=$(candidate)
+    if [ -z "$cand" ] || [ "$cand" = "(none)" ]; then
+        $SUDO apt-get update -qq >/dev/null 2>&1 || true
+        cand=$(candidate)
+    fi
+    if [ -n "$cand" ] && [ "$cand" != "(none)" ] \
+        && dpkg --compare-versions "$cand" ge 9.1.12; then
+        say "installing Debian's swi-prolog-nox $cand"
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq swi-prolog-nox >/dev/null
+        echo /usr
+        exit 0
+    fi
+fi
+
+# 4. Build it.
 deps=(cmake ninja-build gcc g++ make curl libgmp-dev zlib1g-dev libssl-dev
       libreadline-dev libpcre2-dev libyaml-dev libarchive-dev libncurses-dev
       libedit-dev uuid-dev ca-certificates)

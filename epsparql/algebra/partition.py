@@ -74,16 +74,17 @@ def _var(x: Any) -> str | None:
 
 
 def stream_patterns(p: Any) -> list[Triple]:
-    """The stream triple patterns of an algebra pattern (GRAPH ones excluded)."""
-    if isinstance(p, BGP):
-        return list(p.triples)
-    if isinstance(p, Background) or p is None:
-        return []
+    """The stream triple patterns of an algebra pattern (GRAPH ones
+    excluded), left to right; iterative, for chains thousands long."""
     out: list[Triple] = []
-    for name in ("left", "right", "pattern"):
-        child = getattr(p, name, None)
-        if child is not None:
-            out.extend(stream_patterns(child))
+    stack = [p]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, BGP):
+            out.extend(x.triples)
+        elif x is not None and not isinstance(x, Background):
+            stack.extend(c for c in (getattr(x, n, None) for n in ("pattern", "right", "left"))
+                         if c is not None)
     return out
 
 

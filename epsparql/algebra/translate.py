@@ -6,17 +6,39 @@ SeqRightJoin (left side optional), EQUALSOPTIONAL -> EqLeftJoin (right
 side optional).  FILTERs scope over their whole group; the filters at the
 top of an optional group become the condition of its left join, as for
 OPTIONAL.
+
+Long chains.  A chain of n UNION, SEQ or EQUALS operands, or n joined
+group elements, is left-associative in the text; up to :data:`CHAIN`
+operands it stays a left-deep tree (the shape ETALIS binarises), a longer
+one becomes a balanced tree of such left-deep chunks, so 2,000
+alternatives make a tree about 20 levels deep instead of 2,000.  The
+operators are associative on solutions and their intervals (SEQ: ``A``
+ends before ``B`` starts and ``B`` before ``C`` either way), so the
+answers are the same; the Prolog core compiles a balanced rule in time
+linear in its size instead of quadratic.  OPTIONAL, OPTIONALSEQ,
+EQUALSOPTIONAL and BIND chains are not associative and stay as deep as
+they are long: every walk over the algebra is iterative
+(:mod:`epsparql.trampoline`).
+
+Every query is also checked for its constants here
+(:mod:`epsparql.algebra.constants`): invalid literals and regular
+expressions are errors, comparisons that can never hold are warnings.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ..language import ast
 from ..language.errors import QueryError
+from ..trampoline import Walk, run
+from .constants import check_constants
 from .nodes import (BGP, Background, Empty, EqJoin, EqLeftJoin, Extend, Filter, Join,
                     LeftJoin, Pattern, Query, SeqJoin, SeqRightJoin, Triple,
                     Union_)
-from .passes import conjoin
+from .passes import conjoin, expr_nodes
+
+#: Chains up to this many operands stay left-deep; longer ones are balanced.
+CHAIN = 16
 
 
 def _err(what: str, node: Any) -> QueryError:
@@ -35,66 +57,134 @@ def _join(a: Pattern, b: Pattern) -> Pattern:
     return Join(a, b)
 
 
-def _optional_operand(node: Any) -> tuple[Pattern, Any]:
-    """(pattern, condition) of an optional operand.  Only the FILTERs at the
-    top level of the operand's own group become the left join's condition
-    (SPARQL 1.1, 18.2.2.6); a filter in a nested group filters the optional
-    part by itself."""
-    if isinstance(node, ast.Group):
-        return _group(node)
-    return pattern(node), None
+def balanced(parts: list[Pattern], make: Callable[[Any, Any], Pattern]) -> Pattern:
+    """``parts`` combined by the associative ``make``: left-deep up to
+    :data:`CHAIN` parts, else two balanced halves (recursion depth log n)."""
+    if len(parts) <= CHAIN:
+        out = parts[0]
+        for p in parts[1:]:
+            out = make(out, p)
+        return out
+    mid = len(parts) // 2
+    return make(balanced(parts[:mid], make), balanced(parts[mid:], make))
+
+
+def _chain(node: Any) -> list[Any]:
+    """The operands of a chain of one associative operator (UNION, or one of
+    SEQ / EQUALS), in text order, seen through groups that hold nothing but
+    the same chain (``{ { A } UNION { B } } UNION { C }``, as tools print
+    it)."""
+    def same(x: Any) -> bool:
+        return type(x) is type(node) and getattr(x, "op", None) == getattr(node, "op", None)
+
+    out: list[Any] = []
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        while (isinstance(x, ast.Group) and len(x.elements) == 1
+               and same(x.elements[0])):
+            x = x.elements[0]
+        if same(x):
+            stack += (x.right, x.left)
+        else:
+            out.append(x)
+    return out
+
+
+_ASSOCIATIVE = {"SEQ": SeqJoin, "EQUALS": EqJoin}
 
 
 def pattern(node: Any) -> Pattern:
     """The algebra of a group, union or temporal join."""
+    return run(_pattern(node))
+
+
+def group(g: ast.Group) -> Pattern:
+    """The algebra of a group: its elements joined, then its FILTERs."""
+    return run(_pattern(g))
+
+
+def _pattern(node: Any) -> Walk[Pattern]:
     if isinstance(node, ast.Group):
-        return group(node)
-    if isinstance(node, ast.Union):
-        return Union_(pattern(node.left), pattern(node.right))
+        acc, cond = yield _group(node)
+        return acc if cond is None else Filter(cond, acc)
+    if isinstance(node, ast.Union) or (isinstance(node, ast.TemporalJoin)
+                                       and node.op in _ASSOCIATIVE):
+        make = Union_ if isinstance(node, ast.Union) else _ASSOCIATIVE[node.op]
+        parts = []
+        for operand in _chain(node):
+            parts.append((yield _pattern(operand)))
+        return balanced(parts, make)
     if isinstance(node, ast.TemporalJoin):
-        if node.op == "SEQ":
-            return SeqJoin(pattern(node.left), pattern(node.right))
-        if node.op == "EQUALS":
-            return EqJoin(pattern(node.left), pattern(node.right))
         if node.op == "OPTIONALSEQ":
-            opt, cond = _optional_operand(node.left)
-            return SeqRightJoin(opt, pattern(node.right), cond)
+            opt, cond = yield _optional_operand(node.left)
+            right = yield _pattern(node.right)
+            return SeqRightJoin(opt, right, cond)
         if node.op == "EQUALSOPTIONAL":
-            opt, cond = _optional_operand(node.right)
-            return EqLeftJoin(pattern(node.left), opt, cond)
+            left = yield _pattern(node.left)
+            opt, cond = yield _optional_operand(node.right)
+            return EqLeftJoin(left, opt, cond)
     if isinstance(node, ast.BGP):
         return BGP(tuple(Triple(t.s, t.p, t.o) for t in node.triples))
     raise _err(type(node).__name__, node)
 
 
-def group(g: ast.Group) -> Pattern:
-    """The algebra of a group: its elements joined, then its FILTERs."""
-    acc, cond = _group(g)
-    return acc if cond is None else Filter(cond, acc)
+def _optional_operand(node: Any) -> Walk[tuple[Pattern, Any]]:
+    """(pattern, condition) of an optional operand.  Only the FILTERs at the
+    top level of the operand's own group become the left join's condition
+    (SPARQL 1.1, 18.2.2.6); a filter in a nested group filters the optional
+    part by itself."""
+    if isinstance(node, ast.Group):
+        return (yield _group(node))
+    return (yield _pattern(node)), None
 
 
-def _group(g: ast.Group) -> tuple[Pattern, Any]:
-    """A group's pattern without its own FILTERs, and their conjunction."""
+def _group(g: ast.Group) -> Walk[tuple[Pattern, Any]]:
+    """A group's pattern without its own FILTERs, and their conjunction.
+
+    Consecutive joined elements form a run, joined as one (balanced when
+    long) before an OPTIONAL or BIND takes the whole so far as its left
+    side, as SPARQL's left-to-right translation does."""
     acc: Pattern = Empty()
+    run_: list[Pattern] = []
     filters: list[Any] = []
+
+    def flush(acc: Pattern) -> Pattern:
+        if not run_:
+            return acc
+        merged: list[Pattern] = []
+        for p in run_:                      # adjacent triple blocks are one BGP
+            if merged and isinstance(p, BGP) and isinstance(merged[-1], BGP):
+                merged[-1] = BGP(merged[-1].triples + p.triples)
+            else:
+                merged.append(p)
+        run_.clear()
+        return _join(acc, balanced(merged, _join))
+
     for e in g.elements:
         if isinstance(e, ast.Filter):
             filters.append(e.expr)
         elif isinstance(e, ast.Optional):
-            opt, cond = _optional_operand(e.pattern)
+            acc = flush(acc)
+            opt, cond = yield _optional_operand(e.pattern)
             acc = LeftJoin(acc, opt, cond)
         elif isinstance(e, ast.Bind):
+            acc = flush(acc)
+            _check_expr(e.expr)
             acc = Extend(acc, e.var, e.expr)
         elif isinstance(e, (ast.BGP, ast.Group, ast.Union, ast.TemporalJoin)):
-            acc = _join(acc, pattern(e))
+            p = yield _pattern(e)
+            if not isinstance(p, Empty):
+                run_.append(p)
         elif isinstance(e, ast.Minus):
             raise _err("MINUS", e)
         elif isinstance(e, ast.Graph):
-            acc = _join(acc, _background(e))
+            run_.append(_background(e))
         elif isinstance(e, ast.SubSelect):
             raise _err("a sub-query", e)
         else:
             raise _err(type(e).__name__, e)
+    acc = flush(acc)
     for f in filters:
         _check_expr(f)
     return acc, (conjoin(filters) if filters else None)
@@ -114,26 +204,15 @@ def _background(g: ast.Graph) -> Background:
 
 
 def _check_expr(e: Any) -> None:
-    if isinstance(e, ast.Exists):
-        raise _err("EXISTS", e)
-    for c in _children(e):
-        _check_expr(c)
-
-
-def _children(e: Any) -> list[Any]:
-    if isinstance(e, ast.BinaryOp):
-        return [e.left, e.right]
-    if isinstance(e, ast.UnaryOp):
-        return [e.operand]
-    if isinstance(e, ast.FunctionCall):
-        return list(e.args)
-    if isinstance(e, (ast.In, ast.NotIn)):
-        return [e.expr, *e.values]
-    return []
+    """EXISTS is not supported (yet) in expressions."""
+    for x in expr_nodes(e):
+        if isinstance(x, ast.Exists):
+            raise _err("EXISTS", x)
 
 
 def translate(q: ast.Query) -> Query:
-    """The algebra query of a parsed query."""
+    """The algebra query of a parsed query (its constants checked first)."""
+    check_constants(q)
     where = group(q.where)
     if isinstance(where, Empty):
         raise QueryError("the WHERE clause is empty: nothing to detect on a stream")

@@ -1,18 +1,28 @@
-"""One SWI-Prolog per process, reached through pyswip's ctypes handle.
+"""One SWI-Prolog per process, reached through janus-swi.
 
-pyswip starts SWI-Prolog when imported; we then call our own entry points
-(``prolog/bridge_python.pl``) directly through the foreign interface:
-arguments go in as UTF-8 text, the answer comes back as one JSON text.
-That is one crossing per call with no per-term conversion, which is what
-makes batching pay (pyswip's own query path converts every binding).
+janus-swi is SWI-Prolog's own Python interface: importing it starts
+SWI-Prolog inside this process (``epsparql.core.swipl`` first points it at
+the right SWI-Prolog home).  We call our own entry points
+(``prolog/bridge_python.pl``) with ``apply_once``, janus' cheapest call:
+``bridge_python:name(Args..., Reply)`` with the arguments converted by
+janus (text as atoms) and Reply a Prolog string (JSON) coming back as one
+Python ``str``, so a call is one crossing with no per-term conversion.
+
+Threads: janus releases the GIL while Prolog runs, and every Python thread
+gets its own Prolog engine (attached on its first call, freed when the
+thread ends).  The engines' state (dynamic predicates, global variables of
+the core) is shared or per-thread in ways the core does not guard, so calls
+are serialised by one re-entrant lock: a Python extension function called
+from Prolog may call back into the runtime.
 """
 from __future__ import annotations
 
 import atexit
-import ctypes
 import threading
 from pathlib import Path
 from typing import Any
+
+from .swipl import SwiplNotFound, configure_environment, swipl_executable, swipl_home
 
 PROLOG_DIR = Path(__file__).resolve().parent.parent.parent / "prolog"
 if not (PROLOG_DIR / "epsparql_core.pl").exists():  # installed as a wheel
@@ -27,124 +37,103 @@ class PrologError(RuntimeError):
         self.prolog_term = term
 
 
+class _Text:
+    """A long text on its way to Prolog: janus passes this object by
+    reference and Prolog reads it as a string (``str()``, see
+    ``py_text_call/3`` in ``prolog/bridge_python.pl``)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
 class _Runtime:
     """The process-wide SWI-Prolog runtime (started on first use)."""
 
     def __init__(self) -> None:
-        import pyswip.prolog  # noqa: F401  (starts SWI-Prolog: PL_initialise)
-        from pyswip import core as pc
+        configure_environment()
+        import janus_swi  # starts SWI-Prolog (PL_initialise) in this process
 
-        lib = pc._lib
+        self._janus = janus_swi
+        self._apply = janus_swi.apply_once
         self._lock = threading.RLock()
-        self._c = pc
-        f = lib.PL_open_foreign_frame
-        f.restype, f.argtypes = ctypes.c_size_t, []
-        f = lib.PL_discard_foreign_frame
-        f.restype, f.argtypes = None, [ctypes.c_size_t]
-        f = lib.PL_new_term_refs
-        f.restype, f.argtypes = ctypes.c_size_t, [ctypes.c_int]
-        f = lib.PL_put_chars
-        f.restype, f.argtypes = ctypes.c_int, [ctypes.c_size_t, ctypes.c_int,
-                                               ctypes.c_size_t, ctypes.c_char_p]
-        f = lib.PL_put_variable
-        f.restype, f.argtypes = None, [ctypes.c_size_t]
-        f = lib.PL_predicate
-        f.restype, f.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_int,
-                                                  ctypes.c_char_p]
-        f = lib.PL_call_predicate
-        f.restype, f.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_int,
-                                               ctypes.c_void_p, ctypes.c_size_t]
-        f = lib.PL_get_nchars
-        f.restype, f.argtypes = ctypes.c_int, [ctypes.c_size_t,
-                                               ctypes.POINTER(ctypes.c_size_t),
-                                               ctypes.POINTER(ctypes.c_char_p),
-                                               ctypes.c_uint]
-        f = lib.PL_thread_self
-        f.restype, f.argtypes = ctypes.c_int, []
-        f = lib.PL_thread_attach_engine
-        f.restype, f.argtypes = ctypes.c_int, [ctypes.c_void_p]
-        # our own function objects for the string-buffer marks (pyswip declares
-        # these with other argument types on its shared handle)
-        own = ctypes.CDLL(lib._name)
-        self._mark = own.PL_mark_string_buffers
-        self._mark.restype, self._mark.argtypes = None, [ctypes.POINTER(ctypes.c_size_t)]
-        self._release = own.PL_release_string_buffers_from_mark
-        self._release.restype, self._release.argtypes = None, [ctypes.c_size_t]
-        self._lib = lib
-        self._preds: dict[tuple[str, int], int] = {}
-        self._atom = pc.PL_ATOM | pc.REP_UTF8
-        self._string = pc.PL_STRING | pc.REP_UTF8
-        self._cvt = pc.CVT_STRING | pc.REP_UTF8 | pc.BUF_STACK
-        self._flags = pc.PL_Q_NODEBUG | pc.PL_Q_CATCH_EXCEPTION
-        self._main = threading.get_ident()
-        self.consult(PROLOG_DIR / "bridge_python.pl")
+        self._local = threading.local()
+        self._local.attached = True        # the thread that started Prolog has an engine
+        self.query_once("load_files(F, [if(not_loaded)])",
+                        {"F": str(PROLOG_DIR / "bridge_python.pl")})
 
-    def _pred(self, name: str, arity: int) -> int:
-        key = (name, arity)
-        p = self._preds.get(key)
-        if p is None:
-            p = self._lib.PL_predicate(name.encode(), arity, b"bridge_python")
-            self._preds[key] = p
-        return p
+    def _attach(self) -> None:
+        """Give this thread a Prolog engine (kept until the thread ends)."""
+        if self._janus.engine() < 0:
+            self._janus.attach_engine()
+        self._local.attached = True
 
-    def call(self, name: str, *args: str | tuple[str, str]) -> str:
+    def call(self, name: str, *args: Any) -> str:
         """Call ``bridge_python:name(Args..., Reply)`` and return Reply.
 
-        Each argument is text: a ``str`` goes in as an atom, ``("s", text)``
-        as a Prolog string.  Reply is the JSON text the predicate wrote.
+        Each argument is text: a ``str`` reaches Prolog as an atom (names,
+        numbers, short values), ``("s", text)`` as a Prolog string (batches,
+        rules, states: anything long; see ``py_text_call/3``); any other
+        Python object as a reference to it (janus' ``PyObject`` blob), for
+        Prolog to call back.  Reply is the JSON text the predicate wrote.
         """
-        lib = self._lib
+        long = False
+        for a in args:
+            t = type(a)
+            if t is tuple:
+                a = a[1]
+                long = True
+            elif t is not str:
+                continue
+            # janus leaves Prolog in a bad state on text that is not valid
+            # Unicode (a lone surrogate): reject it here, as a ValueError
+            if not a.isascii():
+                a.encode("utf-8")
         with self._lock:
-            if lib.PL_thread_self() == -1 and lib.PL_thread_attach_engine(None) < 0:
-                raise PrologError("cannot attach a Prolog engine to this thread")
-            # Replies are fetched with BUF_STACK: SWI frees those buffers only
-            # at a string-buffer mark, not with the foreign frame.  Without
-            # the mark every reply would stay allocated.
-            mark = ctypes.c_size_t()
-            self._mark(ctypes.byref(mark))
-            fid = lib.PL_open_foreign_frame()
+            if not getattr(self._local, "attached", False):
+                self._attach()
             try:
-                n = len(args) + 1
-                t0 = lib.PL_new_term_refs(n)
-                for i, a in enumerate(args):
-                    if isinstance(a, tuple):
-                        data = a[1].encode("utf-8")
-                        kind = self._string
-                    else:
-                        data = a.encode("utf-8")
-                        kind = self._atom
-                    if not lib.PL_put_chars(t0 + i, kind, len(data), data):
-                        raise PrologError("could not pass an argument to Prolog")
-                lib.PL_put_variable(t0 + len(args))
-                ok = lib.PL_call_predicate(None, self._flags, self._pred(name, n), t0)
-                if not ok:
-                    raise PrologError(f"bridge_python:{name}/{n} failed or raised")
-                length = ctypes.c_size_t()
-                s = ctypes.c_char_p()
-                if not lib.PL_get_nchars(t0 + len(args), ctypes.byref(length),
-                                         ctypes.byref(s), self._cvt):
-                    raise PrologError(f"bridge_python:{name}/{n} gave no text")
-                return ctypes.string_at(s, length.value).decode("utf-8")
-            finally:
-                lib.PL_discard_foreign_frame(fid)
-                self._release(mark.value)
+                if long:
+                    conv = [("s", _Text(a[1])) if type(a) is tuple else a for a in args]
+                    try:
+                        reply = self._apply("bridge_python", "py_text_call", name, conv,
+                                            fail=None)
+                    finally:
+                        # Prolog holds each _Text until atom garbage collection
+                        # reclaims its blob: let the text go now
+                        for a in conv:
+                            if type(a) is tuple:
+                                a[1].text = ""
+                else:
+                    reply = self._apply("bridge_python", name, *args, fail=None)
+            except self._janus.PrologError as e:
+                raise PrologError(f"bridge_python:{name}/{len(args) + 1} raised: {e}") from None
+        if reply is None:
+            raise PrologError(f"bridge_python:{name}/{len(args) + 1} failed")
+        return reply
+
+    def query_once(self, goal: str, inputs: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """Run a goal (text) once; its variables' bindings as a dict, or
+        None when it fails.  For tools and tests: the hot paths use
+        :meth:`call`.  Variables meant to stay unbound start with ``_``."""
+        with self._lock:
+            try:
+                r = self._janus.query_once(goal, dict(inputs or {}))
+            except self._janus.PrologError as e:
+                raise PrologError(str(e)) from None
+        if not r or r.get("truth") is False:
+            return None
+        r.pop("truth", None)
+        return r
 
     def consult(self, path: Path | str) -> None:
         """Load a Prolog file into the process (once)."""
         from .terms import from_json
-        if not hasattr(self, "_bootstrapped"):
-            # The bridge itself is loaded through pyswip's query path once.
-            from pyswip import Prolog
-            list(Prolog.query(f"load_files({_quote(str(path))}, [if(not_loaded)])"))
-            self._bootstrapped = True
-            return
-        reply = from_json(self.call("py_consult", str(path)))
-        check(reply)
-
-
-def _quote(text: str) -> str:
-    from .terms import quote_atom
-    return quote_atom(text)
+        check(from_json(self.call("py_consult", str(path))))
 
 
 def check(reply: Any) -> Any:
@@ -177,3 +166,14 @@ def runtime() -> _Runtime:
             if _runtime is None:
                 _runtime = _Runtime()
     return _runtime
+
+
+def runtime_alive() -> bool:
+    """Is the runtime started and not shutting down?  (Finalisers ask this
+    before calling into Prolog.)"""
+    import sys
+    return _runtime is not None and not _shutting_down and not sys.is_finalizing()
+
+
+__all__ = ["PrologError", "PROLOG_DIR", "check", "runtime", "runtime_alive",
+           "swipl_executable", "swipl_home", "SwiplNotFound"]

@@ -16,9 +16,11 @@ from .results import (OUTPUT_FORMATS, AnswerWriter, CsvWriter, JsonLinesWriter,
                       NTriplesWriter, SparqlJsonWriter, TableWriter, answer_from_json,
                       answer_to_json, answer_writer, read_answers, read_answers_csv,
                       write_answers)
-from .streams import (FORMATS, StreamFormatError, StreamReader, StreamWriter, format_term,
-                      format_time, guess_format, parse_term, parse_time, read_stream,
-                      term_from_json, term_to_json, write_stream)
+from .streams import (FORMATS, StreamFormatError, StreamReader, StreamWriter, guess_format,
+                      read_stream, write_stream)
+from ..rdf.ntriples import format_term, parse_term
+from ..rdf.sparql_json import term_from_json, term_to_json
+from ..times import format_time, parse_time
 
 __all__ = [
     "FORMATS", "StreamFormatError", "StreamReader", "StreamWriter", "read_stream",

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from rdflib.term import BNode, Literal, Node
 
-from .streams import format_term
+from ..rdf.ntriples import format_term
 
 if TYPE_CHECKING:                       # pandas is imported when used
     import pandas as pd
 
-    from ..engine import Answer
+    from ..answer import Answer
 
 __all__ = ["to_dataframe"]
 

@@ -21,16 +21,20 @@ import tempfile
 from decimal import Decimal
 from typing import IO, Any, Iterable, Iterator, Sequence
 
-from rdflib.term import Literal, Node, URIRef
+from rdflib.term import Node
 
-from ..engine import Answer
-from .streams import (XSD, _NUM_RE, format_term, format_time, open_output, parse_term,
-                      term_from_json, term_to_json)
+from ..answer import Answer
+from ..rdf.codec import XSD
+from ..rdf.ntriples import format_term, parse_term
+from ..rdf.prefixes import Prefixes
+from ..rdf.sparql_json import term_from_json, term_to_json
+from ..times import NUMBER_RE, format_time, parse_time
+from .streams import open_output
 
 __all__ = ["OUTPUT_FORMATS", "AnswerWriter", "JsonLinesWriter", "CsvWriter",
            "SparqlJsonWriter", "NTriplesWriter", "TableWriter", "answer_writer",
            "write_answers", "answer_to_json", "answer_from_json", "read_answers",
-           "read_answers_csv"]
+           "read_answers_csv", "time_json", "query_prefixes"]
 
 #: Answer output formats, by name.
 OUTPUT_FORMATS = ("jsonl", "csv", "sparql-json", "nt", "table")
@@ -40,16 +44,26 @@ class _QueryInfo:
     """What a writer needs to know about a query (a Query has all of it)."""
 
     def __init__(self, name: str, form: str = "SELECT", variables: Sequence[str] = (),
-                 text: str = "") -> None:
+                 text: str = "", prefixes: dict[str, str] | None = None) -> None:
         self.name, self.form, self.variables, self.text = name, form, list(variables), text
+        self._prefixes = prefixes
+
+    @property
+    def prefixes(self) -> dict[str, str]:
+        """The prefixes the query declares (read from its text if not given)."""
+        if self._prefixes is None:
+            self._prefixes = query_prefixes(self.text)
+        return self._prefixes
 
 
 def _info(q: Any) -> _QueryInfo:
     return _QueryInfo(q.name, getattr(q, "form", "SELECT"), list(getattr(q, "variables", ())),
-                      getattr(q, "text", ""))
+                      getattr(q, "text", ""), getattr(q, "prefixes", None))
 
 
-def _time_json(t: float | int, style: str) -> Any:
+def time_json(t: float | int, style: str = "seconds") -> Any:
+    """A time as a JSON value: seconds as a number (whole ones as integers),
+    or with ``style="iso"`` an ``xsd:dateTime`` string in UTC."""
     if style == "iso":
         return format_time(t, "iso")
     if isinstance(t, float) and t.is_integer() and abs(t) < 1e16:
@@ -75,8 +89,8 @@ def answer_to_json(answer: Answer, *, time_format: str = "seconds") -> dict[str,
     SPARQL 1.1 JSON form."""
     obj: dict[str, Any] = {
         "query": answer.query,
-        "start": _time_json(answer.start, time_format),
-        "end": _time_json(answer.end, time_format),
+        "start": time_json(answer.start, time_format),
+        "end": time_json(answer.end, time_format),
         "bindings": {k: term_to_json(v) for k, v in answer.bindings.items()},
     }
     if answer.triples:
@@ -87,7 +101,6 @@ def answer_to_json(answer: Answer, *, time_format: str = "seconds") -> dict[str,
 
 def _time_from_json(v: Any) -> float | int:
     if isinstance(v, str):
-        from .streams import parse_time
         return parse_time(v)
     return v
 
@@ -272,7 +285,7 @@ class SparqlJsonWriter(AnswerWriter):
         if self.time_format == "iso":
             return {"type": "literal", "value": format_time(t, "iso"), "datatype": XSD + "dateTime"}
         text = format_time(t)
-        if _NUM_RE.fullmatch(text) and not any(c in text for c in ".eE"):
+        if NUMBER_RE.fullmatch(text) and not any(c in text for c in ".eE"):
             return {"type": "literal", "value": text, "datatype": XSD + "integer"}
         return {"type": "literal", "value": format(Decimal(text), "f"), "datatype": XSD + "decimal"}
 
@@ -345,15 +358,6 @@ class NTriplesWriter(AnswerWriter):
         self.count += 1
 
 
-_DEFAULT_PREFIXES = {
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "xsd": XSD,
-    "owl": "http://www.w3.org/2002/07/owl#",
-}
-_PLAIN_TYPES = {XSD + t for t in ("integer", "decimal", "double", "boolean")}
-
-
 class TableWriter(AnswerWriter):
     """Aligned columns for a terminal: ``query  start  end  ?var…``.
 
@@ -370,37 +374,20 @@ class TableWriter(AnswerWriter):
                  prefixes: dict[str, str] | None = None) -> None:
         super().__init__(out, queries, time_format=time_format)
         self.max_width = max(8, max_width)
-        self.prefixes = dict(_DEFAULT_PREFIXES)
+        known: dict[str, str] = {}
         for info in self.queries.values():
-            self.prefixes.update(_query_prefixes(info.text))
-        if prefixes:
-            self.prefixes.update(prefixes)
-        # longest namespace first, so the most specific prefix wins
-        self._ns = sorted(((ns, p) for p, ns in self.prefixes.items() if ns),
-                          key=lambda x: -len(x[0]))
+            known.update(info.prefixes)
+        known.update(prefixes or {})
+        self.abbreviate = Prefixes(known)
+        self.prefixes = self.abbreviate.prefixes
         self._buffer: list[tuple[str, list[str]]] = []
         self._widths: dict[str, list[int]] = {}
         self._last: str | None = None
 
-    def _cell(self, node: Node) -> str:
-        if isinstance(node, URIRef):
-            s = str(node)
-            for ns, p in self._ns:
-                if s.startswith(ns) and len(s) > len(ns):
-                    local = s[len(ns):]
-                    if all(c.isalnum() or c in "_-." for c in local):
-                        return f"{p}:{local}"
-            text = format_term(node)
-        elif isinstance(node, Literal):
-            dt = str(node.datatype) if node.datatype is not None else None
-            if dt in _PLAIN_TYPES:
-                text = str(node)
-            else:
-                text = format_term(Literal(str(node), lang=node.language or None))
-                if dt is not None and dt != XSD + "string":
-                    text += "^^" + self._cell(URIRef(dt))
-        else:
-            text = format_term(node)
+    def cell(self, node: Node) -> str:
+        """A term as a cell: abbreviated (:class:`~epsparql.rdf.prefixes.Prefixes`)
+        and cut at ``max_width`` characters."""
+        text = self.abbreviate.term(node)
         if len(text) > self.max_width:
             text = text[:self.max_width - 1] + "…"
         return text
@@ -417,7 +404,7 @@ class TableWriter(AnswerWriter):
                 if k not in vs:
                     vs.append(k)
             b = answer.bindings
-            cells.extend(self._cell(b[v]) if v in b else "" for v in vs)
+            cells.extend(self.cell(b[v]) if v in b else "" for v in vs)
         self._buffer.append((info.name, cells))
         self.count += 1
 
@@ -463,8 +450,8 @@ def _row(cells: Sequence[str], widths: Sequence[int]) -> str:
     return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
 
 
-def _query_prefixes(text: str) -> dict[str, str]:
-    """The prefixes a query declares (and ``:`` for its base), or {}."""
+def query_prefixes(text: str) -> dict[str, str]:
+    """The prefixes a query's text declares (and ``:`` for its base), or {}."""
     if not text:
         return {}
     try:

@@ -44,6 +44,11 @@ from typing import IO, Any, Callable, Iterable, Iterator, Sequence
 
 from rdflib.term import BNode, Literal, Node, URIRef
 
+from ..rdf.ntriples import (BNODE_LABEL_PATTERN, IRI_PLAIN_PATTERN, STRING_PATTERN,
+                            TermSyntaxError, format_term, iri, literal, parse_term, term_at)
+from ..rdf.sparql_json import term_from_json, term_to_json
+from ..times import NUMBER_RE, format_time, parse_time, seconds
+
 __all__ = [
     "FORMATS", "Row", "StreamFormatError", "StreamReader", "StreamWriter",
     "read_stream", "write_stream", "guess_format", "open_output",
@@ -56,9 +61,6 @@ FORMATS = ("nt", "jsonl", "csv")
 
 #: A stream row: subject, predicate, object, start, end (None: end = start).
 Row = tuple  # (Node, Node, Node, int | float, int | float | None)
-
-XSD = "http://www.w3.org/2001/XMLSchema#"
-RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 
 
 class StreamFormatError(ValueError):
@@ -92,324 +94,7 @@ class StreamFormatError(ValueError):
         return (type(self), (self.message, self.path, self.line, self.column))
 
 
-class _Bad(Exception):
-    """A malformed line (internal): message and 0-based column."""
-
-    def __init__(self, message: str, col: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.col = col
-
-
-# ---------------------------------------------------------------------------
-# N-Triples terms
-
-_IRI = r'<((?:[^\x00-\x20<>"{}|^`\\]++|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*+)>'
-_IRI_RE = re.compile(_IRI)
-_BNODE_RE = re.compile(
-    r"_:((?:[A-Za-z0-9_]|[^\x00-\x7f])(?:(?:[A-Za-z0-9_\-.]|[^\x00-\x7f])*(?:[A-Za-z0-9_\-]|[^\x00-\x7f]))?)")
-_STRING_RE = re.compile(
-    r'"((?:[^"\\\n\r]++|\\(?:[tbnrf"\'\\]|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}))*+)"')
-_LANG_RE = re.compile(r"@([a-zA-Z]+(?:-[a-zA-Z0-9]+)*)")
-_DT_RE = re.compile(r"\^\^" + _IRI)
 _WS_RE = re.compile(r"[ \t]*")
-_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
-_ESCAPE_RE = re.compile(r"\\(?:([tbnrf\"'\\])|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))")
-_ECHAR = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
-_iri_cache: dict[str, URIRef] = {}
-_dt_cache: dict[str, URIRef] = {}
-
-
-def _unescape(text: str, col: int) -> str:
-    def repl(m: re.Match) -> str:
-        if m.group(1) is not None:
-            return _ECHAR[m.group(1)]
-        cp = int(m.group(2) or m.group(3), 16)
-        if cp > 0x10FFFF:
-            raise _Bad(f"escape {m.group(0)} is beyond U+10FFFF", col + m.start())
-        return chr(cp)
-
-    out = _ESCAPE_RE.sub(repl, text)
-    if _SURROGATE_RE.search(out):
-        # \uD83D\uDE00 (a UTF-16 pair, as Java writes) is one character
-        try:
-            out = out.encode("utf-16", "surrogatepass").decode("utf-16")
-        except UnicodeDecodeError:
-            raise _Bad("unpaired surrogate escape (not a Unicode character)", col) from None
-    return out
-
-
-def _iri(raw: str, col: int) -> URIRef:
-    node = _iri_cache.get(raw)
-    if node is not None:
-        return node
-    text = _unescape(raw, col) if "\\" in raw else raw
-    if not _SCHEME_RE.match(text):
-        raise _Bad(f"relative IRI <{text}> (N-Triples IRIs are absolute)", col)
-    node = URIRef(text)
-    if len(_iri_cache) > 100_000:
-        _iri_cache.clear()
-    _iri_cache[raw] = node
-    return node
-
-
-def _term_at(line: str, pos: int, what: str) -> tuple[Node, int]:
-    """Parse the term of kind ``what`` (subject/predicate/object) at pos."""
-    ch = line[pos:pos + 1]
-    if ch == "<":
-        m = _IRI_RE.match(line, pos)
-        if m is None:
-            raise _Bad(f"malformed IRI in the {what} (an IRI is <...> without spaces, "
-                       f"quotes or <>{{}}|^`\\ characters)", pos)
-        return _iri(m.group(1), pos), m.end()
-    if ch == "_" and what != "predicate":
-        m = _BNODE_RE.match(line, pos)
-        if m is None:
-            raise _Bad(f"malformed blank node in the {what} (expected _:label)", pos)
-        return BNode(m.group(1)), m.end()
-    if ch == '"' and what == "object":
-        m = _STRING_RE.match(line, pos)
-        if m is None:
-            raise _literal_problem(line, pos)
-        raw = m.group(1)
-        lex = _unescape(raw, pos) if "\\" in raw else raw
-        end = m.end()
-        nxt = line[end:end + 1]
-        if nxt == "@":
-            lm = _LANG_RE.match(line, end)
-            if lm is None:
-                raise _Bad("malformed language tag (expected @ and letters, e.g. @en or @en-GB)", end)
-            return Literal(lex, lang=lm.group(1)), lm.end()
-        if nxt == "^":
-            dm = _DT_RE.match(line, end)
-            if dm is None:
-                raise _Bad("malformed datatype (expected ^^<IRI>)", end)
-            key = dm.group(1)
-            dt = _dt_cache.get(key)
-            if dt is None:
-                dt = _dt_cache[key] = _iri(key, end + 2)
-            if str(dt) == RDF_LANGSTRING:
-                raise _Bad("rdf:langString literals need a language tag (write \"...\"@lang)", end)
-            return Literal(lex, datatype=dt, normalize=False), dm.end()
-        return Literal(lex), end
-    allowed = {"subject": "an IRI <...> or a blank node _:x",
-               "predicate": "an IRI <...>",
-               "object": "an IRI <...>, a blank node _:x or a literal \"...\""}[what]
-    found = repr(line[pos:pos + 12]) if pos < len(line) else "the end of the line"
-    raise _Bad(f"expected {allowed} as the {what}, found {found}", pos)
-
-
-_BAD_ESCAPE_RE = re.compile(r'\\(?![tbnrf"\'\\]|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8})')
-
-
-def _literal_problem(line: str, pos: int) -> _Bad:
-    """Why the literal starting at ``pos`` does not parse."""
-    i = pos + 1
-    while i < len(line):
-        c = line[i]
-        if c == '"':
-            break
-        if c == "\\":
-            if _BAD_ESCAPE_RE.match(line, i):
-                return _Bad(f"bad escape {line[i:i + 2]!r} in a literal (allowed: \\t \\b \\n "
-                            f"\\r \\f \\\" \\' \\\\ \\uXXXX \\UXXXXXXXX)", i)
-            i += 2
-            continue
-        if c in "\r\n":
-            return _Bad("raw line break in a literal (write \\n or \\r)", i)
-        i += 1
-    return _Bad("literal without its closing quote", pos)
-
-
-def parse_term(text: str) -> Node:
-    """One RDF term in N-Triples syntax (``<iri>``, ``_:b``, ``"lit"``,
-    ``"lit"@en``, ``"1"^^<dt>``) as an rdflib term.  Raises ValueError."""
-    s = text.strip()
-    try:
-        node, end = _term_at(s, 0, "object")
-    except _Bad as e:
-        raise ValueError(f"{e.message}: {text!r}") from None
-    if end != len(s):
-        raise ValueError(f"unexpected text after the term: {s[end:]!r} in {text!r}")
-    return node
-
-
-_IRI_ESC_RE = re.compile(r'[\x00-\x20<>"{}|^`\\]')
-_LIT_ESC_RE = re.compile('[\x00-\x1f"\\\\\x7f\x85\u2028\u2029\ud800-\udfff]')
-_LIT_ESC = {"\t": "\\t", "\b": "\\b", "\n": "\\n", "\r": "\\r", "\f": "\\f",
-            '"': '\\"', "\\": "\\\\"}
-
-
-def _lit_esc(m: re.Match) -> str:
-    c = m.group(0)
-    return _LIT_ESC.get(c) or f"\\u{ord(c):04X}"
-
-
-def _iri_text(iri: str) -> str:
-    if _IRI_ESC_RE.search(iri):
-        iri = _IRI_ESC_RE.sub(lambda m: f"\\u{ord(m.group(0)):04X}", iri)
-    return f"<{iri}>"
-
-
-def format_term(node: Node) -> str:
-    """An rdflib term in (canonical) N-Triples syntax; :func:`parse_term`
-    reads it back to an equal term."""
-    if isinstance(node, URIRef):
-        return _iri_text(str(node))
-    if isinstance(node, Literal):
-        lex = str(node)
-        if _LIT_ESC_RE.search(lex):
-            lex = _LIT_ESC_RE.sub(_lit_esc, lex)
-        if node.language:
-            return f'"{lex}"@{node.language}'
-        if node.datatype is not None:
-            return f'"{lex}"^^{_iri_text(str(node.datatype))}'
-        return f'"{lex}"'
-    if isinstance(node, BNode):
-        label = str(node)
-        if not _BNODE_RE.fullmatch("_:" + label):
-            label = "x" + "".join(c if c.isalnum() or c in "_-" else f"_{ord(c):x}_" for c in label)
-        return "_:" + label
-    raise TypeError(f"not an RDF term: {node!r}")
-
-
-def term_to_json(node: Node) -> dict[str, str]:
-    """SPARQL 1.1 Query Results JSON form of a term:
-    ``{"type": "uri"|"literal"|"bnode", "value": ..., ["xml:lang"|"datatype"]}``."""
-    if isinstance(node, URIRef):
-        return {"type": "uri", "value": str(node)}
-    if isinstance(node, Literal):
-        d = {"type": "literal", "value": str(node)}
-        if node.language:
-            d["xml:lang"] = node.language
-        elif node.datatype is not None:
-            d["datatype"] = str(node.datatype)
-        return d
-    if isinstance(node, BNode):
-        return {"type": "bnode", "value": str(node)}
-    raise TypeError(f"not an RDF term: {node!r}")
-
-
-def term_from_json(obj: Any) -> Node:
-    """The inverse of :func:`term_to_json`; also takes a string in
-    N-Triples syntax.  Raises ValueError."""
-    if isinstance(obj, str):
-        return parse_term(obj)
-    if not isinstance(obj, dict):
-        raise ValueError(f"a term is an N-Triples string or a SPARQL JSON term object, got {obj!r}")
-    kind, value = obj.get("type"), obj.get("value")
-    if not isinstance(value, str):
-        raise ValueError(f"a term object needs a string \"value\": {obj!r}")
-    if kind == "uri":
-        if not _SCHEME_RE.match(value):
-            raise ValueError(f"relative IRI {value!r} (IRIs are absolute)")
-        return URIRef(value)
-    if kind == "bnode":
-        return BNode(value)
-    if kind in ("literal", "typed-literal"):
-        lang, dt = obj.get("xml:lang"), obj.get("datatype")
-        if lang:
-            return Literal(value, lang=lang)
-        if dt:
-            return Literal(value, datatype=URIRef(dt), normalize=False)
-        return Literal(value)
-    raise ValueError(f"a term object's \"type\" is uri, literal or bnode, got {kind!r}")
-
-
-# ---------------------------------------------------------------------------
-# times
-
-_NUM_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_DATETIME_RE = re.compile(
-    r"(-?)([0-9]{4,})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?"
-    r"(Z|[+-][0-9]{2}:[0-9]{2})?")
-_DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-
-
-def _days_from_civil(y: int, m: int, d: int) -> int:
-    y -= m <= 2
-    era = y // 400
-    yoe = y - era * 400
-    doy = (153 * ((m + 9) % 12) + 2) // 5 + d - 1
-    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-
-
-def parse_time(text: str) -> int | float:
-    """A time as seconds since the Unix epoch: a number (``1700000000``,
-    ``-3.5``, ``1.7e9``) or an ``xsd:dateTime`` lexical form
-    (``2024-01-01T09:30:00Z``, ``2024-01-01T09:30:00.25+02:00``; no
-    timezone = UTC).  Whole seconds come back as ``int``.  Raises
-    ValueError for anything else, including non-finite numbers."""
-    t = text.strip()
-    if _NUM_RE.fullmatch(t):
-        if "." in t or "e" in t or "E" in t:
-            v = float(t)
-            if not math.isfinite(v):
-                raise ValueError(f"time {text!r} is not finite")
-            return int(v) if v.is_integer() and abs(v) < 2**53 else v
-        return int(t)
-    m = _DATETIME_RE.fullmatch(t)
-    if m is None:
-        low = t.lower().lstrip("+-")
-        if low in ("nan", "inf", "infinity"):
-            raise ValueError(f"time {text!r} is not finite")
-        raise ValueError(f"time {text!r} is neither a number of seconds nor an "
-                         f"xsd:dateTime (e.g. 2024-01-01T09:30:00Z)")
-    sign, y, mo, d, h, mi, s, frac, tz = m.groups()
-    year, month, day = int(y), int(mo), int(d)
-    if sign:
-        year = -year
-    hour, minute, sec = int(h), int(mi), int(s)
-    leap = month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    if not (1 <= month <= 12 and 1 <= day <= _DAYS_IN_MONTH[month] + leap):
-        raise ValueError(f"time {text!r}: no such date")
-    if hour == 24 and minute == 0 and sec == 0 and not (frac and frac.strip(".0")):
-        pass                                   # 24:00:00 is the next midnight
-    elif hour > 23 or minute > 59 or sec > 59:
-        raise ValueError(f"time {text!r}: no such time of day")
-    offset = 0
-    if tz and tz != "Z":
-        th, tm = int(tz[1:3]), int(tz[4:6])
-        if th > 14 or tm > 59 or (th == 14 and tm):
-            raise ValueError(f"time {text!r}: bad timezone offset")
-        offset = (th * 3600 + tm * 60) * (-1 if tz[0] == "-" else 1)
-    whole = _days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + sec - offset
-    if frac and frac.strip(".0"):
-        return float(f"{whole}{frac}") if whole >= 0 else whole + float("0" + frac)
-    return whole
-
-
-def format_time(t: float | int, style: str = "seconds") -> str:
-    """A time as the stream formats write it: seconds (integral values
-    without a fraction, others with the shortest exact decimal) or, with
-    ``style="iso"``, an ``xsd:dateTime`` in UTC."""
-    if style == "iso":
-        return _iso(t)
-    if isinstance(t, float):
-        if t.is_integer() and abs(t) < 1e16:
-            return str(int(t))
-        return repr(t)
-    return str(t)
-
-
-def _iso(t: float | int) -> str:
-    from datetime import datetime, timedelta, timezone
-    whole = math.floor(t)
-    frac = t - whole
-    try:
-        dt = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=int(whole))
-    except OverflowError:
-        return format_time(t)
-    text = dt.strftime("%Y-%m-%dT%H:%M:%S")
-    if frac:
-        micro = round(frac * 1e6)
-        if micro >= 1_000_000:
-            return _iso(whole + 1)
-        if micro:
-            text += f".{micro:06d}".rstrip("0")
-    return text + "Z"
 
 
 def _time_value(v: Any, what: str) -> int | float:
@@ -432,46 +117,17 @@ def _time_value(v: Any, what: str) -> int | float:
 
 def _check_interval(start: int | float, end: int | float | None) -> None:
     if end is not None and end < start:
-        raise _Bad(f"end time {format_time(end)} is before start time {format_time(start)}")
+        raise TermSyntaxError(f"end time {format_time(end)} is before start time {format_time(start)}")
 
 
 # ---------------------------------------------------------------------------
 # line parsers (one per format); each returns a row, or None for a line to ignore
 
-_IRI_PLAIN = r'<([^\x00-\x20<>"{}|^`\\]*)>'
-_BNODE_LABEL = _BNODE_RE.pattern[2:]
 _FAST_NT_RE = re.compile(
-    r"[ \t]*(?:" + _IRI_PLAIN + r"|_:" + _BNODE_LABEL + r")[ \t]+" + _IRI_PLAIN + r"[ \t]+"
-    r"(?:" + _IRI_PLAIN + r"|_:" + _BNODE_LABEL + r"|" + _STRING_RE.pattern
-    + r"(?:@([a-zA-Z]+(?:-[a-zA-Z0-9]+)*)|\^\^" + _IRI_PLAIN + r")?)"
+    r"[ \t]*(?:" + IRI_PLAIN_PATTERN + r"|_:" + BNODE_LABEL_PATTERN + r")[ \t]+" + IRI_PLAIN_PATTERN
+    + r"[ \t]+(?:" + IRI_PLAIN_PATTERN + r"|_:" + BNODE_LABEL_PATTERN + r"|" + STRING_PATTERN
+    + r"(?:@([a-zA-Z]+(?:-[a-zA-Z0-9]+)*)|\^\^" + IRI_PLAIN_PATTERN + r")?)"
     r"[ \t]+([+-]?[0-9]+)(?:[ \t]+([+-]?[0-9]+))?[ \t]*\.[ \t]*(?:#.*)?")
-_lit_cache: dict[tuple, Literal] = {}
-_lit_cache_chars = 0
-
-
-def _fast_literal(raw: str, lang: str | None, dt: str | None) -> Literal:
-    key = (raw, lang, dt)
-    node = _lit_cache.get(key)
-    if node is not None:
-        return node
-    lex = _unescape(raw, 0) if "\\" in raw else raw
-    if lang is not None:
-        node = Literal(lex, lang=lang)
-    elif dt is not None:
-        dtn = _iri(dt, 0)
-        if str(dtn) == RDF_LANGSTRING:
-            raise _Bad("rdf:langString literals need a language tag")
-        node = Literal(lex, datatype=dtn, normalize=False)
-    else:
-        node = Literal(lex)
-    global _lit_cache_chars
-    if len(raw) <= 4096:                   # bounded: at most ~8M characters kept
-        if len(_lit_cache) >= 50_000 or _lit_cache_chars > 8_000_000:
-            _lit_cache.clear()
-            _lit_cache_chars = 0
-        _lit_cache[key] = node
-        _lit_cache_chars += len(raw)
-    return node
 
 
 def _parse_nt_line(line: str) -> Row | None:
@@ -479,46 +135,46 @@ def _parse_nt_line(line: str) -> Row | None:
     if m is not None:                      # the common case, in one match
         try:
             g = m.groups()
-            s = _iri(g[0], 0) if g[0] is not None else BNode(g[1])
-            p = _iri(g[2], 0)
+            s = iri(g[0], 0) if g[0] is not None else BNode(g[1])
+            p = iri(g[2], 0)
             if g[3] is not None:
-                o = _iri(g[3], 0)
+                o = iri(g[3], 0)
             elif g[4] is not None:
                 o = BNode(g[4])
             else:
-                o = _fast_literal(g[5], g[6], g[7])
+                o = literal(g[5], g[6], g[7])
             start = int(g[8])
             end = None if g[9] is None else int(g[9])
             _check_interval(start, end)
             return (s, p, o, start, end)
-        except _Bad:
+        except TermSyntaxError:
             pass                           # the detailed parse below says where
     pos = _WS_RE.match(line).end()
     if pos == len(line) or line[pos] == "#":
         return None
-    s, pos = _term_at(line, pos, "subject")
+    s, pos = term_at(line, pos, "subject")
     pos = _ws_required(line, pos, "the subject")
-    p, pos = _term_at(line, pos, "predicate")
+    p, pos = term_at(line, pos, "predicate")
     pos = _ws_required(line, pos, "the predicate")
-    o, pos = _term_at(line, pos, "object")
+    o, pos = term_at(line, pos, "object")
     rest = line[pos:]
     body = rest.split("#", 1)[0].rstrip()
     if not body.endswith("."):
-        raise _Bad("expected times then '.' at the end of the statement "
+        raise TermSyntaxError("expected times then '.' at the end of the statement "
                    "(a line is: subject predicate object start [end] .)", pos + len(body))
     if rest[:1] not in (" ", "\t"):
-        raise _Bad("expected whitespace then the start time after the object", pos)
+        raise TermSyntaxError("expected whitespace then the start time after the object", pos)
     tokens = body[:-1].split()
     if not tokens:
-        raise _Bad("missing start time (a line is: subject predicate object start [end] .)", pos)
+        raise TermSyntaxError("missing start time (a line is: subject predicate object start [end] .)", pos)
     if len(tokens) > 2:
-        raise _Bad(f"expected at most two times (start, end) before '.', found {len(tokens)} "
+        raise TermSyntaxError(f"expected at most two times (start, end) before '.', found {len(tokens)} "
                    f"items: {' '.join(tokens)}", pos)
     try:
         start = parse_time(tokens[0])
         end = parse_time(tokens[1]) if len(tokens) == 2 else None
     except ValueError as e:
-        raise _Bad(str(e), pos + 1) from None
+        raise TermSyntaxError(str(e), pos + 1) from None
     _check_interval(start, end)
     return (s, p, o, start, end)
 
@@ -547,21 +203,21 @@ def _nt_texts_line(line: str) -> Row | None:
         g = m.groups()
         try:
             if g[0] is not None:
-                _iri(g[0], 0)
+                iri(g[0], 0)
                 s = f"<{g[0]}>"
             else:
                 s = "_:" + g[1]
-            _iri(g[2], 0)
+            iri(g[2], 0)
             p = f"<{g[2]}>"
             if g[3] is not None:
-                _iri(g[3], 0)
+                iri(g[3], 0)
                 o = f"<{g[3]}>"
             elif g[4] is not None:
                 o = "_:" + g[4]
             elif g[6] is not None:
                 o = f'"{g[5]}"@{g[6]}'
             elif g[7] is not None:
-                _iri(g[7], 0)
+                iri(g[7], 0)
                 o = f'"{g[5]}"^^<{g[7]}>'
             else:
                 o = f'"{g[5]}"'
@@ -569,7 +225,7 @@ def _nt_texts_line(line: str) -> Row | None:
             end = None if g[9] is None else _num_time(g[9])
             _check_interval(start, end)
             return (s, p, o, start, end)
-        except _Bad:
+        except TermSyntaxError:
             pass                           # the full parse says where
     row = _parse_nt_line(line)
     if row is None:
@@ -580,27 +236,27 @@ def _nt_texts_line(line: str) -> Row | None:
 def _ws_required(line: str, pos: int, after: str) -> int:
     end = _WS_RE.match(line, pos).end()
     if end == pos:
-        raise _Bad(f"expected whitespace after {after}", pos)
+        raise TermSyntaxError(f"expected whitespace after {after}", pos)
     return end
 
 
 def _term_field(value: Any, key: str) -> Node:
     if isinstance(value, str):
         try:
-            node, end = _term_at(value.strip(), 0, "object")
-        except _Bad as e:
-            raise _Bad(f'"{key}": {e.message}') from None
+            node, end = term_at(value.strip(), 0, "object")
+        except TermSyntaxError as e:
+            raise TermSyntaxError(f'"{key}": {e.message}') from None
         if end != len(value.strip()):
-            raise _Bad(f'"{key}": unexpected text after the term: {value.strip()[end:]!r}')
+            raise TermSyntaxError(f'"{key}": unexpected text after the term: {value.strip()[end:]!r}')
     else:
         try:
             node = term_from_json(value)
         except ValueError as e:
-            raise _Bad(f'"{key}": {e}') from None
+            raise TermSyntaxError(f'"{key}": {e}') from None
     if key == "p" and not isinstance(node, URIRef):
-        raise _Bad(f'"p": the predicate must be an IRI, got {value!r}')
+        raise TermSyntaxError(f'"p": the predicate must be an IRI, got {value!r}')
     if key == "s" and isinstance(node, Literal):
-        raise _Bad(f'"s": the subject must be an IRI or a blank node, got {value!r}')
+        raise TermSyntaxError(f'"s": the subject must be an IRI or a blank node, got {value!r}')
     return node
 
 
@@ -613,7 +269,7 @@ def _row_from_fields(get: Callable[[str], Any], has_end: bool) -> Row:
         e = get("end") if has_end else None
         end = None if e is None or e == "" else _time_value(e, "end")
     except ValueError as err:
-        raise _Bad(str(err)) from None
+        raise TermSyntaxError(str(err)) from None
     _check_interval(start, end)
     return (s, p, o, start, end)
 
@@ -624,13 +280,13 @@ def _parse_jsonl_line(line: str) -> Row | None:
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as e:
-        raise _Bad(f"invalid JSON: {e.msg}", e.colno - 1) from None
+        raise TermSyntaxError(f"invalid JSON: {e.msg}", e.colno - 1) from None
     if not isinstance(obj, dict):
-        raise _Bad(f"expected a JSON object {{\"s\", \"p\", \"o\", \"start\"[, \"end\"]}}, "
+        raise TermSyntaxError(f"expected a JSON object {{\"s\", \"p\", \"o\", \"start\"[, \"end\"]}}, "
                    f"got {type(obj).__name__}")
     missing = [k for k in ("s", "p", "o", "start") if obj.get(k) is None]
     if missing:
-        raise _Bad("missing " + ", ".join(f'"{k}"' for k in missing)
+        raise TermSyntaxError("missing " + ", ".join(f'"{k}"' for k in missing)
                    + ' (an object has "s", "p", "o", "start" and optionally "end")')
     return _row_from_fields(obj.get, True)
 
@@ -778,7 +434,7 @@ class StreamReader:
                         continue
                     try:
                         row = parse(line)
-                    except _Bad as e:
+                    except TermSyntaxError as e:
                         self._error(e.message, e.col)
                         continue
                     if row is not None:
@@ -831,7 +487,7 @@ class StreamReader:
             has_end = "end" in index
             try:
                 row = _row_from_fields(lambda k: fields[index[k]] if k in index else None, has_end)
-            except _Bad as e:
+            except TermSyntaxError as e:
                 self._error(e.message)
                 continue
             self.rows += 1
@@ -895,7 +551,6 @@ class StreamWriter:
             self._csv.writerow(["s", "p", "o", "start", "end"])
 
     def _time(self, t: Any) -> Any:
-        from ..engine import seconds
         return format_time(seconds(t), self.time_format)
 
     def write(self, row: Sequence[Any]) -> None:
@@ -939,7 +594,7 @@ class StreamWriter:
 
 def _json_time(text: str) -> Any:
     """A formatted time as a JSON value: a number when it is one."""
-    if _NUM_RE.fullmatch(text):
+    if NUMBER_RE.fullmatch(text):
         return float(text) if ("." in text or "e" in text or "E" in text) else int(text)
     return text
 

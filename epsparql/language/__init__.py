@@ -13,11 +13,11 @@ from .ast import (AskQuery, BGP, Bind, BinaryOp, ConstructQuery, Exists,
                   PathSeq, Pattern, Pos, Projection, Query, SelectQuery,
                   SubSelect, TEMPORAL_OPERATORS, TemporalJoin, Term,
                   TriplePattern, UnaryOp, Union, Var)
-from .errors import QueryError, QuerySyntaxError
+from .errors import QueryError, QuerySyntaxError, QueryWarning
 from .parser import DEFAULT_BASE, parse_query
 
 __all__ = [
-    "parse_query", "QueryError", "QuerySyntaxError", "DEFAULT_BASE",
+    "parse_query", "QueryError", "QuerySyntaxError", "QueryWarning", "DEFAULT_BASE",
     "AskQuery", "BGP", "Bind", "BinaryOp", "ConstructQuery", "Exists", "Expr",
     "Filter", "FunctionCall", "Graph", "Group", "GroupElement", "In", "Minus",
     "NotIn", "Optional", "Path", "PathAlt", "PathInv", "PathMod", "PathSeq",

@@ -1,4 +1,5 @@
-"""Errors raised by :func:`epsparql.language.parse_query`.
+"""Errors raised by :func:`epsparql.language.parse_query`, and the warning
+category of queries that are valid but cannot do what they say.
 
 Only these two exception types ever leave ``parse_query``: callers (a REST
 endpoint, a REPL, the rule compiler) can catch :class:`QueryError` and show
@@ -6,7 +7,7 @@ endpoint, a REPL, the rule compiler) can catch :class:`QueryError` and show
 """
 from __future__ import annotations
 
-__all__ = ["QueryError", "QuerySyntaxError"]
+__all__ = ["QueryError", "QuerySyntaxError", "QueryWarning"]
 
 
 class QueryError(ValueError):
@@ -34,15 +35,21 @@ class QueryError(ValueError):
             self.args = (self._render(),)
         return self
 
+    def caret_lines(self) -> list[str]:
+        """The source line (an excerpt around the column when it is long)
+        and a caret under the column; [] without a position or source."""
+        if self.line is None or self.source_line is None:
+            return []
+        shown, at = _excerpt(self.source_line, self.column or 1)
+        return [shown, _caret(shown, at)]
+
     def _render(self) -> str:
         """``line L, column C: message``, then the source line and a caret."""
         if self.line is None:
             return self.message
         column = self.column if self.column is not None else 1
         head = f"line {self.line}, column {column}: {self.message}"
-        if self.source_line is None:
-            return head
-        return f"{head}\n{self.source_line}\n{_caret(self.source_line, column)}"
+        return "\n".join([head, *self.caret_lines()])
 
     def __str__(self) -> str:
         return self._render()
@@ -68,6 +75,15 @@ class QuerySyntaxError(QueryError):
         super().__init__(message, max(1, line), max(1, column), source=source)
 
 
+class QueryWarning(UserWarning):
+    """A valid query with a part that can never work as written, e.g.
+    ``getDURATION() < 5`` (a duration compared with a number: an error,
+    so false, for every solution).  The message starts with
+    ``line L, column C:`` and says how to fix it.  Issued through
+    :mod:`warnings` when a query is registered or checked; turn it into
+    an error with ``warnings.simplefilter("error", QueryWarning)``."""
+
+
 def _line_of(source: str | None, line: int | None) -> str | None:
     """The 1-based ``line`` of ``source`` without its line break, if any."""
     if source is None or line is None:
@@ -76,6 +92,27 @@ def _line_of(source: str | None, line: int | None) -> str | None:
     if not 1 <= line <= len(lines):
         return None
     return lines[line - 1].rstrip("\r")
+
+
+#: Longer source lines are shown as an excerpt around the column.
+_EXCERPT = 100
+
+
+def _excerpt(source_line: str, column: int) -> tuple[str, int]:
+    """The part of a long line around ``column`` ("..." marking the cuts)
+    and the column within it, so a generated one-line query of 100 kB
+    gives a three-line error, not a 100 kB one."""
+    if len(source_line) <= _EXCERPT:
+        return source_line, column
+    start = max(0, min(column - 1 - _EXCERPT // 2, len(source_line) - _EXCERPT))
+    end = start + _EXCERPT
+    text = source_line[start:end]
+    at = column - start
+    if start > 0:
+        text, at = "..." + text, at + 3
+    if end < len(source_line):
+        text += "..."
+    return text, at
 
 
 def _caret(source_line: str, column: int) -> str:

@@ -44,7 +44,10 @@ Not supported (syntax errors): RDF collections ``( ... )`` in triples and
 negated property sets ``!(...)`` in paths.
 
 Literals are rdflib Literals, so rdflib's lexical normalisation applies
-(``+7`` -> ``"7"``, ``1e3`` -> ``"1000.0"``).  A sign in front of a number
+(``+7`` -> ``"7"``, ``1e3`` -> ``"1000.0"``), except to a typed literal
+rdflib finds ill-typed, which keeps its lexical form as written (rdflib
+would turn ``"yes"^^xsd:boolean`` into ``"false"``; translation reports
+the literal as invalid).  A sign in front of a number
 literal is folded into it: ``-5`` and ``- 5`` are ``Literal('-5')``, not
 ``UnaryOp('-', 5)``.
 
@@ -60,6 +63,7 @@ No other exception escapes :func:`parse_query` for any ``str`` argument.
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path as _FsPath
@@ -74,8 +78,9 @@ from rdflib.namespace import OWL, RDF, RDFS, XSD
 
 from . import ast as A
 from .errors import QueryError, QuerySyntaxError
+from .scope import check_scopes
 
-__all__ = ["parse_query", "DEFAULT_BASE", "BUILTIN_ARITY"]
+__all__ = ["parse_query", "DEFAULT_BASE", "BUILTIN_ARITY", "MAX_NESTING"]
 
 #: Base for bare names and the undeclared empty prefix when there is no BASE.
 DEFAULT_BASE = "http://epsparql.org/ns#"
@@ -138,8 +143,44 @@ def parse_query(text: str, *, base: str | None = None) -> A.Query:
                                source=text) from None
 
 
+#: Deepest nesting of groups, parentheses, brackets and prefix operators
+#: ('!', '-', '+') a query may have.  Far beyond what people write or
+#: tools generate for a chain (a chain is not nested: 2,000 UNIONs are
+#: one level); it bounds the depth of what reaches the Prolog core.
+MAX_NESTING = 1000
+
+_OPEN = {"LBRACE", "LPAR", "LSQB"}
+_CLOSE = {"RBRACE", "RPAR", "RSQB"}
+_PREFIX = {"BANG", "PLUS", "DASH"}
+
+
+def _check_nesting(text: str) -> None:
+    """QueryError at the first bracket or prefix operator nested more than
+    :data:`MAX_NESTING` levels deep (tokens that do not lex are left to
+    the parser to report)."""
+    depth = run = 0
+    try:
+        for token in _lark().lex(text):
+            if token.type in _PREFIX:
+                run += 1
+            else:
+                run = 0
+            if token.type in _OPEN:
+                depth += 1
+            elif token.type in _CLOSE:
+                depth = max(0, depth - 1)
+            if depth + run > MAX_NESTING:
+                raise QueryError(
+                    f"the query nests groups, parentheses, brackets or prefix operators "
+                    f"more than {MAX_NESTING:,} levels deep, the limit", token.line,
+                    token.column)
+    except UnexpectedInput:
+        return
+
+
 def _parse(text: str, base: str | None) -> A.Query:
     """Parse, reject unsupported constructs, then build the AST."""
+    _check_nesting(text)
     try:
         tree = _lark().parse(text)
     except UnexpectedInput as err:
@@ -147,13 +188,15 @@ def _parse(text: str, base: str | None) -> A.Query:
     _reject_unsupported(tree)
     builder = _AstBuilder(base, _blank_labels(tree))
     try:
-        return builder.transform(tree)
+        query = builder.transform(tree)
     except VisitError as err:
         if isinstance(err.orig_exc, (QueryError, RecursionError)):
             raise err.orig_exc from None
         line, column = _meta_position(getattr(err, "obj", None))
         raise QuerySyntaxError(f"cannot parse the query: {err.orig_exc}",
                                line, column) from None
+    check_scopes(query)
+    return query
 
 
 @lru_cache(maxsize=1)
@@ -669,7 +712,17 @@ class _AstBuilder(Transformer_NonRecursive):
         extra = children[1]
         if isinstance(extra, Token):
             return Literal(value, lang=str(extra)[1:])
-        return Literal(value, datatype=extra)
+        try:
+            with warnings.catch_warnings():     # rdflib warns about "weird booleans"
+                warnings.simplefilter("ignore")
+                literal = Literal(value, datatype=extra)
+        except Exception:  # noqa: BLE001 -- rdflib's converters raise odd errors
+            literal = None                 # ("-P1Y2M" stops isodate)
+        if literal is None or literal.ill_typed:
+            # keep what was written: rdflib would "normalise" "yes"^^xsd:boolean
+            # to "false"; the check of constants reports it as invalid
+            literal = Literal(value, datatype=extra, normalize=False)
+        return literal
 
     def unsigned_number(self, meta, children):
         token = children[0]

@@ -53,6 +53,8 @@ from typing import Any, Callable
 from rdflib.term import BNode, Literal, Node, URIRef
 
 from ..core.terms import Compound, PlString
+from ..memo import BoundedCache
+from ..times import civil_from_days, date_days, tz_offset
 
 __all__ = ["encode", "decode", "encode_seconds_as_datetime",
            "encode_seconds_as_duration", "XSD", "RDF_LANGSTRING"]
@@ -134,53 +136,9 @@ def _enc_boolean(lex: str, dt: str) -> Any:
     return _generic(lex, dt)
 
 
-_DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-
-
-def _days_from_civil(y: int, m: int, d: int) -> int:
-    """Days since 1970-01-01 of a proleptic Gregorian date (year 0 = 1 BCE)."""
-    y -= m <= 2
-    era = y // 400
-    yoe = y - era * 400
-    doy = (153 * ((m + 9) % 12) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-def _civil_from_days(z: int) -> tuple[int, int, int]:
-    """Inverse of :func:`_days_from_civil`."""
-    z += 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    d = doy - (153 * mp + 2) // 5 + 1
-    m = mp + 3 if mp < 10 else mp - 9
-    return yoe + era * 400 + (m <= 2), m, d
-
-
 def _date_days(sign: str, year: str, month: str, day: str) -> int | None:
-    y, m, d = int(year), int(month), int(day)
-    if sign:
-        y = -y
-    if not 1 <= m <= 12 or d < 1:
-        return None
-    leap = m == 2 and y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
-    if d > _DAYS_IN_MONTH[m] + leap:
-        return None
-    return _days_from_civil(y, m, d)
-
-
-def _tz_seconds(tz: str | None) -> int | None:
-    """Offset of a timezone in seconds (0 for none or Z); None if invalid."""
-    if not tz or tz == "Z":
-        return 0
-    h, mi = int(tz[1:3]), int(tz[4:6])
-    if mi > 59 or h > 14 or (h == 14 and mi):
-        return None
-    s = h * 3600 + mi * 60
-    return -s if tz[0] == "-" else s
+    y = int(year)
+    return date_days(-y if sign else y, int(month), int(day))
 
 
 def _exact_float(whole: int, frac: str) -> float:
@@ -212,7 +170,7 @@ def _datetime_encoder(need_tz: bool) -> Callable[[str, str], Any]:
             return _generic(lex, dt)
         sign, year, month, day, hh, mi, ss, frac, tz = m.groups()
         days = _date_days(sign, year, month, day)
-        off = _tz_seconds(tz)
+        off = tz_offset(tz)
         h, i, s = int(hh), int(mi), int(ss)
         frac = (frac or "").rstrip("0")
         if (days is None or off is None or i > 59 or s > 59 or (need_tz and not tz)
@@ -233,7 +191,7 @@ def _enc_date(lex: str, dt: str) -> Any:
         return _generic(lex, dt)
     sign, year, month, day, tz = m.groups()
     days = _date_days(sign, year, month, day)
-    off = _tz_seconds(tz)
+    off = tz_offset(tz)
     if days is None or off is None:
         return _generic(lex, dt)
     try:
@@ -288,7 +246,7 @@ _ENCODERS[XSD + "yearMonthDuration"] = _duration_encoder("ym")
 # Per-datatype dispatch keyed by the datatype's URIRef object itself: rdflib
 # interns nothing, but a stream reuses a handful of datatype objects, and a
 # dict keyed by them avoids str() + a second lookup per literal.
-_BY_DT: dict[Any, tuple[str, Callable[[str, str], Any] | None]] = {}
+_BY_DT = BoundedCache(4096)     # datatype URIRef -> (its text, its encoder)
 
 
 def _dispatch(dt: Any) -> tuple[str, Callable[[str, str], Any] | None]:
@@ -297,9 +255,7 @@ def _dispatch(dt: Any) -> tuple[str, Callable[[str, str], Any] | None]:
         entry: tuple[str, Callable[[str, str], Any] | None] = (s, _enc_string)
     else:
         entry = (s, _ENCODERS.get(s))
-    if len(_BY_DT) < 4096:
-        _BY_DT[dt] = entry
-    return entry
+    return _BY_DT.put(dt, entry)
 
 
 def _enc_string(lex: str, dt: str) -> Any:
@@ -382,7 +338,7 @@ def encode_seconds_as_datetime(t: float) -> Compound:
     whole = n // p
     frac = str(n - whole * p).zfill(scale).rstrip("0") if scale else ""
     days, sod = divmod(whole, 86400)
-    y, m, d = _civil_from_days(days)
+    y, m, d = civil_from_days(days)
     hh, rem = divmod(sod, 3600)
     mi, ss = divmod(rem, 60)
     year = f"-{-y:04d}" if y < 0 else f"{y:04d}"
@@ -421,15 +377,13 @@ def encode_seconds_as_duration(s: float) -> Compound:
 
 # ---------------------------------------------------------------------------
 
-_DT_REFS: dict[str, URIRef] = {}
+_DT_REFS = BoundedCache(4096)    # datatype IRI text -> URIRef
 
 
 def _dtref(dt: str) -> URIRef:
     ref = _DT_REFS.get(dt)
     if ref is None:
-        ref = URIRef(dt)
-        if len(_DT_REFS) < 4096:
-            _DT_REFS[dt] = ref
+        ref = _DT_REFS.put(dt, URIRef(dt))
     return ref
 
 
@@ -455,9 +409,8 @@ _DECODERS: dict[tuple[str, int], Callable[..., Node]] = {
 # IRI strings, and encoded terms of the known shapes (whose decoding depends
 # only on their functor and the text of their arguments, so the Python
 # equalities 1 == 1.0 and PlString("x") == "x" between keys are harmless).
-_DEC_IRI: dict[str, URIRef] = {}
-_DEC_TERM: dict[Compound, Node] = {}
-_MAX_DECODED = 1 << 15
+_DEC_IRI = BoundedCache(1 << 15)     # IRI text -> URIRef
+_DEC_TERM = BoundedCache(1 << 15)    # encoded literal -> Literal
 _VALUE_FIRST = frozenset({"n", "d", "dur"})   # first argument: the value, not decoded
 
 
@@ -475,10 +428,7 @@ def decode(value: Any) -> Node | None:
             return None
         node = _DEC_IRI.get(value)
         if node is None:
-            node = URIRef(value)
-            if len(_DEC_IRI) >= _MAX_DECODED:
-                _DEC_IRI.clear()
-            _DEC_IRI[value] = node
+            node = _DEC_IRI.put(value, URIRef(value))
         return node
     if tp is Compound:
         try:
@@ -494,9 +444,7 @@ def decode(value: Any) -> Node | None:
             # strings); blank nodes are not (CONSTRUCT makes fresh ones)
             args = value.args[1:] if value.name in _VALUE_FIRST else value.args
             if type(node) is not BNode and all(isinstance(a, str) for a in args):
-                if len(_DEC_TERM) >= _MAX_DECODED:
-                    _DEC_TERM.clear()
-                _DEC_TERM[value] = node
+                _DEC_TERM.put(value, node)
             return node
         raise ValueError(f"not an encoded RDF term: {value!r}")
     if value is None:

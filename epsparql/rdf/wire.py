@@ -35,9 +35,10 @@ from typing import Any, Iterable
 from rdflib.term import BNode, Literal, URIRef
 
 from ..core.terms import Compound, Raw, quote_atom, to_prolog
+from ..memo import BoundedCache
 from .codec import encode
 
-__all__ = ["triple_batch_text"]
+__all__ = ["triple_batch_text", "term_text", "literal_wire"]
 
 _DT_VARS: dict[str, str] = {}          # datatype IRI -> D<n>, append-only
 _MAX_DT_VARS = 4096                    # beyond: datatype IRIs written in full
@@ -46,8 +47,7 @@ _dt_lock = threading.Lock()
 #: (lexical form, datatype IRI or None, language or None) -> (item functor,
 #: the literal's text in the item, the datatype IRI it names by a D variable
 #: or None)
-_LIT_WIRE: dict[tuple, tuple[str, str, str | None]] = {}
-_MAX_LIT = 1 << 16
+_LIT_WIRE = BoundedCache(1 << 16)
 _MAX_CACHED_LEX = 64                   # long literals rarely repeat: not cached
 
 # functor -> arity of the encodings that carry a datatype IRI as their
@@ -148,10 +148,7 @@ def triple_batch_text(rows: Iterable[tuple]) -> str:
             key = lit_key(x, lex)
             hit = lit_cache.get(key)
             if hit is None:
-                hit = literal_wire(x)
-                if len(lit_cache) >= _MAX_LIT:
-                    lit_cache.clear()
-                lit_cache[key] = hit
+                hit = lit_cache.put(key, literal_wire(x))
             f, txt, dt = hit
         if dt is not None and dt not in dts:
             dts[dt] = _DT_VARS[dt]
@@ -248,3 +245,33 @@ def triple_batch_text(rows: Iterable[tuple]) -> str:
         names.append(v)
         values.append(quote_atom(dt))
     return f"b([{','.join(names)}],[{','.join(values)}],[{','.join(out)}])"
+
+
+_IRI_TEXT = BoundedCache(1 << 17)      # IRI -> its Prolog text
+_LIT_TEXT = BoundedCache(1 << 16)      # (lexical, datatype, language) -> its Prolog text
+
+
+def term_text(node: Any) -> str:
+    """The Prolog text of an RDF term (:func:`~epsparql.rdf.codec.encode`,
+    quoted and escaped).  IRIs and short literals repeat, so their text is
+    remembered (keyed by plain strings: rdflib's own ``__eq__`` is slow)."""
+    tp = type(node)
+    if tp is URIRef:
+        key = str(node)
+        txt = _IRI_TEXT.get(key)
+        if txt is None:
+            txt = _IRI_TEXT.put(key, to_prolog(encode(node)))
+        return txt
+    if tp is Literal:
+        lex = str(node)
+        if len(lex) > _MAX_CACHED_LEX:          # long literals rarely repeat: no caching
+            return to_prolog(encode(node))
+        dt = node.datatype
+        key = (lex, None if dt is None else str(dt), node.language)
+        txt = _LIT_TEXT.get(key)
+        if txt is None:
+            txt = _LIT_TEXT.put(key, to_prolog(encode(node)))
+        return txt
+    if not isinstance(node, (URIRef, Literal, BNode)):
+        raise TypeError(f"a triple position must be an rdflib URIRef, Literal or BNode, got {node!r}")
+    return to_prolog(encode(node))

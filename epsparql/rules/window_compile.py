@@ -50,7 +50,7 @@ from ..core.terms import to_prolog
 from ..language import ast as A
 from ..language.dialects import ast as D
 from ..language.errors import QueryError
-from .compile import BINARY_OPS, UNARY_OPS
+from .from_algebra import BINARY_OPS, UNARY_OPS
 
 AGG_OPS = {"COUNT": "count", "SUM": "sum", "AVG": "avg", "MIN": "min", "MAX": "max",
            "SAMPLE": "sample", "GROUP_CONCAT": "group_concat"}

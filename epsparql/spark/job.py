@@ -1,8 +1,9 @@
 """What a Spark job runs: the queries, their partitioning, the router.
 
-A :class:`JobSpec` is built once on the driver (queries parsed, compiled
-and checked there, so errors surface before Spark starts) and shipped to
-the workers, where :mod:`epsparql.spark.worker` builds engines from it.
+A :class:`JobSpec` is built once on the driver (queries prepared in an
+engine there, so errors surface before Spark starts, and planned from
+their algebra) and shipped to the workers, where :mod:`epsparql.spark.worker`
+has it build their engines (:meth:`JobSpec.engine`).
 Terms travel through Spark as N-Triples text; a group key is the
 canonical N-Triples text of a term (the text the engine's own decoding
 gives back), so equal terms always meet in one group.
@@ -10,14 +11,14 @@ gives back), so equal terms always meet in one group.
 from __future__ import annotations
 
 import hashlib
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ..algebra import optimise, translate
-from ..algebra.partition import NO_SCHEMA, Plan, plan, schema_of
-from ..language import parse_query
+from ..algebra.partition import NO_SCHEMA, KeyPlan, Plan, schema_of
+from ..memo import Memo
 
 #: The group of the queries that cannot be partitioned: the whole stream.
 WHOLE = ""
@@ -54,26 +55,36 @@ class JobSpec:
         bg_text = g.serialize(format="nt") if len(g) else ""
         spec = cls([tuple(q) for q in queries], base, reasoning, bg_text,
                    float(allowed_lateness), gc_every)
-        algs = []
-        for name, text in spec.queries:
-            a = translate(parse_query(text, base=base))
-            algs.append((name, type(a)(**{**a.__dict__, "pattern": optimise(a.pattern)})))
-        schema = schema_of(g) if reasoning != "none" and len(g) else NO_SCHEMA
-        p = plan(algs, schema)
+        # the queries registered in a throwaway engine: compile errors now, not
+        # in a worker; their prepared algebra gives the partitioning
+        eng = spec.engine([n for n, _ in spec.queries], load_background=False)
+        try:
+            schema = schema_of(g) if reasoning != "none" and len(g) else NO_SCHEMA
+            p = eng.partitioning(schema)
+        finally:
+            eng.close()
         if not partition:
-            from ..algebra.partition import KeyPlan
             p = Plan([KeyPlan(k.query, None, reason="partitioning switched off")
                       for k in p.queries], schema)
         spec.plan = p
-        spec.check()
         return spec
 
-    def check(self) -> None:
-        """Register every query in a throwaway engine: compile errors now, not
-        in a worker."""
-        from .worker import new_engine
-        eng = new_engine(self, [n for n, _ in self.queries], load_background=False)
-        eng.close()
+    def engine(self, names: Sequence[str], load_background: bool = True,
+               on_late: Any = None) -> Any:
+        """An :class:`~epsparql.Engine` with the options of this spec and the
+        queries ``names`` (of :attr:`queries`) registered, in order."""
+        from ..query_engine import Engine, UnboundedStateWarning
+        eng = Engine(base=self.base, reasoning=self.reasoning, gc_every=self.gc_every,
+                     allowed_lateness=self.allowed_lateness, on_late=on_late)
+        if load_background and self.background:
+            eng.load_background(self.background, format="nt")
+        wanted = set(names)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnboundedStateWarning)
+            for name, text in self.queries:
+                if name in wanted:
+                    eng.register(text, name=name)
+        return eng
 
     # -- partitioning -------------------------------------------------------
     @property
@@ -113,22 +124,6 @@ class JobSpec:
         return h.hexdigest()[:16]
 
 
-class Memo(dict):
-    """A function's results by argument, forgotten all at once past ``limit``
-    entries (terms repeat a lot in streams, but not without bound)."""
-
-    def __init__(self, fn: Any, limit: int = 1 << 18) -> None:
-        super().__init__()
-        self.fn = fn
-        self.limit = limit
-
-    def __missing__(self, arg: Any) -> Any:
-        if len(self) >= self.limit:
-            self.clear()
-        value = self[arg] = self.fn(arg)
-        return value
-
-
 def _part(key: str) -> int:
     return zlib.crc32(key.encode("utf-8", "surrogatepass")) & 0x7FFFFFFF
 
@@ -160,8 +155,8 @@ class Router:
 def canonical_key(text: str) -> str:
     """The N-Triples text of a term as the engine gives it back (literals
     through the engine's codec: language tags lower-cased, and so on)."""
-    from ..io.streams import format_term, parse_term
     from ..rdf.codec import decode, encode
+    from ..rdf.ntriples import format_term, parse_term
     term = parse_term(text)
     if text.startswith('"'):
         term = decode(encode(term))

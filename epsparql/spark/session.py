@@ -1,8 +1,10 @@
 """A SparkSession set up for epsparql: workers run this interpreter, logs quiet.
 
 ``local[*]`` is the embedded default; any master URL works unchanged.  The
-Python workers must import the installed package (and pyswip) from the
-same interpreter as the driver, hence ``PYSPARK_PYTHON``.
+Python workers must import the installed package (and janus-swi) from
+the same interpreter as the driver, hence ``PYSPARK_PYTHON``; and janus-swi
+must find the SWI-Prolog home it was built for, hence ``SWI_HOME_DIR`` set
+in the driver (workers inherit it) and sent to executors.
 """
 from __future__ import annotations
 
@@ -41,6 +43,8 @@ def spark_session(master: str = "local[*]", app: str = "epsparql",
     tiny engine groups)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from ..core.swipl import configure_environment
+    swipl_home = configure_environment()
     from pyspark.sql import SparkSession
     log4j = _log4j_file()
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j}"
@@ -58,6 +62,7 @@ def spark_session(master: str = "local[*]", app: str = "epsparql",
         "spark.sql.session.timeZone": "UTC",
         # pandas warns inside pyspark's own worker code about all-None columns
         "spark.executorEnv.PYTHONWARNINGS": "ignore::FutureWarning",
+        "spark.executorEnv.SWI_HOME_DIR": swipl_home,
     }
     settings.update(conf or {})
     b = SparkSession.builder.master(master).appName(app)

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from typing import Any, Iterator, Sequence
 
-from .job import WHOLE, JobSpec, Memo
+from ..memo import Memo
+from .job import WHOLE, JobSpec
 
 OUTPUT_SCHEMA = ("kind string, query string, key string, start double, end double, "
                  "bindings map<string,string>, triples array<string>, json string, "
@@ -30,23 +30,6 @@ OUTPUT_COLUMNS = ["kind", "query", "key", "start", "end", "bindings", "triples",
 BAD = "\x00bad"
 
 _RUNNERS: dict[tuple[str, str], "Runner"] = {}
-
-
-def new_engine(spec: JobSpec, names: Sequence[str], load_background: bool = True,
-               on_late: Any = None):
-    """An Engine with ``names`` (of ``spec.queries``) registered, in order."""
-    from ..engine import Engine, UnboundedStateWarning
-    eng = Engine(base=spec.base, reasoning=spec.reasoning, gc_every=spec.gc_every,
-                 allowed_lateness=spec.allowed_lateness, on_late=on_late)
-    if load_background and spec.background:
-        eng.load_background(spec.background, format="nt")
-    wanted = set(names)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UnboundedStateWarning)
-        for name, text in spec.queries:
-            if name in wanted:
-                eng.register(text, name=name)
-    return eng
 
 
 def runner(spec: JobSpec, kind: str) -> "Runner":
@@ -74,19 +57,17 @@ class Runner:
         self.kind = kind
         names = spec.keyed if kind == "keyed" else spec.whole
         self.late: list[tuple] = []
-        self.engine = new_engine(spec, names, on_late=lambda row, src: self.late.append(row))
+        self.engine = spec.engine(names, on_late=lambda row, src: self.late.append(row))
         self.keyvar = {q.name: (spec.key_vars.get(q.name) if kind == "keyed" else None)
                        for q in self.engine.queries}
-        from ..io.streams import parse_term
+        from ..rdf.ntriples import parse_term
         #: rdflib term of an N-Triples text
         self.term = Memo(parse_term).__getitem__
         self.key = WHOLE
         self.pushed = 0
         self._errors_seen = 0
-        windows = [st["window"] for st in self.engine.core.rule_graph().get("stores", [])]
         #: the longest window of a store of partial matches (inf: unbounded)
-        self.window = max((float(w) if isinstance(w, (int, float)) else math.inf
-                           for w in windows), default=0.0)
+        self.window = self.engine.largest_window
 
     # -- groups ---------------------------------------------------------------
     def start(self, key: str | None, state: bytes | None = None) -> None:
@@ -112,7 +93,7 @@ class Runner:
         """Output rows for the answers found since the last call (those of
         this group's key only), the late rows and the rule errors."""
         from ..io.results import answer_to_json
-        from ..io.streams import format_term
+        from ..rdf.ntriples import format_term
         out: list[tuple] = []
         for q in self.engine.queries:
             var = self.keyvar.get(q.name)
@@ -269,9 +250,8 @@ def run_with_state(spec: JobSpec, key: tuple, batches: Iterator[Any], state: Any
     out = r.results()
     out.append(stats_row("events", pushed))
     if state.hasTimedOut and not parts:
-        r.engine.core.gc()                 # quiet key: expire what its windows allow
-        st = r.engine.core.stats()
-        if st.get("goals", 0) == 0 and st.get("waiting", 0) == 0 and r.engine._order.buffered == 0:
+        r.engine.gc()                      # quiet key: expire what its windows allow
+        if r.engine.idle:
             state.remove()                 # nothing left to wait for: forget the key
             yield frame(out)
             return

@@ -1,0 +1,460 @@
+"""Static checks of a query's constants and expression types, before it runs.
+
+A mistake in a constant does not make a query fail on a stream: every
+evaluation that meets it is a SPARQL error, an error is false, and the
+query just never answers.  So these are found when the query is
+registered (and by ``epsparql check``):
+
+Errors (:class:`~epsparql.language.QueryError`, with line and column):
+
+* a typed literal whose lexical form is not one of its datatype's, for
+  the datatypes the engine computes with (the numeric types, boolean,
+  dateTime, dateTimeStamp, date, duration, dayTimeDuration,
+  yearMonthDuration): ``"P5"^^xsd:duration``, ``"5,0"^^xsd:decimal``,
+  ``"2024-13-01T00:00:00"^^xsd:dateTime``; anywhere in the query
+  (patterns, expressions, templates).  The check is the engine's own
+  encoder (:mod:`epsparql.rdf.codec`), so it accepts exactly what the
+  engine can compute with;
+* a datatype or constant IRI in the XSD namespace that is not an XML
+  Schema datatype (``xsd:integr``);
+* REGEX or REPLACE with a constant pattern and flags the engine cannot run
+  (:mod:`epsparql.language.regex`: the same PCRE2 the engine uses).
+
+Warnings (:class:`~epsparql.language.QueryWarning`, through
+:mod:`warnings`, so ``epsparql check`` and ``Engine.register`` show
+them): an operator whose operand types are known from the query text and
+can never fit, because the engine then gives an error (so false) for
+every solution:
+
+* ``<``, ``>``, ``<=``, ``>=`` between different kinds of value (number,
+  string, language-tagged string, boolean, date-time, date, duration) or
+  on IRIs: ``getDURATION() < 5`` compares a duration with a number (the
+  fix: ``getDURATION() < "PT5S"^^xsd:duration``);
+* ``=`` and ``!=`` between literals of different kinds, and ``=`` between
+  an IRI and a literal (never equal);
+* arithmetic on a value that is not a number (``getENDTIME() -
+  getSTARTTIME()``: durations come from getDURATION());
+* a variable that no pattern binds (``FILTER(?prce > 5)``, a projected
+  or template variable), see :func:`~epsparql.language.scope.unbound_variables`.
+
+Types come from constants and from what built-in functions return
+(getDURATION() a duration, getSTARTTIME() a date-time, STR() a string,
+STRLEN() a number, ...); a variable can hold anything, so a comparison
+involving one is never warned about.
+"""
+from __future__ import annotations
+
+import re
+import warnings
+from datetime import datetime, timezone
+from typing import Any, Iterator
+
+from rdflib import BNode, Literal, URIRef
+from rdflib.namespace import XSD
+
+from ..language import ast
+from ..language.errors import QueryError, QueryWarning
+from ..language.regex import regex_problem
+from ..language.scope import unbound_variables
+from ..rdf.codec import encode
+from ..trampoline import Walk, run
+
+__all__ = ["check_constants", "literal_problem", "INTERPRETED_DATATYPES",
+           "XSD_DATATYPES"]
+
+_X = str(XSD)
+
+_INTEGERS = ("integer", "nonPositiveInteger", "negativeInteger", "nonNegativeInteger",
+             "positiveInteger", "long", "int", "short", "byte", "unsignedLong",
+             "unsignedInt", "unsignedShort", "unsignedByte")
+_FLOATS = ("double", "float")
+_TIMES = {"dateTime": "datetime", "dateTimeStamp": "datetime", "date": "date"}
+_DURATIONS = ("duration", "dayTimeDuration", "yearMonthDuration")
+
+#: The datatypes the engine computes with; a literal of one of them must
+#: have a valid lexical form.
+INTERPRETED_DATATYPES = frozenset(
+    URIRef(_X + n) for n in (*_INTEGERS, "decimal", *_FLOATS, "boolean", *_TIMES,
+                             *_DURATIONS))
+
+#: Every datatype name XML Schema 1.1 defines (part 2), for typos.
+XSD_DATATYPES = frozenset(URIRef(_X + n) for n in (
+    *_INTEGERS, "decimal", *_FLOATS, "boolean", *_TIMES, *_DURATIONS, "string",
+    "normalizedString", "token", "language", "Name", "NCName", "NMTOKEN", "NMTOKENS",
+    "ID", "IDREF", "IDREFS", "ENTITY", "ENTITIES", "QName", "NOTATION", "anyURI",
+    "base64Binary", "hexBinary", "time", "gYearMonth", "gYear", "gMonthDay", "gDay",
+    "gMonth", "anyType", "anySimpleType", "anyAtomicType", "precisionDecimal"))
+
+#: Lexical forms of float/double that the engine reads as IEEE specials
+#: (rdflib writes INF and NaN in lower case) or as numerals too large for
+#: a float: valid, though not encoded as finite numbers.
+_SPECIAL_FLOAT = re.compile(r"[+-]?(?:INF|inf)|NaN|nan|"
+                            r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+_EXAMPLES = {
+    **{_X + n: "42" for n in _INTEGERS}, _X + "decimal": "4.2", _X + "double": "4.2E1",
+    _X + "float": "4.2E1", _X + "boolean": "true", _X + "dateTime": "2024-01-31T12:00:00Z",
+    _X + "dateTimeStamp": "2024-01-31T12:00:00Z", _X + "date": "2024-01-31",
+    _X + "duration": "PT5S", _X + "dayTimeDuration": "P1DT2H",
+    _X + "yearMonthDuration": "P1Y2M",
+}
+
+
+def _xsd(iri: Any) -> str:
+    """``xsd:name`` for an IRI of the XSD namespace, else ``<iri>``."""
+    text = str(iri)
+    return "xsd:" + text[len(_X):] if text.startswith(_X) else f"<{text}>"
+
+
+def literal_problem(lit: Literal) -> str | None:
+    """Why ``lit`` is a literal the engine cannot read, or None."""
+    dt = lit.datatype
+    if dt is None:
+        return None
+    if str(dt).startswith(_X) and dt not in XSD_DATATYPES:
+        return f"{_xsd(dt)} is not an XML Schema datatype"
+    if dt not in INTERPRETED_DATATYPES:
+        return None
+    encoded = encode(lit)
+    if getattr(encoded, "name", None) != "t":
+        return None
+    if str(dt)[len(_X):] in _FLOATS and _SPECIAL_FLOAT.fullmatch(str(lit)):
+        return None
+    return (f'"{lit}"^^{_xsd(dt)} is not a valid {_xsd(dt)} '
+            f'(e.g. "{_EXAMPLES[str(dt)]}"^^{_xsd(dt)})')
+
+
+# -- the walk ------------------------------------------------------------------
+
+def check_constants(query: ast.Query) -> None:
+    """Raise QueryError for an invalid constant of ``query``; warn
+    (QueryWarning) about operators whose operands can never fit."""
+    for problem, pos in _problems(query):
+        if isinstance(problem, QueryError):
+            raise problem
+        warnings.warn(QueryWarning(_at(problem, pos)), stacklevel=4)
+
+
+def _at(message: str, pos: ast.Pos | None) -> str:
+    return f"{pos}: {message}" if pos is not None else message
+
+
+def _error(message: str, pos: ast.Pos | None) -> QueryError:
+    if pos is None:
+        return QueryError(message)
+    return QueryError(message, pos.line, pos.column)
+
+
+def _problems(query: ast.Query) -> Iterator[tuple[Any, ast.Pos | None]]:
+    """Errors (QueryError) first in text order, then warnings (text)."""
+    warned: list[tuple[str, ast.Pos | None]] = list(unbound_variables(query))
+    for expr, pos in _expressions_and_terms(query, warned):
+        if isinstance(expr, (URIRef, Literal, BNode)):
+            problem = _term_problem(expr)
+            if problem:
+                yield _error(problem, pos), pos
+            continue
+        run(_type(expr, pos, warned))
+    for message, pos in warned:
+        yield message, pos
+
+
+def _term_problem(term: Any) -> str | None:
+    if isinstance(term, Literal):
+        return literal_problem(term)
+    if isinstance(term, URIRef) and str(term).startswith(_X) and term not in XSD_DATATYPES:
+        return f"{_xsd(term)} is not an XML Schema datatype"
+    return None
+
+
+def _expressions_and_terms(query: ast.Query, warned: list
+                           ) -> Iterator[tuple[Any, ast.Pos | None]]:
+    """Every expression (with a position near it) and every RDF term of a
+    triple pattern or template (with the triple's position)."""
+    groups: list[ast.Group] = [query.where]
+    if isinstance(query, ast.ConstructQuery):
+        for t in query.template:
+            for x in (t.s, t.p, t.o):
+                yield x, t.pos or query.pos
+    if isinstance(query, ast.SelectQuery) and query.projection != "*":
+        for item in query.projection:
+            if isinstance(item, tuple):
+                yield item[0], item[1].pos
+    while groups:
+        g = groups.pop()
+        stack: list[Any] = list(reversed(g.elements))
+        while stack:
+            e = stack.pop()
+            if isinstance(e, ast.BGP):
+                for t in e.triples:
+                    for x in (t.s, t.p, t.o):
+                        yield x, t.pos
+            elif isinstance(e, ast.Filter):
+                yield e.expr, e.pos
+            elif isinstance(e, ast.Bind):
+                yield e.expr, e.pos
+            elif isinstance(e, ast.Group):
+                stack.extend(reversed(e.elements))
+            elif isinstance(e, (ast.Union, ast.TemporalJoin)):
+                stack += (e.right, e.left)
+            elif isinstance(e, (ast.Optional, ast.Minus, ast.Graph)):
+                stack.append(e.pattern)
+            elif isinstance(e, ast.SubSelect):
+                if e.projection != "*":
+                    for item in e.projection:
+                        if isinstance(item, tuple):
+                            yield item[0], item[1].pos
+                stack.append(e.where)
+
+
+# -- static types ----------------------------------------------------------------
+# A type is a frozenset of kinds, or None when anything is possible.
+NUM, STR, LANG, BOOL, DATETIME, DATE, DURATION, IRI, BLANK, OTHER = (
+    "a number", "a string", "a language-tagged string", "a boolean", "an xsd:dateTime",
+    "an xsd:date", "an xsd:duration", "an IRI", "a blank node", "a literal")
+_ORDERED = {NUM, STR, LANG, BOOL, DATETIME, DATE, DURATION}
+_LITERALS = _ORDERED | {OTHER}
+
+_RETURNS: dict[str, frozenset[str] | None] = {
+    **{n: frozenset({STR}) for n in ("STR", "LANG", "ENCODE_FOR_URI", "TZ", "MD5", "SHA1",
+                                     "SHA256", "SHA384", "SHA512", "STRUUID")},
+    **{n: frozenset({STR, LANG}) for n in ("STRBEFORE", "STRAFTER", "CONCAT")},
+    **{n: frozenset({NUM}) for n in ("STRLEN", "ABS", "CEIL", "FLOOR", "ROUND", "RAND",
+                                     "YEAR", "MONTH", "DAY", "HOURS", "MINUTES",
+                                     "SECONDS")},
+    **{n: frozenset({BOOL}) for n in ("BOUND", "ISIRI", "ISBLANK", "ISLITERAL",
+                                      "ISNUMERIC", "REGEX", "CONTAINS", "STRSTARTS",
+                                      "STRENDS", "LANGMATCHES", "SAMETERM")},
+    **{n: frozenset({IRI}) for n in ("DATATYPE", "IRI", "UUID")},
+    "BNODE": frozenset({BLANK}), "STRLANG": frozenset({LANG}),
+    "TIMEZONE": frozenset({DURATION}), "GETDURATION": frozenset({DURATION}),
+    "GETSTARTTIME": frozenset({DATETIME}), "GETENDTIME": frozenset({DATETIME}),
+    "NOW": frozenset({DATETIME}),
+}
+_BOOLEAN_OPS = {"||", "&&", "=", "!=", "<", ">", "<=", ">="}
+
+
+def _literal_kind(lit: Literal) -> str:
+    if lit.language is not None:
+        return LANG
+    return _datatype_kind(lit.datatype)
+
+
+def _datatype_kind(dt: Any) -> str:
+    if dt is None or str(dt) == _X + "string":
+        return STR
+    name = str(dt)[len(_X):] if str(dt).startswith(_X) else ""
+    if name in _INTEGERS or name in _FLOATS or name == "decimal":
+        return NUM
+    if name == "boolean":
+        return BOOL
+    if name in _TIMES:
+        return DATETIME if _TIMES[name] == "datetime" else DATE
+    if name in _DURATIONS:
+        return DURATION
+    return OTHER
+
+
+def _type(e: Any, pos: ast.Pos | None, warned: list) -> Walk[frozenset[str] | None]:
+    """The static type of ``e``; appends a warning for each operator whose
+    operand types can never fit (and then types it as unknown, so one
+    mistake is reported once)."""
+    pos = getattr(e, "pos", None) or pos
+    if isinstance(e, ast.Var):
+        return None
+    if isinstance(e, Literal):
+        problem = literal_problem(e)
+        if problem:
+            raise _error(problem, pos)
+        return frozenset({_literal_kind(e)})
+    if isinstance(e, URIRef):
+        problem = _term_problem(e)
+        if problem:
+            raise _error(problem, pos)
+        return frozenset({IRI})
+    if isinstance(e, ast.BinaryOp):
+        left = yield _type(e.left, pos, warned)
+        right = yield _type(e.right, pos, warned)
+        if e.op in ("<", ">", "<=", ">="):
+            _check_order(e, left, right, pos, warned)
+        elif e.op in ("=", "!="):
+            _check_equal(e, left, right, pos, warned)
+        elif e.op in ("+", "-", "*", "/"):
+            return _check_arith(e, (e.left, e.right), (left, right), pos, warned)
+        return frozenset({BOOL})
+    if isinstance(e, ast.UnaryOp):
+        inner = yield _type(e.operand, pos, warned)
+        if e.op == "!":
+            return frozenset({BOOL})
+        return _check_arith(e, (e.operand,), (inner,), pos, warned)
+    if isinstance(e, (ast.In, ast.NotIn)):
+        yield _type(e.expr, pos, warned)
+        for v in e.values:
+            yield _type(v, pos, warned)
+        return frozenset({BOOL})
+    if isinstance(e, ast.FunctionCall):
+        types = []
+        for a in e.args:
+            types.append((yield _type(a, pos, warned)))
+        if not isinstance(e.name, str) or isinstance(e.name, URIRef):
+            return None                                  # an extension function
+        name = e.name.upper()
+        if name in ("REGEX", "REPLACE"):
+            _check_regex(e, name, pos, warned)
+        if name == "IF":
+            return _join(types[1:])
+        if name == "COALESCE":
+            return _join(types)
+        if name in ("UCASE", "LCASE", "SUBSTR", "REPLACE"):    # the kind of the text
+            return types[0] & {STR, LANG} if types[0] is not None else frozenset({STR, LANG})
+        if name == "CONCAT" and types and all(t is not None and t <= {STR} for t in types):
+            return frozenset({STR})
+        if name == "STRDT" and len(e.args) == 2 and isinstance(e.args[1], URIRef):
+            return frozenset({_datatype_kind(e.args[1])})
+        return _RETURNS.get(name)
+    return None
+
+
+def _join(types: list[frozenset[str] | None]) -> frozenset[str] | None:
+    if not types or any(t is None for t in types):
+        return None
+    return frozenset().union(*types)
+
+
+def _check_order(e: ast.BinaryOp, left, right, pos, warned: list) -> None:
+    if left is None or right is None:
+        return
+    if any(a == b and a in _ORDERED for a in left for b in right):
+        return
+    kinds = left | right
+    why = ("IRIs and blank nodes have no order" if kinds <= {IRI, BLANK}
+           else f"it compares {_kinds(left)} with {_kinds(right)}")
+    warned.append((f"{_show(e)}: {why}, which is an error for every solution, so it "
+                   f"is never true{_fix(e, left, right)}", pos))
+
+
+def _check_equal(e: ast.BinaryOp, left, right, pos, warned: list) -> None:
+    if left is None or right is None or OTHER in left | right:
+        return
+    if left <= _LITERALS and right <= _LITERALS:
+        if any(a == b for a in left for b in right):
+            return
+        warned.append((f"{_show(e)}: it compares {_kinds(left)} with {_kinds(right)}, "
+                       "which is an error for every solution, so it is never true"
+                       f"{_fix(e, left, right)}", pos))
+    elif e.op == "=" and ((left <= {IRI, BLANK} and right <= _LITERALS)
+                          or (right <= {IRI, BLANK} and left <= _LITERALS)):
+        warned.append((f"{_show(e)}: {_kinds(left)} is never equal to {_kinds(right)}"
+                       f"{_fix(e, left, right)}", pos))
+
+
+def _check_arith(e: Any, operands: tuple, types: tuple, pos, warned: list
+                 ) -> frozenset[str] | None:
+    for operand, t in zip(operands, types):
+        if t is not None and NUM not in t:
+            hint = ("; the length of a match is getDURATION()"
+                    if t <= {DATETIME, DURATION} else "")
+            warned.append((f"{_show(e)}: arithmetic on {_kinds(t)} ({_show(operand)}) is "
+                           f"an error for every solution{hint}", pos))
+            return None
+    return frozenset({NUM})
+
+
+def _check_regex(call: ast.FunctionCall, name: str, pos, warned: list) -> None:
+    """REGEX(text, pattern[, flags]) / REPLACE(text, pattern, with[, flags])
+    with constants: check them as the engine will run them."""
+    args = call.args
+    at = 3 if name == "REPLACE" else 2
+    pattern = args[1]
+    flags = args[at] if len(args) > at else Literal("")
+    for what, arg in (("pattern", pattern), ("flags", flags)):
+        if isinstance(arg, URIRef) or (isinstance(arg, Literal)
+                                       and _literal_kind(arg) != STR):
+            warned.append((f"{name}: the {what} {_show(arg)} is not a string, which is "
+                           "an error for every solution", pos))
+            return
+    if not (isinstance(pattern, Literal) and isinstance(flags, Literal)):
+        return
+    replacement = (str(args[2]) if name == "REPLACE" and isinstance(args[2], Literal)
+                   else None)
+    problem = regex_problem(str(pattern), str(flags), for_replace=name == "REPLACE",
+                            replacement=replacement)
+    if problem:
+        raise _error(f"{name} with the pattern {_show(pattern)}"
+                     + (f" and the flags {_show(flags)}" if str(flags) else "")
+                     + f": {problem}", pos)
+
+
+def _kinds(t: frozenset[str]) -> str:
+    names = sorted(t)
+    return names[0] if len(names) == 1 else " or ".join(names)
+
+
+def _fix(e: ast.BinaryOp, left, right) -> str:
+    """A suggested rewrite for the common mistakes, as '; write …'."""
+    for this, other, constant in ((left, right, e.right), (right, left, e.left)):
+        if not (isinstance(constant, Literal) and this is not None
+                and len(this) == 1 and other is not None):
+            continue
+        kind = next(iter(this))
+        if kind in (DURATION, DATETIME) and NUM in other and constant.datatype is not None:
+            try:
+                number = float(str(constant))
+            except ValueError:
+                continue
+            if kind == DURATION:
+                secs = f"{abs(number):.6f}".rstrip("0").rstrip(".")
+                lit = f'"{"-" if number < 0 else ""}PT{secs}S"^^xsd:duration'
+            else:
+                try:
+                    when = datetime.fromtimestamp(number, timezone.utc)
+                except (OverflowError, OSError, ValueError):
+                    continue
+                lit = f'"{when.strftime("%Y-%m-%dT%H:%M:%S")}Z"^^xsd:dateTime'
+            shown = _replace(e, constant, lit)
+            return (f"; times are seconds, but {_show(constant)} must be written as "
+                    f"{'a duration' if kind == DURATION else 'a date-time'}: {shown}")
+        if kind in (DURATION, DATETIME, DATE, NUM, BOOL) and other == {STR}:
+            dt = {DURATION: "xsd:duration", DATETIME: "xsd:dateTime", DATE: "xsd:date",
+                  NUM: "xsd:decimal", BOOL: "xsd:boolean"}[kind]
+            return (f"; to compare with {kind}, give the string a datatype: "
+                    f"{_replace(e, constant, _show(constant) + '^^' + dt)}")
+    return ""
+
+
+def _replace(e: ast.BinaryOp, old: Any, new_text: str) -> str:
+    left = new_text if e.left is old else _show(e.left)
+    right = new_text if e.right is old else _show(e.right)
+    return f"{left} {e.op} {right}"
+
+
+def _show(e: Any, depth: int = 0) -> str:
+    """Short query text of an expression (for messages)."""
+    if depth > 3:
+        return "…"
+    if isinstance(e, ast.Var):
+        return str(e)
+    if isinstance(e, Literal):
+        if e.language:
+            return f'"{e}"@{e.language}'
+        if e.datatype is None:
+            return f'"{e}"'
+        if _literal_kind(e) == NUM and str(e.datatype) in (_X + "integer", _X + "decimal",
+                                                        _X + "double"):
+            return str(e)
+        if _literal_kind(e) == BOOL:
+            return str(e)
+        return f'"{e}"^^{_xsd(e.datatype)}'
+    if isinstance(e, URIRef):
+        return _xsd(e)
+    if isinstance(e, ast.BinaryOp):
+        return f"{_show(e.left, depth + 1)} {e.op} {_show(e.right, depth + 1)}"
+    if isinstance(e, ast.UnaryOp):
+        return f"{e.op}{_show(e.operand, depth + 1)}"
+    if isinstance(e, ast.FunctionCall):
+        name = e.name if isinstance(e.name, str) and not isinstance(e.name, URIRef) \
+            else _xsd(e.name)
+        name = {"GETDURATION": "getDURATION", "GETSTARTTIME": "getSTARTTIME",
+                "GETENDTIME": "getENDTIME"}.get(name, name)
+        return f"{name}({', '.join(_show(a, depth + 1) for a in e.args)})"
+    return "…"

@@ -1,0 +1,199 @@
+"""``epsparql spark run`` (batch replay) and ``epsparql spark stream`` (live).
+
+    epsparql spark run QUERY.rq... --stream PATH... --out DIR
+                 [--master local[*]] [--partitions N] [--format nt|jsonl|csv]
+                 [--background FILE]... [--on-error stop|skip] [--no-partition]
+    epsparql spark stream QUERY.rq... (--watch DIR | --socket HOST:PORT)
+                 --out DIR --checkpoint DIR [--available-now] [--trigger SECONDS]
+                 [--max-files-per-trigger N] [--allowed-lateness SECONDS] ...
+
+Exit codes as for ``epsparql run``.  The pipeline itself is
+:mod:`epsparql.spark`; see docs/SPARK.md.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from ..io.streams import FORMATS
+from ..spark.job import JobSpec, expand_paths
+from .common import (EXIT_OK, EXIT_RUNTIME, PROG, ArgumentParser, UsageError, make_engine,
+                     read_queries, register_queries, say)
+
+
+def _spec(args: argparse.Namespace, qfs: list) -> JobSpec:
+    """The job: background files checked, every bad query named with its file,
+    line and column (all of them, before Spark starts)."""
+    for b in args.background or ():
+        if not Path(b).is_file():
+            raise UsageError(f"background file not found: {b}")
+    checker = make_engine(args.base, reasoning="none")
+    try:
+        register_queries(checker, qfs)
+    finally:
+        checker.close()
+    return JobSpec.build([(qf.name, qf.text) for qf in qfs], base=args.base,
+                         reasoning=args.reasoning, background=args.background or (),
+                         allowed_lateness=args.allowed_lateness,
+                         partition=not args.no_partition)
+
+
+def _show_plan(spec: Any, quiet: bool) -> None:
+    if not quiet:
+        for line in spec.plan.describe():
+            say(f"{PROG}: partitioning: {line}")
+
+
+def _spark_error(e: Exception) -> str:
+    """The useful line of an exception that crossed Spark (a worker's Python
+    exception arrives wrapped in JVM stack traces)."""
+    text = str(e)
+    m = re.search(r"(StreamFormatError|PrologError|QueryError|ValueError|RuntimeError): (.+)", text)
+    return m.group(2).strip() if m else text.strip().splitlines()[0][:500]
+
+
+def cmd_spark_run(args: argparse.Namespace) -> int:
+    """``epsparql spark run``: batch replay of stream files."""
+    from ..spark.batch import run_batch
+    from ..spark.session import spark_session
+    qfs = read_queries(args.queries)
+    try:
+        files = expand_paths(args.stream)
+    except FileNotFoundError as e:
+        raise UsageError(str(e)) from None
+    spec = _spec(args, qfs)
+    _show_plan(spec, args.quiet)
+    spark = spark_session(args.master)
+    try:
+        res = run_batch(spark, spec, files, args.out, format=args.format,
+                        on_error=args.on_error, partitions=args.partitions)
+    except Exception as e:
+        if "StreamFormatError" in str(e):
+            say(f"{PROG}: error: {_spark_error(e)}")
+            say(f"{PROG}: stopped at the malformed line; nothing was written "
+                 f"(--on-error skip skips such lines)")
+            return EXIT_RUNTIME
+        raise
+    if not args.quiet:
+        for m in res.skipped[:10]:
+            say(f"{PROG}: skipped {m}")
+        for m in res.errors[:10]:
+            say(f"{PROG}: error in a rule: {m}")
+        rate = res.events / res.seconds if res.seconds else 0
+        per = ", ".join(f"{q} {n:,}" for q, n in sorted(res.per_query.items())) or "none"
+        say(f"{PROG}: {len(files)} file(s), {res.events:,} events routed to {res.partitions} "
+             f"partition(s) in {res.seconds:.1f} s ({rate:,.0f} events/s); answers: {per}; "
+             f"{len(res.skipped):,} skipped lines; {res.late:,} late; {len(res.errors):,} rule errors")
+        for kind, path in res.outputs.items():
+            say(f"{PROG}: wrote {path} ({kind})")
+    return EXIT_OK
+
+
+def cmd_spark_stream(args: argparse.Namespace) -> int:
+    """``epsparql spark stream``: Structured Streaming with recovery."""
+    from ..spark.session import spark_session
+    from ..spark.streaming import run_stream
+    qfs = read_queries(args.queries)
+    if (args.watch is None) == (args.socket is None):
+        raise UsageError("give --watch DIR or --socket HOST:PORT")
+    socket = None
+    if args.socket:
+        host, _, port = args.socket.rpartition(":")
+        if not host or not port.isdigit():
+            raise UsageError(f"--socket takes HOST:PORT, got {args.socket!r}")
+        socket = (host, int(port))
+    elif not Path(args.watch).is_dir():
+        raise UsageError(f"--watch needs a directory: {args.watch}")
+    fmt = args.format or "nt"
+    if fmt not in ("nt", "jsonl"):
+        raise UsageError("streaming reads the line formats nt and jsonl")
+    spec = _spec(args, qfs)
+    _show_plan(spec, args.quiet)
+    spark = spark_session(args.master)
+    say = None if args.quiet else (lambda m: say(f"{PROG}: {m}"))
+    t0 = time.perf_counter()
+    try:
+        st = run_stream(spark, spec, args.out, args.checkpoint, watch=args.watch, socket=socket,
+                        format=fmt, on_error=args.on_error,
+                        max_files_per_trigger=args.max_files_per_trigger,
+                        trigger_seconds=args.trigger, available_now=args.available_now,
+                        timeout=args.timeout, say=say)
+    except KeyboardInterrupt:
+        say(f"{PROG}: interrupted; committed batches are in {args.out}, "
+             f"restart with the same --checkpoint to resume")
+        return 130
+    except RuntimeError as e:
+        say(f"{PROG}: error: {_spark_error(e)}")
+        return EXIT_RUNTIME
+    if not args.quiet:
+        say(f"{PROG}: {st.batches} batch(es), {st.events:,} events, {st.answers:,} answers in "
+             f"{time.perf_counter() - t0:.1f} s; late: {st.late:,} to the side output, "
+             f"{st.dropped_by_watermark:,} dropped behind the watermark; "
+             f"{st.skipped:,} skipped lines; {len(st.errors):,} rule errors")
+    return EXIT_OK
+
+
+def add_parser(sub: Any) -> None:
+    """The ``spark`` command group of ``epsparql``."""
+    sp = sub.add_parser("spark", help="run queries on Apache Spark (batch replay, streaming)",
+                        description="Run EP-SPARQL queries on Apache Spark: partitioned by a "
+                        "key every stream pattern binds (see `epsparql explain`).")
+    ssub = sp.add_subparsers(dest="spark_command", metavar="COMMAND", parser_class=ArgumentParser)
+    ssub.required = True
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query files")
+        p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+        p.add_argument("--master", default="local[*]",
+                       help="Spark master URL (default local[*]: all cores of this machine)")
+        p.add_argument("--background", action="append", metavar="FILE",
+                       help="background knowledge (any RDF format rdflib reads); repeatable")
+        p.add_argument("--reasoning", choices=("rdfs", "owlrl", "none"), default="rdfs",
+                       help="reasoning over the background (default rdfs)")
+        p.add_argument("--base", metavar="IRI", help="base IRI of the queries (bare names)")
+        p.add_argument("--allowed-lateness", type=float, default=0.0, metavar="SECONDS",
+                       help="out-of-order tolerance (streaming: also the watermark delay)")
+        p.add_argument("--no-partition", action="store_true",
+                       help="run every query on the whole stream in one group")
+        p.add_argument("-q", "--quiet", action="store_true", help="no plan, progress or summary")
+
+    r = ssub.add_parser("run", help="batch replay of stream files",
+                        description="Replay stream files (many files, directories, globs) "
+                        "through the queries, partitioned by key; write answers as Parquet "
+                        "and JSON lines.")
+    common(r)
+    r.add_argument("--stream", required=True, nargs="+", metavar="PATH",
+                   help="stream files, directories or glob patterns")
+    r.add_argument("--format", choices=FORMATS, help="stream format (default: from file names)")
+    r.add_argument("--partitions", type=int, metavar="N",
+                   help="number of partitions (default: Spark's default parallelism)")
+    r.add_argument("--on-error", choices=("stop", "skip"), default="stop",
+                   help="at a malformed line: fail the job (default) or skip and count it")
+    r.set_defaults(func=cmd_spark_run)
+
+    s = ssub.add_parser("stream", help="Structured Streaming with recovery",
+                        description="Run the queries continuously over new files in a "
+                        "directory (or lines from a socket), with engine state in Spark's "
+                        "state store; restart with the same --checkpoint to resume.")
+    common(s)
+    s.add_argument("--watch", metavar="DIR", help="a directory: each new file is input")
+    s.add_argument("--socket", metavar="HOST:PORT", help="a socket sending lines (demos)")
+    s.add_argument("--checkpoint", required=True, metavar="DIR", help="checkpoint directory")
+    s.add_argument("--format", choices=("nt", "jsonl"), help="line format (default nt)")
+    s.add_argument("--on-error", choices=("stop", "skip"), default="skip",
+                   help="at a malformed line: skip it to the side output (default) or fail")
+    s.add_argument("--available-now", action="store_true",
+                   help="process what is there now, then stop")
+    s.add_argument("--trigger", type=float, metavar="SECONDS",
+                   help="start a micro-batch every SECONDS (default: as soon as possible)")
+    s.add_argument("--max-files-per-trigger", type=int, metavar="N",
+                   help="at most N new files per micro-batch")
+    s.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="stop cleanly after SECONDS")
+    s.set_defaults(func=cmd_spark_stream)
+
+
+__all__ = ["add_parser", "cmd_spark_run", "cmd_spark_stream"]

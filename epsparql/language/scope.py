@@ -1,0 +1,248 @@
+"""SPARQL 1.1's static scope rules, checked on a parsed query.
+
+A query that breaks them is an error in SPARQL 1.1 (section 18.2.1 and the
+grammar notes of section 19.8), and on a stream it would be silently
+wrong: rebinding a bound variable compiles to an equality test that drops
+the rows where the values differ.  So :func:`check_scopes` raises
+:class:`~epsparql.language.errors.QueryError` with the line and column of
+the offending variable for:
+
+* ``BIND (expr AS ?v)`` where ``?v`` is already in scope: bound by an
+  element before the BIND in the same group (a triple pattern, a nested
+  group, OPTIONAL, UNION or a temporal operator, GRAPH, an earlier BIND,
+  a sub-select's projection).  FILTER and MINUS bind nothing;
+* ``SELECT (expr AS ?v)`` where ``?v`` is in scope in the WHERE clause
+  (assigning it twice in the SELECT clause, or projecting it and assigning
+  it, is already a parse error);
+* a blank node label ``_:b`` used in the patterns of two different groups
+  (SPARQL scopes a label to one basic graph pattern; epsparql allows one
+  group, so a FILTER between two triple blocks does not split them).
+  CONSTRUCT templates have their own labels.
+
+:func:`unbound_variables` lists, for warnings, the variables that no
+pattern of the query binds at all (a typo, most often).
+
+Which variables a pattern puts in scope follows the table of section
+18.2.1, with SEQ, EQUALS, OPTIONALSEQ and EQUALSOPTIONAL like UNION (both
+sides).  The walk is iterative (:mod:`epsparql.trampoline`): a chain of
+thousands of groups is checked without Python's recursion limit.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from rdflib import BNode
+
+from ..trampoline import Walk, run
+from . import ast as A
+from .errors import QueryError
+
+__all__ = ["check_scopes", "unbound_variables"]
+
+
+def check_scopes(query: A.Query) -> None:
+    """Raise QueryError if ``query`` breaks a static scope rule (see module doc)."""
+    run(_query(query, _Labels()))
+
+
+class _Labels:
+    """Where each blank node label of the patterns was first used."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, tuple[int, A.Pos | None]] = {}
+
+    def use(self, label: str, group: int, pos: A.Pos | None) -> None:
+        seen = self.first.setdefault(label, (group, pos))
+        if seen[0] != group:
+            where = f" (first used at {seen[1]})" if seen[1] is not None else ""
+            raise _error(f"blank node _:{label} is used in two different groups{where}; "
+                         "SPARQL scopes a blank node label to one basic graph pattern: "
+                         f"to join the groups on it, write a variable (?{label}) instead",
+                         pos)
+
+
+def _error(message: str, pos: A.Pos | None) -> QueryError:
+    if pos is None:
+        return QueryError(message)
+    return QueryError(message, pos.line, pos.column)
+
+
+def _query(q: A.Query, labels: _Labels) -> Walk[None]:
+    """Check a query form: its WHERE clause, then a SELECT's assignments."""
+    scope: set[str] = set()
+    yield _group(q.where, scope, labels)
+    if isinstance(q, A.SelectQuery) and q.projection != "*":
+        _check_projection(q.projection, scope)
+        yield _projection_exprs(q.projection, labels)
+
+
+def _check_projection(projection: A.Projection, scope: set[str]) -> None:
+    """``(expr AS ?v)`` must not assign a variable the WHERE clause binds."""
+    for item in projection:
+        if isinstance(item, tuple) and item[1].name in scope:
+            var = item[1]
+            raise _error(f"(... AS ?{var.name}) cannot assign ?{var.name}: it is already "
+                         "bound by the WHERE clause, and SPARQL 1.1 does not allow "
+                         "rebinding an in-scope variable; use a new variable name",
+                         var.pos)
+
+
+def _projection_exprs(projection: A.Projection, labels: _Labels) -> Walk[None]:
+    for item in projection:
+        if isinstance(item, tuple):
+            yield _expr(item[0], labels)
+
+
+def _group(g: A.Group, out: set[str], labels: _Labels) -> Walk[None]:
+    """Check a group and add the variables it puts in scope to ``out``."""
+    seen: set[str] = set()
+    gid = id(g)
+    for e in g.elements:
+        if isinstance(e, A.Bind):
+            if e.var.name in seen:
+                raise _error(f"BIND cannot assign ?{e.var.name}: it is already bound "
+                             "earlier in this group, and SPARQL 1.1 does not allow "
+                             "rebinding an in-scope variable; use a new variable name",
+                             e.var.pos or e.pos)
+            yield _expr(e.expr, labels)
+            seen.add(e.var.name)
+        elif isinstance(e, A.Filter):
+            yield _expr(e.expr, labels)
+        elif isinstance(e, A.BGP):
+            _bgp(e, seen, gid, labels)
+        elif isinstance(e, A.Minus):
+            yield _group(e.pattern, set(), labels)        # binds nothing outside
+        else:
+            yield _pattern(e, seen, labels)
+    out |= seen
+
+
+def _pattern(node: Any, out: set[str], labels: _Labels) -> Walk[None]:
+    """A group element other than BIND, FILTER, MINUS and a triple block."""
+    if isinstance(node, A.Group):
+        yield _group(node, out, labels)
+    elif isinstance(node, (A.Union, A.TemporalJoin)):
+        yield _pattern(node.left, out, labels)
+        yield _pattern(node.right, out, labels)
+    elif isinstance(node, A.Optional):
+        yield _group(node.pattern, out, labels)
+    elif isinstance(node, A.Graph):
+        if isinstance(node.name, A.Var):
+            out.add(node.name.name)
+        yield _group(node.pattern, out, labels)
+    elif isinstance(node, A.SubSelect):
+        inner: set[str] = set()
+        yield _group(node.where, inner, labels)
+        if node.projection == "*":
+            out |= inner
+        else:
+            _check_projection(node.projection, inner)
+            yield _projection_exprs(node.projection, labels)
+            out.update(v.name if isinstance(v, A.Var) else v[1].name
+                       for v in node.projection)
+    elif isinstance(node, A.BGP):
+        _bgp(node, out, id(node), labels)
+
+
+def _bgp(bgp: A.BGP, out: set[str], group: int, labels: _Labels) -> None:
+    for t in bgp.triples:
+        for x in (t.s, t.p, t.o):
+            if isinstance(x, A.Var):
+                out.add(x.name)
+            elif isinstance(x, BNode):
+                labels.use(str(x), group, t.pos)
+
+
+def _expr(e: Any, labels: _Labels) -> Walk[None]:
+    """Check the groups of EXISTS / NOT EXISTS inside an expression."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, A.Exists):
+            yield _group(x.pattern, set(), labels)
+        elif isinstance(x, A.BinaryOp):
+            stack += (x.right, x.left)
+        elif isinstance(x, A.UnaryOp):
+            stack.append(x.operand)
+        elif isinstance(x, A.FunctionCall):
+            stack.extend(reversed(x.args))
+        elif isinstance(x, (A.In, A.NotIn)):
+            stack += (*reversed(x.values), x.expr)
+
+
+def unbound_variables(query: A.Query) -> list[tuple[str, A.Pos | None]]:
+    """Warnings (message, position) for variables no pattern of the query
+    can bind, which is most often a typo (``FILTER(?prce > 5)``): in an
+    expression such a variable is an error for every solution (so a FILTER
+    is never true unless it is inside BOUND, COALESCE or IF), a projected
+    one is always empty, a template triple with one is never produced."""
+    bound: set[str] = set()
+    uses: list[tuple[A.Var, str]] = []
+    groups: list[Any] = [query.where]
+    while groups:
+        x = groups.pop()
+        if isinstance(x, A.Group):
+            groups.extend(x.elements)
+        elif isinstance(x, A.BGP):
+            for t in x.triples:
+                bound.update(v.name for v in (t.s, t.p, t.o) if isinstance(v, A.Var))
+        elif isinstance(x, (A.Union, A.TemporalJoin)):
+            groups += (x.left, x.right)
+        elif isinstance(x, (A.Optional, A.Minus)):
+            groups.append(x.pattern)
+        elif isinstance(x, A.Graph):
+            if isinstance(x.name, A.Var):
+                bound.add(x.name.name)
+            groups.append(x.pattern)
+        elif isinstance(x, A.Bind):
+            bound.add(x.var.name)
+            uses += [(v, "expression") for v in _vars(x.expr)]
+        elif isinstance(x, A.Filter):
+            uses += [(v, "expression") for v in _vars(x.expr)]
+        elif isinstance(x, A.SubSelect):
+            groups.append(x.where)
+            if x.projection != "*":
+                bound.update(v.name if isinstance(v, A.Var) else v[1].name
+                             for v in x.projection)
+    if isinstance(query, A.SelectQuery) and query.projection != "*":
+        for item in query.projection:
+            if isinstance(item, tuple):
+                uses += [(v, "expression") for v in _vars(item[0])]
+                bound.add(item[1].name)
+            else:
+                uses.append((item, "projection"))
+    if isinstance(query, A.ConstructQuery):
+        for t in query.template:
+            uses += [(v, "template") for v in (t.s, t.p, t.o) if isinstance(v, A.Var)]
+    out: list[tuple[str, A.Pos | None]] = []
+    said: set[str] = set()
+    for var, where in uses:
+        if var.name in bound or var.name in said:
+            continue
+        said.add(var.name)
+        what = {"expression": "an expression using it has no value (an error, so a FILTER "
+                              "is false) unless it is inside BOUND, COALESCE or IF",
+                "projection": "its column is always empty",
+                "template": "a template triple with it is never constructed"}[where]
+        out.append((f"?{var.name} is not bound by any pattern of the query (a typo?): "
+                    f"{what}", var.pos))
+    return out
+
+
+def _vars(e: Any) -> list[A.Var]:
+    """The variables of an expression, left to right (EXISTS groups aside)."""
+    out: list[A.Var] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, A.Var):
+            out.append(x)
+        elif isinstance(x, A.BinaryOp):
+            stack += (x.right, x.left)
+        elif isinstance(x, A.UnaryOp):
+            stack.append(x.operand)
+        elif isinstance(x, A.FunctionCall):
+            stack.extend(reversed(x.args))
+        elif isinstance(x, (A.In, A.NotIn)):
+            stack += (*reversed(x.values), x.expr)
+    return out

@@ -1,0 +1,741 @@
+"""The EP-SPARQL engine: register continuous queries, push triples, get answers.
+
+    from epsparql import Engine
+    engine = Engine()
+    q = engine.register(query_text, on_result=print)
+    engine.push(s, p, o, start, end=None)      # rdflib terms; seconds or datetime
+    engine.push_many(rows)                     # one Prolog crossing per batch
+    engine.advance(t); engine.flush()          # close instants up to t / all
+    answers = q.results()                      # drains: list of Answer
+
+Each engine owns one module of the process's SWI-Prolog: its queries,
+pending goals and answers are its own.  The stream is a set of triple
+occurrences: pushing the same triple over the same interval twice counts
+once, and a CONSTRUCT rule re-deriving a triple that is already there adds
+nothing (this is what makes the Q-closure finite for rules that derive
+what they consume).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import warnings
+import zlib
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Callable, Iterable, Sequence
+
+from rdflib.term import BNode, Literal, Node, URIRef
+
+from .algebra.partition import NO_SCHEMA, Plan, Schema, plan
+from .answer import Answer
+from .core import CoreEngine, Compound
+from .core.event_engine import Detection, unpack_state
+from .core.rule_graph import RuleGraph
+from .core.runtime import PROLOG_DIR, check, runtime
+from .core.terms import from_json
+from .ordering import Reorderer
+from .rdf.codec import decode
+from .rdf.wire import term_text, triple_batch_text
+from .prepare import PreparedQuery, prepare
+from .rules import CompiledQuery
+from .times import seconds
+
+
+#: First bytes of an Engine.snapshot() blob (then zlib-compressed: one line
+#: of JSON for the Python side, a newline, the core's state text).
+SNAPSHOT_MAGIC = b"EPSE1"
+
+
+def _node_out(node: Node) -> Any:
+    """An RDF term as JSON data for snapshots: an IRI as its string, a
+    blank node as ["b", id], a literal as ["l", lexical, datatype, lang]."""
+    if type(node) is URIRef:
+        return str(node)
+    if isinstance(node, Literal):
+        dt = node.datatype
+        return ["l", str(node), None if dt is None else str(dt), node.language]
+    if isinstance(node, BNode):
+        return ["b", str(node)]
+    if isinstance(node, URIRef):
+        return str(node)
+    raise TypeError(f"not an RDF term: {node!r}")
+
+
+def _node_in(x: Any) -> Node:
+    """The inverse of _node_out (the lexical form kept as it was)."""
+    if type(x) is str:
+        return URIRef(x)
+    if type(x) is list and len(x) == 2 and x[0] == "b" and type(x[1]) is str:
+        return BNode(x[1])
+    if type(x) is list and len(x) == 4 and x[0] == "l" and type(x[1]) is str \
+            and (x[2] is None or type(x[2]) is str) and (x[3] is None or type(x[3]) is str) \
+            and not (x[2] is not None and x[3] is not None):
+        return Literal(x[1], lang=x[3], datatype=None if x[2] is None else URIRef(x[2]),
+                       normalize=False)
+    raise ValueError(f"not an encoded RDF term: {str(x)[:100]!r}")
+
+
+#: The background graph triples go to when no graph is named.
+BACKGROUND = "urn:epsparql:background"
+
+
+def _unbounded(p: Any) -> bool:
+    """Does the pattern store partial matches with no window above them?"""
+    from .algebra.nodes import (BGP, Background, EqJoin, EqLeftJoin, Join, LeftJoin,
+                                SeqJoin, SeqRightJoin, Union_, Window)
+    if isinstance(p, Window):
+        return False
+    if isinstance(p, BGP):
+        return len(p.triples) > 1
+    if isinstance(p, (Join, LeftJoin)) and isinstance(p.right, Background):
+        return _unbounded(p.left)           # a background join stores nothing
+    if isinstance(p, Join) and isinstance(p.left, Background):
+        return _unbounded(p.right)
+    if isinstance(p, (Join, SeqJoin, EqJoin, LeftJoin, SeqRightJoin, EqLeftJoin)):
+        return True
+    if isinstance(p, Union_):
+        return _unbounded(p.left) or _unbounded(p.right)
+    inner = getattr(p, "pattern", None)
+    return _unbounded(inner) if inner is not None else False
+
+
+_TERM_TYPES = (URIRef, Literal, BNode)
+
+
+def _plain(t: float | int) -> float | int:
+    """A time as an exact int or float (numpy and other subclasses converted:
+    their repr is not Prolog number syntax)."""
+    tp = type(t)
+    if tp is int or tp is float:
+        return t
+    return float(t) if isinstance(t, float) else int(t)
+
+
+class Query:
+    """A registered continuous query (SELECT, CONSTRUCT or ASK)."""
+
+    def __init__(self, engine: "Engine", name: str, prepared: PreparedQuery,
+                 on_result: Callable[[Answer], None] | None):
+        alg = prepared.algebra
+        self.engine = engine
+        self.name = name
+        #: every stage of the query: syntax tree, algebra, rules (epsparql/prepare.py)
+        self.prepared = prepared
+        self.text = prepared.text
+        self.form: str = alg.form
+        self.compiled: CompiledQuery = prepared.compiled
+        self.projection: list[str] | None = None
+        if alg.form == "SELECT" and alg.projection:
+            self.projection = [p[1].name if isinstance(p, tuple) else p.name
+                               for p in alg.projection]
+        self.distinct: bool = alg.distinct
+        self.template = tuple(alg.template)
+        self.on_result = on_result
+        self._answers: list[Answer] = []
+        self._seen: set[Any] = set()
+        self._asked = False
+
+    @property
+    def variables(self) -> list[str]:
+        """The variables an answer binds (projected for SELECT)."""
+        if self.projection is not None:
+            return list(self.projection)
+        return [v for v in self.compiled.variables if not v.startswith("_:")]
+
+    @property
+    def rules(self) -> str:
+        """The rule-language text this query compiled to."""
+        return self.compiled.rules
+
+    @property
+    def algebra(self) -> Any:
+        """The query's algebra (section 4.2) after the rewrites."""
+        return self.prepared.algebra
+
+    @property
+    def prefixes(self) -> dict[str, str]:
+        """The prefixes the query declares (``""``: its base)."""
+        return self.prepared.prefixes
+
+    def rule_graph(self) -> RuleGraph:
+        """The part of the engine's binarised rule graph this query's rules
+        reach (steps shared with other queries included), with the goals
+        stored now (one Prolog crossing)."""
+        g = self.engine.rule_graph()
+        return g.part(g.rules_of_head(self.compiled.head))
+
+    def results(self) -> list[Answer]:
+        """Answers found since the last call (drains)."""
+        out, self._answers = self._answers, []
+        return out
+
+    def to_dataframe(self, **options: Any):
+        """The answers found since the last call as a pandas DataFrame (drains;
+        options as for :func:`epsparql.io.to_dataframe`)."""
+        from .io.dataframe import to_dataframe
+        return to_dataframe(self.results(), variables=self.variables, **options)
+
+    def _deliver(self, d: Detection) -> None:
+        values = d.event.args if isinstance(d.event, Compound) else ()
+        row: dict[str, Node] = {}
+        for name, v in zip(self.compiled.variables, values):
+            if v is not None:
+                row[name] = decode(v)
+        if self.form == "ASK":
+            if self._asked:
+                return
+            self._asked = True
+            ans = Answer({}, d.start, d.end, query=self.name)
+        elif self.form == "CONSTRUCT":
+            triples = []
+            for t in self.template:
+                pos = []
+                for x in (t.s, t.p, t.o):
+                    if type(x).__name__ == "Var":
+                        pos.append(row.get(x.name))
+                    elif isinstance(x, BNode):
+                        pos.append(row.get("_:tpl:" + str(x)))
+                    else:
+                        pos.append(x)
+                if all(p is not None for p in pos):
+                    triples.append(tuple(pos))
+            if not triples:
+                return
+            ans = Answer({k: v for k, v in row.items() if not k.startswith("_:")},
+                         d.start, d.end, tuple(triples), self.name)
+        else:
+            keep = self.projection if self.projection is not None else \
+                [k for k in row if not k.startswith("_:")]
+            bindings = {k: row[k] for k in keep if k in row}
+            if self.distinct:
+                key = tuple(sorted(bindings.items()))
+                if key in self._seen:
+                    return
+                self._seen.add(key)
+            ans = Answer(bindings, d.start, d.end, query=self.name)
+        self._answers.append(ans)
+        if self.on_result is not None:
+            self.on_result(ans)
+
+    def __repr__(self) -> str:
+        return f"<Query {self.name} {self.form} {self.variables}>"
+
+    # -- snapshots -------------------------------------------------------------
+    def _state(self) -> dict:
+        out: dict[str, Any] = {"name": self.name, "head": self.compiled.head}
+        if self.form == "ASK":
+            out["asked"] = self._asked
+        if self.distinct:
+            out["seen"] = [[[k, _node_out(v)] for k, v in key] for key in self._seen]
+        return out
+
+    def _restored(self, data: Any) -> tuple[set, bool]:
+        """The DISTINCT seen-set and ASK flag of a snapshot's query state
+        (ValueError if it does not belong to this query)."""
+        if not isinstance(data, dict) or data.get("name") != self.name \
+                or data.get("head") != self.compiled.head:
+            got = (data.get("name"), data.get("head")) if isinstance(data, dict) else data
+            raise ValueError(f"the snapshot's query {str(got)[:100]} is not this engine's "
+                             f"{(self.name, self.compiled.head)}: register the same queries in "
+                             f"the same order before restoring")
+        asked = data.get("asked", False)
+        if type(asked) is not bool:
+            raise ValueError(f"malformed snapshot: ASK flag {asked!r}")
+        seen: set = set()
+        for key in data.get("seen", []):
+            seen.add(tuple((str(k), _node_in(v)) if type(k) is str else _bad(k) for k, v in key))
+        return seen, asked
+
+
+@dataclass(frozen=True)
+class EngineError:
+    """An error inside a rule: the queries it concerns, a message, and what
+    triggered it (the event ``event(Term, [Start, End])`` for rule errors,
+    the arguments for extension functions)."""
+
+    queries: list[str]
+    message: str
+    context: Any
+    function: str | None = None
+    exception: BaseException | None = None
+
+    def __str__(self) -> str:
+        where = ", ".join(self.queries) or "a rule"
+        return f"{where}: {self.message} (on {self.context})"
+
+
+def _bad(x: Any) -> Any:
+    raise ValueError(f"malformed snapshot: {str(x)[:100]!r}")
+
+
+class UnboundedStateWarning(UserWarning):
+    """A query keeps partial matches forever (no getDURATION() bound)."""
+
+
+class StateLimitError(RuntimeError):
+    """The engine's stored partial matches exceeded ``max_goals``."""
+
+
+class Source:
+    """One input of an engine, with its own watermark (see Engine.source)."""
+
+    def __init__(self, engine: "Engine", name: str) -> None:
+        self.engine = engine
+        self.name = name
+
+    def push(self, s: Node, p: Node, o: Node, start: float | datetime,
+             end: float | datetime | None = None) -> None:
+        self.engine.push(s, p, o, start, end, source=self.name)
+
+    def push_many(self, rows: Iterable[Sequence[Any]]) -> None:
+        self.engine.push_many(rows, source=self.name)
+
+    def advance(self, t: float | datetime) -> None:
+        self.engine.advance(t, source=self.name)
+
+
+class Engine:
+    """An EP-SPARQL engine over one Prolog core engine."""
+
+    def __init__(self, *, base: str | None = None, reasoning: str = "rdfs",
+                 allowed_lateness: float = 0.0,
+                 on_late: Callable[[tuple, str], None] | None = None,
+                 max_goals: int | None = None, gc_every: int = 100,
+                 gc_period: float | None = None, batch_size: int = 5000,
+                 max_depth: int = 200) -> None:
+        if reasoning not in ("rdfs", "owlrl", "none"):
+            raise ValueError(f"reasoning must be 'rdfs', 'owlrl' or 'none', got {reasoning!r}")
+        self.base = base
+        self.reasoning = reasoning
+        self._order = Reorderer(allowed_lateness, on_late)
+        self.max_goals = max_goals
+        self._function_errors: list[tuple] = []
+        from . import functions
+        self._seen_function_errors = functions.error_count
+        rt = runtime()
+        for module in ("sparql_eval.pl", "sparql_construct.pl", "sparql_background.pl"):
+            rt.consult(PROLOG_DIR / module)
+        self.core = CoreEngine(gc_every=gc_every, gc_period=gc_period,
+                               batch_size=batch_size, max_depth=max_depth)
+        self.core.set_option("dedup", True)
+        self._background_call("mode", "none" if reasoning == "none" else "rdfs")
+        self._queries: dict[str, Query] = {}
+        self._by_head: dict[str, Query] = {}
+        self._next_qid = 1
+
+    # -- queries ---------------------------------------------------------------
+    def register(self, text: str, on_result: Callable[[Answer], None] | None = None,
+                 name: str | None = None) -> Query:
+        """Parse, compile and start a continuous query.
+
+        Raises QuerySyntaxError (with line and column) or QueryError."""
+        qid = self._next_qid
+        name = name or f"q{qid}"
+        # prepare.py: parse, translate, rewrite, compile to core rules (each
+        # stage's result is kept on the query)
+        prepared = prepare(text, qid=qid, name=name, base=self.base,
+                           is_function=self.has_function, module=self.core.module,
+                           reasoning="none" if self.reasoning == "none" else "rdfs")
+        self._next_qid += 1
+        q = Query(self, name, prepared, on_result)
+        if _unbounded(prepared.algebra.pattern):
+            warnings.warn(UnboundedStateWarning(
+                f"query {q.name} joins stream patterns without a getDURATION() < … bound: "
+                f"its partial matches are kept forever on an unbounded stream "
+                f"(set Engine(max_goals=…) to fail clearly at a cap)"), stacklevel=2)
+        # prolog/core_compile.pl: binarise the rules, compile them to EDBC clauses
+        self.core.add_rules(prepared.compiled.rules)
+        # answers: the core's detections of the rules' head go to this query
+        self._queries[q.name] = q
+        self._by_head[prepared.compiled.head] = q
+        return q
+
+    def partitioning(self, schema: Schema = NO_SCHEMA) -> Plan:
+        """How ``epsparql spark`` partitions this engine's queries (the key
+        each can be partitioned on, or why not), given an RDFS ``schema``
+        of the background (:func:`epsparql.algebra.partition.schema_of`)."""
+        return plan([(q.name, q.algebra) for q in self._queries.values()], schema)
+
+    def has_function(self, iri: str) -> bool:
+        """Is ``iri`` a registered extension function (Python or Prolog)?"""
+        reply = check(from_json(runtime().call("py_function_registered", str(iri))))
+        return bool(reply.get("ok"))
+
+    def register_function(self, iri: str, fn: Callable[..., Any] | str) -> None:
+        """Make ``<iri>(args…)`` callable in FILTER and SELECT expressions.
+
+        ``fn`` is a Python callable taking and returning rdflib terms (a
+        plain Python value is turned into a Literal), or the name of a
+        Prolog predicate (``"name"`` or ``"module:name"``, loaded with
+        :meth:`load_prolog`) called as ``call(Pred, Arg…, Result)`` on the
+        encoded terms (see docs/LANGUAGE.md).  Functions are process-wide:
+        every engine sees them.  A function that raises or fails makes the
+        expression a SPARQL error (the filter drops the solution)."""
+        if callable(fn):
+            from .functions import register
+            register(str(iri), fn)
+        else:
+            check(from_json(runtime().call("py_register_prolog_function", str(iri),
+                                            ("s", str(fn)))))
+
+    def load_prolog(self, path: str) -> None:
+        """Load a Prolog file (helper predicates, extension functions)."""
+        from pathlib import Path
+        p = Path(path)
+        if not p.is_file():
+            raise FileNotFoundError(f"Prolog file not found: {p}")
+        runtime().consult(p.resolve())
+
+    # -- background knowledge ------------------------------------------------
+    def load_background(self, source: Any, format: str | None = None,
+                        graph: str | None = None) -> int:
+        """Load background knowledge: a file path, RDF text, or an rdflib Graph
+        (any format rdflib reads; guessed from the file name when not given).
+
+        Triples go to the background graph ``graph`` (an IRI; default
+        :data:`BACKGROUND`), matched by ``GRAPH <iri> { … }`` patterns and
+        used for RDFS reasoning over the stream.  With ``reasoning="owlrl"``
+        the OWL-RL closure is materialised first.  Returns the number of
+        background triples the engine now holds."""
+        from pathlib import Path
+
+        from rdflib import Graph
+        if isinstance(source, Graph):
+            g = source
+        else:
+            g = Graph()
+            p = Path(source) if isinstance(source, (str, Path)) and len(str(source)) < 4096 else None
+            if p is not None and p.exists():
+                g.parse(str(p), format=format)
+            elif isinstance(source, str):
+                g.parse(data=source, format=format or "turtle")
+            else:
+                raise FileNotFoundError(f"background source not found: {source!r}")
+        if self.reasoning == "owlrl":
+            import owlrl
+            closed = Graph()
+            for t in g:
+                closed.add(t)
+            owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(closed)
+            g = closed
+        return self.add_background(g, graph=graph)
+
+    def add_background(self, triples: Iterable[Sequence[Node]], graph: str | None = None) -> int:
+        """Add (s, p, o) triples to a background graph; takes effect for the
+        events pushed afterwards.  Returns the background size."""
+        return self._background_batches("add", triples, graph)
+
+    def remove_background(self, triples: Iterable[Sequence[Node]], graph: str | None = None) -> int:
+        """Remove (s, p, o) triples from a background graph (``graph=None``:
+        from every graph).  Returns the background size."""
+        return self._background_batches("remove", triples, graph)
+
+    def _background_batches(self, op: str, triples: Iterable[Sequence[Node]],
+                            graph: str | None) -> int:
+        if op == "add" or graph is not None:
+            g = term_text(URIRef(graph or BACKGROUND))
+        else:
+            g = "_"
+        count = 0
+        batch: list[str] = []
+        for t in triples:
+            s, p, o = t[0], t[1], t[2]
+            batch.append(f"t({term_text(s)},{term_text(p)},{term_text(o)},{g})")
+            if len(batch) >= 20000:
+                count = self._background_call(op, "[" + ",".join(batch) + "]")["count"]
+                batch = []
+        if batch or count == 0:
+            count = self._background_call(op, "[" + ",".join(batch) + "]")["count"]
+        return count
+
+    def _background_call(self, op: str, text: str) -> dict:
+        return check(from_json(runtime().call("py_background", self.core.module, op, ("s", text))))
+
+    def add_rules(self, text: str) -> None:
+        """Add rules of the core's rule language (docs/CORE.md) next to the
+        queries.  Stream triples are the events ``triple(S, P, O)`` (terms
+        encoded as in docs/LANGUAGE.md); a rule whose head is such a triple
+        feeds the stream as CONSTRUCT output does."""
+        self.core.add_rules(text)
+
+    def load_rules(self, path: str) -> None:
+        """Load a rule file of the core's rule language (see add_rules)."""
+        self.core.load_rules(path)
+
+    @property
+    def queries(self) -> list[Query]:
+        return list(self._queries.values())
+
+    # -- stream ----------------------------------------------------------------
+    def push(self, s: Node, p: Node, o: Node, start: float | datetime,
+             end: float | datetime | None = None, *, source: str = "default") -> None:
+        """Push one triple occurring over [start, end] (end defaults to start)."""
+        self.push_many([(s, p, o, start, end)], source=source)
+
+    def push_many(self, rows: Iterable[Sequence[Any]], *, source: str = "default") -> None:
+        """Push (s, p, o, start[, end]) rows, batched (one Prolog crossing per
+        ``batch_size`` rows; any iterable, consumed incrementally).  Rows may
+        arrive out of order within the allowed lateness.  Each batch is
+        validated before any of it is pushed: a bad row rejects its batch
+        (earlier batches are in)."""
+        size = self.core.batch_size
+        it = iter(rows)
+        base = 0
+        while True:
+            chunk = list(itertools.islice(it, size))
+            if not chunk:
+                break
+            norm = self._normalise(chunk, base)
+            self._feed(self._order.add(norm, source))
+            base += len(chunk)
+
+    def source(self, name: str) -> "Source":
+        """A named input whose watermark counts separately: the engine only
+        moves time on to the minimum of its sources' watermarks."""
+        self._order.register(name)
+        return Source(self, name)
+
+    @staticmethod
+    def _normalise(rows: Sequence[Sequence[Any]], base: int = 0) -> list[tuple]:
+        """Validated rows ``(s, p, o, t1, t2)``, times as plain finite
+        ``int``/``float`` seconds.  The common case (exact rdflib term types,
+        int/float times) takes the first branch; anything else is checked
+        and converted by the general one."""
+        out = []
+        append = out.append
+        for i, row in enumerate(rows, start=base):
+            n = len(row)
+            if n == 4:
+                s, p, o, t1 = row
+                t2 = t1
+            elif n == 5:
+                s, p, o, t1, t2 = row
+                if t2 is None:
+                    t2 = t1
+            else:
+                raise ValueError(f"row {i}: expected (s, p, o, start[, end]), got {row!r}")
+            tt1, tt2 = type(t1), type(t2)
+            if ((type(s) in _TERM_TYPES and type(p) in _TERM_TYPES and type(o) in _TERM_TYPES)
+                    and (tt1 is int or (tt1 is float and t1 - t1 == 0.0))
+                    and (tt2 is int or (tt2 is float and t2 - t2 == 0.0))
+                    and t1 <= t2):
+                append((s, p, o, t1, t2))
+                continue
+            for x in (s, p, o):
+                if not isinstance(x, (URIRef, Literal, BNode)):
+                    raise TypeError(f"row {i}: a triple position must be an rdflib URIRef, "
+                                    f"Literal or BNode, got {x!r}")
+            try:
+                t1 = _plain(seconds(t1))
+                t2 = t1 if t2 is None else _plain(seconds(t2))
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"row {i}: {e}") from None
+            if t2 < t1:
+                raise ValueError(f"row {i}: end {t2!r} is before start {t1!r}")
+            append((s, p, o, t1, t2))
+        return out
+
+    def _mark(self) -> None:
+        """Errors of extension functions from now on are this engine's."""
+        from . import functions
+        self._seen_function_errors = functions.error_count
+
+    def _feed(self, ready: list[tuple]) -> None:
+        self._mark()
+        if ready:
+            size = self.core.batch_size
+            push = self.core.push_table_text
+            detections: list[Detection] = []
+            for i in range(0, len(ready), size):
+                detections.extend(push(triple_batch_text(ready[i:i + size])))
+            self._route(detections)
+            if self.max_goals is not None:
+                goals = self.core.stats()["goals"]
+                if goals > self.max_goals:
+                    raise StateLimitError(
+                        f"{goals} partial matches stored, more than max_goals={self.max_goals}: "
+                        f"bound the queries with FILTER (getDURATION() < …) or raise the cap "
+                        f"(nothing was evicted; the answers so far were delivered)")
+
+    def advance(self, t: float | datetime, *, source: str | None = None) -> None:
+        """A heartbeat: no more triples (from ``source``, or from any source)
+        will end at or before ``t``.  Releases what the reorder buffer held
+        and decides the answers that waited for an optional part."""
+        self._feed(self._order.advance(seconds(t), source))
+        wm = self._order.watermark
+        if math.isfinite(wm):
+            self._mark()
+            self._route(self.core.advance(wm))
+
+    def flush(self) -> None:
+        """End of stream: release everything and decide every waiting answer."""
+        self._feed(self._order.flush())
+        self._mark()
+        self._route(self.core.flush())
+
+    @property
+    def late(self) -> int:
+        """Triples that arrived after the watermark had passed their end time
+        (not processed; passed to ``on_late`` or kept in ``late_rows``)."""
+        return self._order.late
+
+    @property
+    def late_rows(self) -> list[tuple]:
+        return self._order.late_rows
+
+    def _route(self, detections: list[Detection]) -> None:
+        from . import functions
+        new = functions.error_count - self._seen_function_errors
+        if new > 0:
+            self._function_errors.extend(functions.errors[-new:])
+        self._seen_function_errors = functions.error_count
+        self.core.discard_detections()   # answers are kept per query, not in the core buffer
+        for d in detections:
+            name = d.event.name if isinstance(d.event, Compound) else d.event
+            q = self._by_head.get(name)
+            if q is not None:
+                q._deliver(d)
+
+    @property
+    def errors(self) -> list["EngineError"]:
+        """What went wrong inside rules since the engine started, oldest
+        first: exceptions in core rules or Prolog code (with the event that
+        triggered them), and exceptions raised by Python extension functions
+        (with their arguments).  Each names the queries concerned.  The
+        engine goes on with the next event; a function that raises makes its
+        expression a SPARQL error, so the filter drops that solution."""
+        out: list[EngineError] = []
+        for err in self.core.errors:
+            ctx = err.context
+            if isinstance(ctx, Compound) and ctx.name == "function" and len(ctx.args) == 2:
+                iri = str(ctx.args[0])
+                names = [q.name for q in self._queries.values() if iri in q.compiled.rules]
+                out.append(EngineError(names, f"extension function <{iri}>: {err.message}",
+                                       tuple(decode(a) for a in ctx.args[1]), iri))
+                continue
+            out.append(EngineError(self._queries_of_message(err.message), err.message, ctx))
+        for iri, args, exc in self._function_errors:
+            names = [q.name for q in self._queries.values() if iri in q.compiled.rules]
+            out.append(EngineError(names, f"extension function <{iri}> raised "
+                                          f"{type(exc).__name__}: {exc}", args, iri, exc))
+        return out
+
+    def _queries_of_message(self, message: str) -> list[str]:
+        """The queries a failing rule step belongs to: the rules of the rule
+        graph above the step Prolog's message names (``ep_n<N>/<Arity>``,
+        the predicate that raised; the core records errors as text)."""
+        import re
+        m = re.search(r"\bep_[nc](\d+)/\d+", message)
+        if not m:
+            return []
+        names = set()
+        for rule in self.rule_graph().rules_above(int(m.group(1))):
+            q = self._by_head.get(rule.name)
+            names.add(q.name if q is not None else rule.name)
+        return sorted(names)
+
+    # -- snapshots -------------------------------------------------------------
+    def snapshot(self) -> bytes:
+        """Everything needed to continue the stream later, as compact bytes:
+        the core's state (partial matches of every query, clock, answers
+        waiting for an instant to close, dedup set; see
+        CoreEngine.export_state), the reorder buffer (buffered rows,
+        watermarks, late count) and each query's DISTINCT seen-set and ASK
+        flag.  Not in it: queries, functions, background knowledge, options,
+        and answers not yet taken with ``results()`` (take the snapshot
+        after draining) or ``late_rows``.  One Prolog crossing.
+
+        ``other.restore(engine.snapshot())``, where ``other`` has the same
+        queries registered in the same order, makes ``other`` continue
+        exactly as ``engine`` would.  See docs/LANGUAGE.md, "State
+        snapshots"."""
+        core = self.core.state_text()
+        py = {"v": 1,
+              "order": self._order.export_state(_node_out),
+              "queries": [q._state() for q in self._queries.values()]}
+        head = json.dumps(py, separators=(",", ":"))      # ASCII: no newline, any str
+        return SNAPSHOT_MAGIC + zlib.compress(head.encode("utf-8") + b"\n" + core.encode("utf-8"), 1)
+
+    def restore(self, state: bytes) -> None:
+        """Replace this engine's stream state by a snapshot's (see
+        :meth:`snapshot`).  Answers not yet taken, ``late_rows`` and errors
+        are discarded.  Raises ValueError, changing nothing, for a snapshot
+        of an engine with other queries or rules, or a malformed one; the
+        snapshot is read as data, never run.  One Prolog crossing."""
+        payload = unpack_state(state, SNAPSHOT_MAGIC, "Engine snapshot")
+        head, sep, core = payload.partition(b"\n")
+        try:
+            if not sep:
+                raise ValueError("no core state")
+            py = json.loads(head.decode("utf-8"))
+            core_text = core.decode("utf-8")
+        except (UnicodeDecodeError, ValueError) as e:
+            raise ValueError(f"malformed Engine snapshot: {e}") from None
+        if not isinstance(py, dict) or py.get("v") != 1:
+            raise ValueError("malformed Engine snapshot: unknown version "
+                             f"{py.get('v') if isinstance(py, dict) else py!r}")
+        order = self._order.restored(py.get("order"), _node_in)
+        qs = py.get("queries")
+        mine = list(self._queries.values())
+        if not isinstance(qs, list) or len(qs) != len(mine):
+            n = len(qs) if isinstance(qs, list) else qs
+            raise ValueError(f"the snapshot has {n} queries, this engine {len(mine)}: register "
+                             f"the same queries in the same order before restoring")
+        try:
+            qstates = [q._restored(d) for q, d in zip(mine, qs)]
+        except (TypeError, AttributeError) as e:
+            raise ValueError(f"malformed Engine snapshot: {e}") from None
+        self.core.load_state_text(core_text)      # validates, then replaces (atomic)
+        self._order = order
+        for q, (seen, asked) in zip(mine, qstates):
+            q._seen, q._asked = seen, asked
+            q._answers = []
+        self._function_errors.clear()
+
+    def clear_state(self) -> None:
+        """Forget the stream state (partial matches, clock, reorder buffer,
+        watermarks, DISTINCT and ASK memory, answers not yet taken,
+        ``late_rows``, errors); keep the queries, functions, background
+        knowledge, options and declared sources.  The engine then behaves
+        as a fresh one with the same queries."""
+        self.core.clear_state()
+        self._order = self._order.cleared()
+        for q in self._queries.values():
+            q._seen, q._asked, q._answers = set(), False, []
+        self._function_errors.clear()
+
+    # -- state, for schedulers (the Spark worker) --------------------------------
+    def gc(self) -> None:
+        """Expire now the partial matches their windows no longer allow (the
+        core also does this every ``gc_every`` events)."""
+        self.core.gc()
+
+    @property
+    def idle(self) -> bool:
+        """Is nothing waiting: no partial match stored, no answer waiting for
+        its instant to close, no row held in the reorder buffer?"""
+        st = self.core.stats()
+        return st.get("goals", 0) == 0 and st.get("waiting", 0) == 0 and self._order.buffered == 0
+
+    @property
+    def largest_window(self) -> float:
+        """The longest window of a store of partial matches, in seconds
+        (``math.inf``: some store keeps them without bound; 0: none is kept)."""
+        return self.rule_graph().largest_window
+
+    def rule_graph(self) -> RuleGraph:
+        """The binarised rule graph of every query and rule of this engine,
+        with the goals stored now (one crossing; see
+        :mod:`epsparql.core.rule_graph`)."""
+        return RuleGraph.of(self.core)
+
+    def close(self) -> None:
+        self.core.close()
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,235 @@
+"""RDF terms in N-Triples syntax: read them exactly, write them canonically.
+
+``<iri>`` (absolute, ``\\u``/``\\U`` escapes), ``_:label``, ``"lexical"``
+with ``@lang`` or ``^^<datatype>`` and the string escapes of N-Triples.
+Every term of every stream format is written this way (see docs/CLI.md);
+the line formats in :mod:`epsparql.io.streams` build on :func:`term_at`
+and the patterns here.  IRIs and short literals repeat in streams, so
+their parses are remembered (bounded, :mod:`epsparql.memo`).
+"""
+from __future__ import annotations
+
+import re
+
+from rdflib.term import BNode, Literal, Node, URIRef
+
+from ..memo import BoundedCache
+
+__all__ = ["TermSyntaxError", "parse_term", "format_term", "term_at", "iri", "literal",
+           "unescape", "IRI_PATTERN", "IRI_PLAIN_PATTERN", "BNODE_LABEL_PATTERN",
+           "STRING_PATTERN", "SCHEME_RE", "RDF_LANGSTRING"]
+
+RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+
+
+class TermSyntaxError(ValueError):
+    """A malformed term: ``message`` and the 0-based column ``col`` in the
+    text read (None when not known)."""
+
+    def __init__(self, message: str, col: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.col = col
+
+
+#: ``<iri>`` with escapes; group 1 is the text between the brackets.
+IRI_PATTERN = r'<((?:[^\x00-\x20<>"{}|^`\\]++|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*+)>'
+#: ``<iri>`` without escapes (the common case, one regex step).
+IRI_PLAIN_PATTERN = r'<([^\x00-\x20<>"{}|^`\\]*)>'
+#: A blank node label (after ``_:``), as one group.
+BNODE_LABEL_PATTERN = (r"((?:[A-Za-z0-9_]|[^\x00-\x7f])"
+                       r"(?:(?:[A-Za-z0-9_\-.]|[^\x00-\x7f])*(?:[A-Za-z0-9_\-]|[^\x00-\x7f]))?)")
+#: A quoted string with its escapes; group 1 is the raw text between the quotes.
+STRING_PATTERN = r'"((?:[^"\\\n\r]++|\\(?:[tbnrf"\'\\]|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}))*+)"'
+#: An IRI scheme (N-Triples IRIs are absolute).
+SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+
+_IRI_RE = re.compile(IRI_PATTERN)
+_BNODE_RE = re.compile("_:" + BNODE_LABEL_PATTERN)
+_STRING_RE = re.compile(STRING_PATTERN)
+_LANG_RE = re.compile(r"@([a-zA-Z]+(?:-[a-zA-Z0-9]+)*)")
+_DT_RE = re.compile(r"\^\^" + IRI_PATTERN)
+_ESCAPE_RE = re.compile(r"\\(?:([tbnrf\"'\\])|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))")
+_ECHAR = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+_IRIS = BoundedCache(100_000)          # raw text between <> -> URIRef
+_LITERALS = BoundedCache(50_000)       # (raw, lang, datatype raw) -> Literal
+_MAX_CACHED_LITERAL = 160              # longer lexical forms rarely repeat: not kept
+
+
+def unescape(text: str, col: int = 0) -> str:
+    """The N-Triples string or IRI escapes of ``text`` resolved (``col``: where
+    ``text`` starts, for errors)."""
+    def repl(m: re.Match) -> str:
+        if m.group(1) is not None:
+            return _ECHAR[m.group(1)]
+        cp = int(m.group(2) or m.group(3), 16)
+        if cp > 0x10FFFF:
+            raise TermSyntaxError(f"escape {m.group(0)} is beyond U+10FFFF", col + m.start())
+        return chr(cp)
+
+    out = _ESCAPE_RE.sub(repl, text)
+    if _SURROGATE_RE.search(out):
+        # \uD83D\uDE00 (a UTF-16 pair, as Java writes) is one character
+        try:
+            out = out.encode("utf-16", "surrogatepass").decode("utf-16")
+        except UnicodeDecodeError:
+            raise TermSyntaxError("unpaired surrogate escape (not a Unicode character)",
+                                  col) from None
+    return out
+
+
+def iri(raw: str, col: int = 0) -> URIRef:
+    """The IRI whose text between ``<>`` is ``raw`` (escapes resolved;
+    relative IRIs refused)."""
+    node = _IRIS.get(raw)
+    if node is not None:
+        return node
+    text = unescape(raw, col) if "\\" in raw else raw
+    if not SCHEME_RE.match(text):
+        raise TermSyntaxError(f"relative IRI <{text}> (N-Triples IRIs are absolute)", col)
+    return _IRIS.put(raw, URIRef(text))
+
+
+def literal(raw: str, lang: str | None, dt: str | None) -> Literal:
+    """The literal of a quoted string's raw text, with a language tag or the
+    raw text of a datatype IRI (or neither)."""
+    key = (raw, lang, dt)
+    node = _LITERALS.get(key)
+    if node is not None:
+        return node
+    lex = unescape(raw) if "\\" in raw else raw
+    if lang is not None:
+        node = Literal(lex, lang=lang)
+    elif dt is not None:
+        dtn = iri(dt)
+        if str(dtn) == RDF_LANGSTRING:
+            raise TermSyntaxError("rdf:langString literals need a language tag")
+        node = Literal(lex, datatype=dtn, normalize=False)
+    else:
+        node = Literal(lex)
+    if len(raw) <= _MAX_CACHED_LITERAL:
+        _LITERALS.put(key, node)
+    return node
+
+
+def term_at(line: str, pos: int, role: str) -> tuple[Node, int]:
+    """The term at ``pos`` of ``line`` in the ``role`` subject, predicate or
+    object (which decides what may stand there), and where it ends.
+    Raises :class:`TermSyntaxError` saying what is wrong, and where."""
+    ch = line[pos:pos + 1]
+    if ch == "<":
+        m = _IRI_RE.match(line, pos)
+        if m is None:
+            raise TermSyntaxError(f"malformed IRI in the {role} (an IRI is <...> without spaces, "
+                                  f"quotes or <>{{}}|^`\\ characters)", pos)
+        return iri(m.group(1), pos), m.end()
+    if ch == "_" and role != "predicate":
+        m = _BNODE_RE.match(line, pos)
+        if m is None:
+            raise TermSyntaxError(f"malformed blank node in the {role} (expected _:label)", pos)
+        return BNode(m.group(1)), m.end()
+    if ch == '"' and role == "object":
+        m = _STRING_RE.match(line, pos)
+        if m is None:
+            raise _literal_problem(line, pos)
+        raw = m.group(1)
+        lex = unescape(raw, pos) if "\\" in raw else raw
+        end = m.end()
+        nxt = line[end:end + 1]
+        if nxt == "@":
+            lm = _LANG_RE.match(line, end)
+            if lm is None:
+                raise TermSyntaxError("malformed language tag (expected @ and letters, "
+                                      "e.g. @en or @en-GB)", end)
+            return Literal(lex, lang=lm.group(1)), lm.end()
+        if nxt == "^":
+            dm = _DT_RE.match(line, end)
+            if dm is None:
+                raise TermSyntaxError("malformed datatype (expected ^^<IRI>)", end)
+            dt = iri(dm.group(1), end + 2)
+            if str(dt) == RDF_LANGSTRING:
+                raise TermSyntaxError("rdf:langString literals need a language tag "
+                                      "(write \"...\"@lang)", end)
+            return Literal(lex, datatype=dt, normalize=False), dm.end()
+        return Literal(lex), end
+    allowed = {"subject": "an IRI <...> or a blank node _:x",
+               "predicate": "an IRI <...>",
+               "object": "an IRI <...>, a blank node _:x or a literal \"...\""}[role]
+    found = repr(line[pos:pos + 12]) if pos < len(line) else "the end of the line"
+    raise TermSyntaxError(f"expected {allowed} as the {role}, found {found}", pos)
+
+
+_BAD_ESCAPE_RE = re.compile(r'\\(?![tbnrf"\'\\]|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8})')
+
+
+def _literal_problem(line: str, pos: int) -> TermSyntaxError:
+    """Why the literal starting at ``pos`` does not parse."""
+    i = pos + 1
+    while i < len(line):
+        c = line[i]
+        if c == '"':
+            break
+        if c == "\\":
+            if _BAD_ESCAPE_RE.match(line, i):
+                return TermSyntaxError(f"bad escape {line[i:i + 2]!r} in a literal (allowed: \\t "
+                                       f"\\b \\n \\r \\f \\\" \\' \\\\ \\uXXXX \\UXXXXXXXX)", i)
+            i += 2
+            continue
+        if c in "\r\n":
+            return TermSyntaxError("raw line break in a literal (write \\n or \\r)", i)
+        i += 1
+    return TermSyntaxError("literal without its closing quote", pos)
+
+
+def parse_term(text: str) -> Node:
+    """One RDF term in N-Triples syntax (``<iri>``, ``_:b``, ``"lit"``,
+    ``"lit"@en``, ``"1"^^<dt>``) as an rdflib term.  Raises ValueError."""
+    s = text.strip()
+    try:
+        node, end = term_at(s, 0, "object")
+    except TermSyntaxError as e:
+        raise ValueError(f"{e.message}: {text!r}") from None
+    if end != len(s):
+        raise ValueError(f"unexpected text after the term: {s[end:]!r} in {text!r}")
+    return node
+
+
+_IRI_ESC_RE = re.compile(r'[\x00-\x20<>"{}|^`\\]')
+_LIT_ESC_RE = re.compile('[\x00-\x1f"\\\\\x7f\x85\u2028\u2029\ud800-\udfff]')
+_LIT_ESC = {"\t": "\\t", "\b": "\\b", "\n": "\\n", "\r": "\\r", "\f": "\\f",
+            '"': '\\"', "\\": "\\\\"}
+
+
+def _lit_esc(m: re.Match) -> str:
+    c = m.group(0)
+    return _LIT_ESC.get(c) or f"\\u{ord(c):04X}"
+
+
+def _iri_text(text: str) -> str:
+    if _IRI_ESC_RE.search(text):
+        text = _IRI_ESC_RE.sub(lambda m: f"\\u{ord(m.group(0)):04X}", text)
+    return f"<{text}>"
+
+
+def format_term(node: Node) -> str:
+    """An rdflib term in (canonical) N-Triples syntax; :func:`parse_term`
+    reads it back to an equal term."""
+    if isinstance(node, URIRef):
+        return _iri_text(str(node))
+    if isinstance(node, Literal):
+        lex = str(node)
+        if _LIT_ESC_RE.search(lex):
+            lex = _LIT_ESC_RE.sub(_lit_esc, lex)
+        if node.language:
+            return f'"{lex}"@{node.language}'
+        if node.datatype is not None:
+            return f'"{lex}"^^{_iri_text(str(node.datatype))}'
+        return f'"{lex}"'
+    if isinstance(node, BNode):
+        label = str(node)
+        if not _BNODE_RE.fullmatch("_:" + label):
+            label = "x" + "".join(c if c.isalnum() or c in "_-" else f"_{ord(c):x}_" for c in label)
+        return "_:" + label
+    raise TypeError(f"not an RDF term: {node!r}")

@@ -1,0 +1,120 @@
+"""The rule graph as data (epsparql.core.rule_graph, py_rule_graph/2).
+
+On generated core rules (tests/core/test_core_differential.py's
+generator: temporal operators, where, within, shared sub-patterns) and
+generated EP-SPARQL queries (tests/sparql_reference.py's: optional
+joins, unions, filters, windows, RDFS wrappers), every graph keeps the
+contract explain and the trace rely on:
+
+- a node's variables are numbered 0..vars-1 in first-occurrence order;
+- a node's top-level Child sub-terms are exactly its children, and every
+  Child (at any depth) is a variant of that child's own pattern;
+- a join step's stores hold the join variables first, then the variables
+  of their own operand (goal_stores/6), and the goals stored while a
+  stream runs have exactly that many arguments plus the interval;
+- a rule's head is written over its root's variables.
+"""
+from __future__ import annotations
+
+import random
+import warnings
+
+import pytest
+
+import sparql_reference as R
+from core.test_core_differential import gen_case
+from core_reference import rule_text
+from epsparql import Engine
+from epsparql.core import CoreEngine, term
+from epsparql.core.rule_graph import Child, RuleGraph, Var, subterms, variables
+from epsparql.core.terms import Compound
+
+
+def shape(t):
+    """``t`` without Child wrappers, variables renamed by first occurrence:
+    two terms have the same shape iff they are variants."""
+    names: dict[int, int] = {}
+
+    def walk(x):
+        if isinstance(x, Child):
+            return walk(x.term)
+        if isinstance(x, Var):
+            return ("var", names.setdefault(x.index, len(names)))
+        if isinstance(x, Compound):
+            return ("f", x.name, tuple(walk(a) for a in x.args))
+        if isinstance(x, list):
+            return ("list", tuple(walk(a) for a in x))
+        return ("const", type(x).__name__, x)
+    return walk(t)
+
+
+def top_children(t):
+    """The Child sub-terms of ``t`` not inside another Child."""
+    if isinstance(t, Child):
+        yield t
+    elif isinstance(t, Compound):
+        for a in t.args:
+            yield from top_children(a)
+    elif isinstance(t, list):
+        for a in t:
+            yield from top_children(a)
+
+
+def check_graph(g: RuleGraph, goals: list[dict]) -> None:
+    assert g.nodes and g.rules
+    for n in g.nodes.values():
+        assert variables(n.term) == list(range(n.vars)), n.text
+        assert sorted({c.node for c in top_children(n.term)}) == sorted(n.children), n.text
+        for c in (x for x in subterms(n.term) if isinstance(x, Child)):
+            assert shape(c.term) == shape(g.nodes[c.node].term), (n.text, c.node)
+        for s in n.stores:
+            assert all(isinstance(a, int) and 0 <= a < n.vars for a in s.args), (n.text, s)
+            if s.side in "lr":
+                ops = n.operands()
+                join = n.join_vars()
+                own = variables(ops[0] if s.side == "l" else ops[1])
+                assert s.args == join + [v for v in own if v not in join], (n.text, s)
+            elif s.side == "n":
+                assert s.args == variables(n.operands()[1])
+    for r in g.rules:
+        root = g.nodes[r.node]
+        assert all(x.index is not None and x.index < root.vars
+                   for x in subterms(r.head) if isinstance(x, Var)), r.text
+    arity = {s.name: len(s.args) + 2 for s in g.stores if s.side in "lrn"}
+    for goal in goals:
+        if goal["store"] in arity:
+            assert len(goal["goal"]) == arity[goal["store"]], goal
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_core_rules(seed):
+    rules, events, _, gc_every = gen_case(seed)
+    eng = CoreEngine(gc_every=1000)
+    try:
+        eng.add_rules("\n".join(rule_text(*r) for r in rules))
+        eng.push_many([(term(n, *args), s, e) for (n, args, s, e) in events])
+        g = RuleGraph.of(eng)
+        check_graph(g, eng.goals())
+        assert [r.name for r in g.rules] == [r[0] for r in rules]
+    finally:
+        eng.close()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_ep_sparql_queries(seed):
+    rng = random.Random(7000 + seed)
+    queries = [R.QueryGen(rng).select() for _ in range(rng.choice((1, 2, 3)))]
+    stream = R.gen_stream(rng)
+    with Engine() as eng, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        handles = [eng.register(R.render(q)) for q in queries]
+        eng.push_many(stream)                   # rows (s, p, o, start, end)
+        g = eng.rule_graph()
+        check_graph(g, eng.core.goals())
+        # each query's answer rule is in the graph, headed by its answer event
+        heads = [r.name for r in g.rules]
+        assert heads == [h.compiled.head for h in handles]
+        for h in handles:
+            part = h.rule_graph()
+            assert [r.name for r in part.rules] == [h.compiled.head]
+            assert set(part.nodes) == g.below([part.rules[0].node])
