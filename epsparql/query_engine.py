@@ -8,6 +8,14 @@
     engine.advance(t); engine.flush()          # close instants up to t / all
     answers = q.results()                      # drains: list of Answer
 
+Queries of the stream dialects (C-SPARQL, CQELS-QL, SPARQLstream,
+Streaming SPARQL, LUPOSDATE, RSP-QL; detected, or ``dialect=``) register
+the same way and read named streams: ``push(..., stream=IRI)``, rows
+``(s, p, o, start, end, stream)``; a row without a stream is on
+:data:`DEFAULT_STREAM`.  EP-SPARQL queries see every stream.  Their
+windows run in the same Prolog module (epsparql/window_runtime.py,
+prolog/stream_window.pl); docs/DIALECTS.md.
+
 Each engine owns one module of the process's SWI-Prolog: its queries,
 pending goals and answers are its own.  The stream is a set of triple
 occurrences: pushing the same triple over the same interval twice counts
@@ -22,59 +30,34 @@ import json
 import math
 import warnings
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Callable, Iterable, Sequence
 
 from rdflib.term import BNode, Literal, Node, URIRef
 
 from .algebra.partition import NO_SCHEMA, Plan, Schema, plan
+from .algebra.window_partition import window_plan
 from .answer import Answer
 from .core import CoreEngine, Compound
 from .core.event_engine import Detection, unpack_state
 from .core.rule_graph import RuleGraph
-from .core.runtime import PROLOG_DIR, check, runtime
+from .core.runtime import PROLOG_DIR, check, runtime, runtime_alive
 from .core.terms import from_json
 from .ordering import Reorderer
 from .rdf.codec import decode
+from .rdf.json_terms import node_from_json, node_to_json
 from .rdf.wire import term_text, triple_batch_text
-from .prepare import PreparedQuery, prepare
+from .prepare import EP_SPARQL, PreparedQuery, dialect_of, prepare, prepare_windowed
 from .rules import CompiledQuery
 from .times import seconds
+from .language.dialects import DialectQuery
+from .window_runtime import DEFAULT_STREAM, UnboundedWindowWarning, WindowQuery, WindowRuntime
 
 
 #: First bytes of an Engine.snapshot() blob (then zlib-compressed: one line
 #: of JSON for the Python side, a newline, the core's state text).
 SNAPSHOT_MAGIC = b"EPSE1"
-
-
-def _node_out(node: Node) -> Any:
-    """An RDF term as JSON data for snapshots: an IRI as its string, a
-    blank node as ["b", id], a literal as ["l", lexical, datatype, lang]."""
-    if type(node) is URIRef:
-        return str(node)
-    if isinstance(node, Literal):
-        dt = node.datatype
-        return ["l", str(node), None if dt is None else str(dt), node.language]
-    if isinstance(node, BNode):
-        return ["b", str(node)]
-    if isinstance(node, URIRef):
-        return str(node)
-    raise TypeError(f"not an RDF term: {node!r}")
-
-
-def _node_in(x: Any) -> Node:
-    """The inverse of _node_out (the lexical form kept as it was)."""
-    if type(x) is str:
-        return URIRef(x)
-    if type(x) is list and len(x) == 2 and x[0] == "b" and type(x[1]) is str:
-        return BNode(x[1])
-    if type(x) is list and len(x) == 4 and x[0] == "l" and type(x[1]) is str \
-            and (x[2] is None or type(x[2]) is str) and (x[3] is None or type(x[3]) is str) \
-            and not (x[2] is not None and x[3] is not None):
-        return Literal(x[1], lang=x[3], datatype=None if x[2] is None else URIRef(x[2]),
-                       normalize=False)
-    raise ValueError(f"not an encoded RDF term: {str(x)[:100]!r}")
 
 
 #: The background graph triples go to when no graph is named.
@@ -228,7 +211,7 @@ class Query:
         if self.form == "ASK":
             out["asked"] = self._asked
         if self.distinct:
-            out["seen"] = [[[k, _node_out(v)] for k, v in key] for key in self._seen]
+            out["seen"] = [[[k, node_to_json(v)] for k, v in key] for key in self._seen]
         return out
 
     def _restored(self, data: Any) -> tuple[set, bool]:
@@ -245,7 +228,7 @@ class Query:
             raise ValueError(f"malformed snapshot: ASK flag {asked!r}")
         seen: set = set()
         for key in data.get("seen", []):
-            seen.add(tuple((str(k), _node_in(v)) if type(k) is str else _bad(k) for k, v in key))
+            seen.add(tuple((str(k), node_from_json(v)) if type(k) is str else _bad(k) for k, v in key))
         return seen, asked
 
 
@@ -304,7 +287,7 @@ class Engine:
                  on_late: Callable[[tuple, str], None] | None = None,
                  max_goals: int | None = None, gc_every: int = 100,
                  gc_period: float | None = None, batch_size: int = 5000,
-                 max_depth: int = 200) -> None:
+                 max_depth: int = 200, incremental_windows: bool = True) -> None:
         if reasoning not in ("rdfs", "owlrl", "none"):
             raise ValueError(f"reasoning must be 'rdfs', 'owlrl' or 'none', got {reasoning!r}")
         self.base = base
@@ -321,18 +304,33 @@ class Engine:
                                batch_size=batch_size, max_depth=max_depth)
         self.core.set_option("dedup", True)
         self._background_call("mode", "none" if reasoning == "none" else "rdfs")
-        self._queries: dict[str, Query] = {}
+        self._queries: dict[str, Query | WindowQuery] = {}
         self._by_head: dict[str, Query] = {}
         self._next_qid = 1
+        #: the stream dialects' windows (created with the first windowed query)
+        self._windows: WindowRuntime | None = None
+        self.incremental_windows = incremental_windows
+        self._core_fed = False          # has the core rules that read the stream?
 
     # -- queries ---------------------------------------------------------------
-    def register(self, text: str, on_result: Callable[[Answer], None] | None = None,
-                 name: str | None = None) -> Query:
+    def register(self, text: "str | DialectQuery", on_result: Callable[[Answer], None] | None = None,
+                 name: str | None = None, *, dialect: str | None = None) -> Query | WindowQuery:
         """Parse, compile and start a continuous query.
 
-        Raises QuerySyntaxError (with line and column) or QueryError."""
+        The language is detected: EP-SPARQL, or a stream dialect when the
+        text has its constructs (``dialect=`` forces one of ``ep-sparql``,
+        ``csparql``, ``cqels``, ``sparqlstream``, ``streaming-sparql``,
+        ``luposdate``, ``rspql``); a dialect query becomes a
+        :class:`~epsparql.window_runtime.WindowQuery` (docs/DIALECTS.md).
+        ``text`` may also be a parsed dialect query
+        (:class:`~epsparql.language.dialects.DialectQuery`, e.g. built in
+        code).  Raises QuerySyntaxError (with line and column) or QueryError."""
+        if not isinstance(text, str) or dialect_of(text, dialect) != EP_SPARQL:
+            return self._register_windowed(text, on_result, name, dialect)
         qid = self._next_qid
         name = name or f"q{qid}"
+        if name in self._queries:
+            raise ValueError(f"a query named {name!r} is registered already")
         # prepare.py: parse, translate, rewrite, compile to core rules (each
         # stage's result is kept on the query)
         prepared = prepare(text, qid=qid, name=name, base=self.base,
@@ -347,16 +345,56 @@ class Engine:
                 f"(set Engine(max_goals=…) to fail clearly at a cap)"), stacklevel=2)
         # prolog/core_compile.pl: binarise the rules, compile them to EDBC clauses
         self.core.add_rules(prepared.compiled.rules)
+        self._core_fed = True
         # answers: the core's detections of the rules' head go to this query
         self._queries[q.name] = q
         self._by_head[prepared.compiled.head] = q
         return q
 
+    def _register_windowed(self, text: "str | DialectQuery", on_result: Callable[[Answer], None] | None,
+                           name: str | None, dialect: str | None) -> WindowQuery:
+        """A query of a stream dialect: prepared (prepare.py), then started
+        in the window runtime of this engine's module."""
+        qid = self._next_qid
+        # prepare.py: parse the dialect, translate to the windowed algebra,
+        # compile to stream_window.pl clauses (each stage kept on the query)
+        prepared = prepare_windowed(text, qid=qid, dialect=dialect, base=self.base,
+                                    is_function=self.has_function, module=self.core.module,
+                                    reasoning="none" if self.reasoning == "none" else "rdfs",
+                                    panes=self.incremental_windows)
+        name = name or prepared.syntax.name or f"q{qid}"
+        if name in self._queries:
+            raise ValueError(f"a query named {name!r} is registered already")
+        self._next_qid += 1
+        prepared = replace(prepared, name=name)
+        if any(w.window.kind == "all" for w in prepared.algebra.windows):
+            warnings.warn(UnboundedWindowWarning(
+                f"query {name} has an [ALL] window: its content grows with the stream"),
+                stacklevel=3)
+        if self._windows is None:
+            self._windows = WindowRuntime(self.core.module)
+        q = WindowQuery(self, name, prepared, on_result)
+        self._mark()
+        try:
+            # prolog/stream_window.pl: the windows, policy and R2S start
+            self._windows.register(q)
+        finally:
+            self._collect_function_errors()
+        self._queries[name] = q
+        return q
+
     def partitioning(self, schema: Schema = NO_SCHEMA) -> Plan:
         """How ``epsparql spark`` partitions this engine's queries (the key
         each can be partitioned on, or why not), given an RDFS ``schema``
-        of the background (:func:`epsparql.algebra.partition.schema_of`)."""
-        return plan([(q.name, q.algebra) for q in self._queries.values()], schema)
+        of the background (:func:`epsparql.algebra.partition.schema_of`;
+        the default stands for no background).  Windowed queries are
+        planned by :mod:`epsparql.algebra.window_partition`."""
+        eps = [(q.name, q.algebra) for q in self._queries.values() if isinstance(q, Query)]
+        win = [(q.name, q.algebra) for q in self._queries.values() if isinstance(q, WindowQuery)]
+        p = plan(eps, schema)
+        if win:
+            p = window_plan(p, win, schema, order=list(self._queries))
+        return p
 
     def has_function(self, iri: str) -> bool:
         """Is ``iri`` a registered extension function (Python or Prolog)?"""
@@ -459,35 +497,49 @@ class Engine:
         encoded as in docs/LANGUAGE.md); a rule whose head is such a triple
         feeds the stream as CONSTRUCT output does."""
         self.core.add_rules(text)
+        self._core_fed = True
 
     def load_rules(self, path: str) -> None:
         """Load a rule file of the core's rule language (see add_rules)."""
         self.core.load_rules(path)
+        self._core_fed = True
 
     @property
-    def queries(self) -> list[Query]:
+    def queries(self) -> list[Query | WindowQuery]:
+        """Every registered query, EP-SPARQL and windowed, in order."""
         return list(self._queries.values())
 
     # -- stream ----------------------------------------------------------------
     def push(self, s: Node, p: Node, o: Node, start: float | datetime,
-             end: float | datetime | None = None, *, source: str = "default") -> None:
-        """Push one triple occurring over [start, end] (end defaults to start)."""
-        self.push_many([(s, p, o, start, end)], source=source)
+             end: float | datetime | None = None, *, source: str = "default",
+             stream: str | None = None) -> None:
+        """Push one triple occurring over [start, end] (end defaults to start)
+        on ``stream`` (an IRI; default :data:`DEFAULT_STREAM`)."""
+        self.push_many([(s, p, o, start, end)], source=source, stream=stream)
 
-    def push_many(self, rows: Iterable[Sequence[Any]], *, source: str = "default") -> None:
+    def push_many(self, rows: Iterable[Sequence[Any]], *, source: str = "default",
+                  stream: str | None = None) -> None:
         """Push (s, p, o, start[, end]) rows, batched (one Prolog crossing per
         ``batch_size`` rows; any iterable, consumed incrementally).  Rows may
         arrive out of order within the allowed lateness.  Each batch is
         validated before any of it is pushed: a bad row rejects its batch
-        (earlier batches are in)."""
+        (earlier batches are in).
+
+        Named streams (the stream dialects' windows read them): rows
+        ``(s, p, o, start, end, stream)`` carry their own stream (``end``
+        may be None); ``stream=`` names the stream of the rows without one;
+        otherwise a row is on :data:`DEFAULT_STREAM`.  EP-SPARQL queries
+        see every stream."""
         size = self.core.batch_size
         it = iter(rows)
         base = 0
+        if stream is not None:
+            stream = _stream_iri(stream)
         while True:
             chunk = list(itertools.islice(it, size))
             if not chunk:
                 break
-            norm = self._normalise(chunk, base)
+            norm = self._normalise(chunk, base, stream)
             self._feed(self._order.add(norm, source))
             base += len(chunk)
 
@@ -498,15 +550,18 @@ class Engine:
         return Source(self, name)
 
     @staticmethod
-    def _normalise(rows: Sequence[Sequence[Any]], base: int = 0) -> list[tuple]:
+    def _normalise(rows: Sequence[Sequence[Any]], base: int = 0,
+                   stream: str | None = None) -> list[tuple]:
         """Validated rows ``(s, p, o, t1, t2)``, times as plain finite
-        ``int``/``float`` seconds.  The common case (exact rdflib term types,
-        int/float times) takes the first branch; anything else is checked
-        and converted by the general one."""
+        ``int``/``float`` seconds, and ``(s, p, o, t1, t2, stream)`` for a
+        row on a named stream (its own, or ``stream``).  The common case
+        (exact rdflib term types, int/float times) takes the first branch;
+        anything else is checked and converted by the general one."""
         out = []
         append = out.append
         for i, row in enumerate(rows, start=base):
             n = len(row)
+            g = stream
             if n == 4:
                 s, p, o, t1 = row
                 t2 = t1
@@ -514,14 +569,25 @@ class Engine:
                 s, p, o, t1, t2 = row
                 if t2 is None:
                     t2 = t1
+            elif n == 6:
+                s, p, o, t1, t2, g = row
+                if t2 is None:
+                    t2 = t1
+                if g is None:
+                    g = stream
+                elif type(g) is not str:
+                    try:
+                        g = _stream_iri(g)
+                    except (TypeError, ValueError) as e:
+                        raise type(e)(f"row {i}: {e}") from None
             else:
-                raise ValueError(f"row {i}: expected (s, p, o, start[, end]), got {row!r}")
+                raise ValueError(f"row {i}: expected (s, p, o, start[, end[, stream]]), got {row!r}")
             tt1, tt2 = type(t1), type(t2)
             if ((type(s) in _TERM_TYPES and type(p) in _TERM_TYPES and type(o) in _TERM_TYPES)
                     and (tt1 is int or (tt1 is float and t1 - t1 == 0.0))
                     and (tt2 is int or (tt2 is float and t2 - t2 == 0.0))
                     and t1 <= t2):
-                append((s, p, o, t1, t2))
+                append((s, p, o, t1, t2) if g is None else (s, p, o, t1, t2, g))
                 continue
             for x in (s, p, o):
                 if not isinstance(x, (URIRef, Literal, BNode)):
@@ -534,7 +600,7 @@ class Engine:
                 raise type(e)(f"row {i}: {e}") from None
             if t2 < t1:
                 raise ValueError(f"row {i}: end {t2!r} is before start {t1!r}")
-            append((s, p, o, t1, t2))
+            append((s, p, o, t1, t2) if g is None else (s, p, o, t1, t2, g))
         return out
 
     def _mark(self) -> None:
@@ -544,12 +610,21 @@ class Engine:
 
     def _feed(self, ready: list[tuple]) -> None:
         self._mark()
-        if ready:
+        if ready and self._windows is not None:
+            # the stream dialects' windows (rows grouped by stream, one crossing)
+            try:
+                self._windows.push(ready)
+            finally:
+                self._collect_function_errors()
+        if ready and (self._core_fed or self._windows is None):
             size = self.core.batch_size
             push = self.core.push_table_text
             detections: list[Detection] = []
             for i in range(0, len(ready), size):
-                detections.extend(push(triple_batch_text(ready[i:i + size])))
+                part = ready[i:i + size]
+                if len(part[0]) > 5 or len(part[-1]) > 5:
+                    part = [r[:5] for r in part]         # the core has no streams
+                detections.extend(push(triple_batch_text(part)))
             self._route(detections)
             if self.max_goals is not None:
                 goals = self.core.stats()["goals"]
@@ -568,12 +643,24 @@ class Engine:
         if math.isfinite(wm):
             self._mark()
             self._route(self.core.advance(wm))
+            if self._windows is not None:
+                self._mark()
+                try:
+                    self._windows.advance(wm)
+                finally:
+                    self._collect_function_errors()
 
     def flush(self) -> None:
         """End of stream: release everything and decide every waiting answer."""
         self._feed(self._order.flush())
         self._mark()
         self._route(self.core.flush())
+        if self._windows is not None:
+            self._mark()
+            try:
+                self._windows.flush()
+            finally:
+                self._collect_function_errors()
 
     @property
     def late(self) -> int:
@@ -585,12 +672,16 @@ class Engine:
     def late_rows(self) -> list[tuple]:
         return self._order.late_rows
 
-    def _route(self, detections: list[Detection]) -> None:
+    def _collect_function_errors(self) -> None:
+        """The Python extension functions' errors since :meth:`_mark` are this engine's."""
         from . import functions
         new = functions.error_count - self._seen_function_errors
         if new > 0:
             self._function_errors.extend(functions.errors[-new:])
         self._seen_function_errors = functions.error_count
+
+    def _route(self, detections: list[Detection]) -> None:
+        self._collect_function_errors()
         self.core.discard_detections()   # answers are kept per query, not in the core buffer
         for d in detections:
             name = d.event.name if isinstance(d.event, Compound) else d.event
@@ -611,13 +702,22 @@ class Engine:
             ctx = err.context
             if isinstance(ctx, Compound) and ctx.name == "function" and len(ctx.args) == 2:
                 iri = str(ctx.args[0])
-                names = [q.name for q in self._queries.values() if iri in q.compiled.rules]
+                names = [q.name for q in self._queries.values() if iri in q.rules]
                 out.append(EngineError(names, f"extension function <{iri}>: {err.message}",
                                        tuple(decode(a) for a in ctx.args[1]), iri))
                 continue
             out.append(EngineError(self._queries_of_message(err.message), err.message, ctx))
+        if self._windows is not None:
+            # errors of windowed evaluations: the instant (or arriving triple) as context
+            import re
+            for message, ctx in self._windows.errors:
+                m = re.match(r"eval\((\d+),", ctx)
+                q = self._windows.queries.get(int(m.group(1))) if m else None
+                names = [q.name] if q is not None else \
+                    [w.name for w in self._windows.queries.values()]
+                out.append(EngineError(names, message, ctx))
         for iri, args, exc in self._function_errors:
-            names = [q.name for q in self._queries.values() if iri in q.compiled.rules]
+            names = [q.name for q in self._queries.values() if iri in q.rules]
             out.append(EngineError(names, f"extension function <{iri}> raised "
                                           f"{type(exc).__name__}: {exc}", args, iri, exc))
         return out
@@ -651,12 +751,17 @@ class Engine:
         queries registered in the same order, makes ``other`` continue
         exactly as ``engine`` would.  See docs/LANGUAGE.md, "State
         snapshots"."""
-        core = self.core.state_text()
+        core = self.core.state_text().encode("utf-8")
         py = {"v": 1,
-              "order": self._order.export_state(_node_out),
+              "order": self._order.export_state(node_to_json),
               "queries": [q._state() for q in self._queries.values()]}
+        windows = b""
+        if self._windows is not None:
+            # the windows' state (prolog/stream_window.pl's sw_export/2) after the core's
+            windows = self._windows.export().encode("utf-8")
+            py["windows"] = len(windows)
         head = json.dumps(py, separators=(",", ":"))      # ASCII: no newline, any str
-        return SNAPSHOT_MAGIC + zlib.compress(head.encode("utf-8") + b"\n" + core.encode("utf-8"), 1)
+        return SNAPSHOT_MAGIC + zlib.compress(head.encode("utf-8") + b"\n" + core + windows, 1)
 
     def restore(self, state: bytes) -> None:
         """Replace this engine's stream state by a snapshot's (see
@@ -670,13 +775,20 @@ class Engine:
             if not sep:
                 raise ValueError("no core state")
             py = json.loads(head.decode("utf-8"))
-            core_text = core.decode("utf-8")
+            wlen = py.get("windows", 0) if isinstance(py, dict) else 0
+            if type(wlen) is not int or not 0 <= wlen <= len(core):
+                raise ValueError(f"bad window state length {wlen!r}")
+            window_text = core[len(core) - wlen:].decode("utf-8") if wlen else None
+            core_text = core[:len(core) - wlen].decode("utf-8")
         except (UnicodeDecodeError, ValueError) as e:
             raise ValueError(f"malformed Engine snapshot: {e}") from None
         if not isinstance(py, dict) or py.get("v") != 1:
             raise ValueError("malformed Engine snapshot: unknown version "
                              f"{py.get('v') if isinstance(py, dict) else py!r}")
-        order = self._order.restored(py.get("order"), _node_in)
+        if (window_text is None) != (self._windows is None or not self._windows.queries):
+            raise ValueError("the snapshot's windowed queries are not this engine's: register "
+                             "the same queries in the same order before restoring")
+        order = self._order.restored(py.get("order"), node_from_json)
         qs = py.get("queries")
         mine = list(self._queries.values())
         if not isinstance(qs, list) or len(qs) != len(mine):
@@ -687,10 +799,22 @@ class Engine:
             qstates = [q._restored(d) for q, d in zip(mine, qs)]
         except (TypeError, AttributeError) as e:
             raise ValueError(f"malformed Engine snapshot: {e}") from None
-        self.core.load_state_text(core_text)      # validates, then replaces (atomic)
+        if window_text is not None and self._windows is not None:
+            # both parts validate before they replace; the windows' old state is
+            # put back if the core's part is then refused
+            before = self._windows.export()
+            self._windows.restore(window_text)
+            try:
+                self.core.load_state_text(core_text)
+            except BaseException:
+                self._windows.restore(before)
+                raise
+        else:
+            self.core.load_state_text(core_text)      # validates, then replaces (atomic)
         self._order = order
         for q, (seen, asked) in zip(mine, qstates):
-            q._seen, q._asked = seen, asked
+            if isinstance(q, Query):
+                q._seen, q._asked = seen, asked
             q._answers = []
         self._function_errors.clear()
 
@@ -701,9 +825,14 @@ class Engine:
         knowledge, options and declared sources.  The engine then behaves
         as a fresh one with the same queries."""
         self.core.clear_state()
+        if self._windows is not None:
+            self._windows.clear()
+            self._windows.errors.clear()
         self._order = self._order.cleared()
         for q in self._queries.values():
-            q._seen, q._asked, q._answers = set(), False, []
+            if isinstance(q, Query):
+                q._seen, q._asked = set(), False
+            q._answers = []
         self._function_errors.clear()
 
     # -- state, for schedulers (the Spark worker) --------------------------------
@@ -717,13 +846,29 @@ class Engine:
         """Is nothing waiting: no partial match stored, no answer waiting for
         its instant to close, no row held in the reorder buffer?"""
         st = self.core.stats()
+        if self._windows is not None and self._windows.queries:
+            ws = self._windows.stats()
+            if ws.get("content", 0) or ws.get("pending", 0):
+                return False
         return st.get("goals", 0) == 0 and st.get("waiting", 0) == 0 and self._order.buffered == 0
+
+    def window_stats(self) -> dict[str, int]:
+        """The stream dialects' windows now: ``content`` (distinct triples
+        all windows hold), ``pending`` (occurrences kept for windows in the
+        past), ``late``, ``queries`` (windowed queries)."""
+        if self._windows is None:
+            return {"content": 0, "pending": 0, "late": 0, "queries": 0}
+        return self._windows.stats()
 
     @property
     def largest_window(self) -> float:
         """The longest window of a store of partial matches, in seconds
         (``math.inf``: some store keeps them without bound; 0: none is kept)."""
-        return self.rule_graph().largest_window
+        longest = self.rule_graph().largest_window if self._core_fed else 0
+        for q in self._queries.values():
+            if isinstance(q, WindowQuery):
+                longest = max(longest, q.prepared.span)
+        return longest
 
     def rule_graph(self) -> RuleGraph:
         """The binarised rule graph of every query and rule of this engine,
@@ -732,6 +877,8 @@ class Engine:
         return RuleGraph.of(self.core)
 
     def close(self) -> None:
+        if self._windows is not None and runtime_alive():
+            self._windows.close()
         self.core.close()
 
     def __enter__(self) -> "Engine":
@@ -739,3 +886,13 @@ class Engine:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _stream_iri(g: Any) -> str:
+    """A stream name as the IRI text the windows compare (str or URIRef)."""
+    if isinstance(g, URIRef) or type(g) is str:
+        g = str(g)
+        if g and not any(c in g for c in ' <>"{}|^`\\') and not g.isspace():
+            return g
+        raise ValueError(f"a stream must be an IRI, got {g!r}")
+    raise TypeError(f"a stream must be an IRI (str or URIRef), got {g!r}")

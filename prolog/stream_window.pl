@@ -69,6 +69,7 @@
             sw_flush/1,          % +Module
             sw_drain/2,          % +Module, -Answers
             sw_clear/1,          % +Module
+            sw_destroy/1,        % +Module
             sw_stats/2,          % +Module, -Stats
             win_match/8,         % +Module, +Store, +Hi, +Reasoning, ?G, ?S, ?P, ?O
             timestamp_value/4,   % +Module, +Windows, +ArgExprs, -Value
@@ -199,6 +200,23 @@ forget_window(M, w(Store, _, Kind, _, Mode)) :-
         retractall(M:sw_n(Store, _, _)),
         (   Kind = past(_, _, _, P) -> functor(HP, P, 6), retractall(M:HP) ; true )
     ).
+
+%!  sw_destroy(+Module) is det.
+%
+%   Remove every windowed query of Module: their windows, state and
+%   evaluation clauses, and the runtime's own predicates (the engine is
+%   being closed).
+sw_destroy(M) :-
+    ensure_local(M),
+    forall(M:sw_q(Qid, swq(_, _, _, _, _, Pred)),
+           ( sw_unregister(M, Qid), forget_clauses(M, Pred) )),
+    forall(sw_local(N/A), ( functor(H, N, A), retractall(M:H) )).
+
+forget_clauses(M, Pred) :-
+    atom_concat(Pred, '_', Sub),
+    forall(( current_predicate(M:N/A), ( N == Pred ; sub_atom(N, 0, _, _, Sub) ),
+             functor(H, N, A), \+ predicate_property(M:H, imported_from(_)) ),
+           retractall(M:H)).
 
 %!  sw_clear(+Module) is det.
 %
@@ -903,7 +921,8 @@ mentions(M, Store, Hi, X, G, Tau) :-
     bridge_python:sw_py_clear/2,
     bridge_python:sw_py_stats/2,
     bridge_python:sw_py_export/2,
-    bridge_python:sw_py_import/3.
+    bridge_python:sw_py_import/3,
+    bridge_python:sw_py_destroy/2.
 
 bridge_python:sw_py_register(M, Text, R) :-
     bridge_reply(M, register_text(M, Text), R).
@@ -921,6 +940,8 @@ bridge_python:sw_py_export(M, R) :-
           E, error_reply(E, R)).
 bridge_python:sw_py_import(M, Text, R) :-
     bridge_reply(M, ( term_string(State, Text, [syntax_errors(error)]), sw_import(M, State) ), R).
+bridge_python:sw_py_destroy(M, R) :-
+    bridge_reply(M, sw_destroy(M), R).
 bridge_python:sw_py_stats(M, R) :-
     catch(( sw_stats(M, S),
             with_output_to(string(R), ( write('{'), foldl(write_stat, S, "", _), write('}') )) ),

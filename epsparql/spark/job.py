@@ -59,7 +59,7 @@ class JobSpec:
         # in a worker; their prepared algebra gives the partitioning
         eng = spec.engine([n for n, _ in spec.queries], load_background=False)
         try:
-            schema = schema_of(g) if reasoning != "none" and len(g) else NO_SCHEMA
+            schema = schema_of(g, entailment=reasoning != "none") if len(g) else NO_SCHEMA
             p = eng.partitioning(schema)
         finally:
             eng.close()

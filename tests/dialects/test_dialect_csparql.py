@@ -8,18 +8,19 @@ import pytest
 
 from dialect_cases import answers_key, background, csparql_query, stream
 from dialect_reference import evaluate
-from epsparql.windowed import UnboundedWindowWarning, WindowEngine
+from epsparql import Engine
+from epsparql.window_runtime import UnboundedWindowWarning
 
 
 def run_engine(text: str, rows, bg):
-    with WindowEngine(reasoning="none") as eng:
+    with Engine(reasoning="none") as eng:
         for g, triples in bg.items():
-            eng.engine.add_background(triples, graph=g)
+            eng.add_background(triples, graph=g)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UnboundedWindowWarning)
             q = eng.register(text)
         assert q.dialect == "csparql"
-        eng.push_quads((r.s, r.p, r.o, r.stream, r.tau) for r in rows)
+        eng.push_many((r.s, r.p, r.o, r.tau, None, r.stream) for r in rows)
         eng.flush()
         assert eng.errors == []
         return [(a.start, a.end, a.bindings) for a in q.results()]

@@ -16,7 +16,7 @@ from rdflib.namespace import RDFS
 
 from dialect_cases import EX, NODES, PREFIX, S1, S2, answers_key
 from dialect_reference import BACKGROUND, RefQuery, RefWindow, Row, evaluate
-from epsparql.windowed import WindowEngine
+from epsparql import Engine
 
 V, W, P = URIRef(EX + "v"), URIRef(EX + "w"), URIRef(EX + "p")
 
@@ -81,14 +81,14 @@ def pane_query(rnd: random.Random, numeric_only: bool) -> tuple[str, RefQuery]:
 
 
 def run(text, rows, bg, *, incremental, reasoning="none"):
-    with WindowEngine(reasoning=reasoning, incremental=incremental) as eng:
+    with Engine(reasoning=reasoning, incremental_windows=incremental) as eng:
         for g, triples in bg.items():
-            eng.engine.add_background(triples, graph=g)
+            eng.add_background(triples, graph=g)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             q = eng.register(text)
         assert q.incremental == incremental
-        eng.push_quads((r.s, r.p, r.o, r.stream, r.tau) for r in rows)
+        eng.push_many((r.s, r.p, r.o, r.tau, None, r.stream) for r in rows)
         eng.flush()
         assert eng.errors == []
         return [(a.start, a.end, a.bindings) for a in q.results()]
@@ -138,7 +138,7 @@ def test_pane_path_is_taken_only_where_it_applies():
         "SELECT ?x FROM STREAM <%s> [RANGE 1s TUMBLING] WHERE { ?x ?p ?v }": False,
         "SELECT (MAX(?v) AS ?m) FROM STREAM <%s> [RANGE 2s STEP 1s] WHERE { ?x ?p ?v FILTER (?v < NOW()) }": False,
     }
-    with WindowEngine() as eng:
+    with Engine() as eng:
         for text, incremental in cases.items():
             q = eng.register("REGISTER QUERY q%d AS %sSELECT" % (len(eng.queries), PREFIX) +
                              (text % S1)[len("SELECT"):])
@@ -148,15 +148,15 @@ def test_pane_path_is_taken_only_where_it_applies():
 def test_pane_memory_is_bounded_by_the_window():
     text = (f"REGISTER QUERY agg AS {PREFIX}SELECT ?x (AVG(?v) AS ?a) FROM STREAM <{S1}> "
             f"[RANGE 10s STEP 1s] WHERE {{ ?x ex:v ?v }} GROUP BY ?x")
-    with WindowEngine() as eng:
+    with Engine() as eng:
         q = eng.register(text)
         assert q.incremental
         sizes, answers = [], 0
         for block in range(5):
-            rows = [(URIRef(EX + f"k{i % 7}"), V, Literal(block * 5000 + i), S1,
-                     (block * 5000 + i) / 100) for i in range(5000)]
-            eng.push_quads(rows)
-            sizes.append(eng.stats()["content"])
+            rows = [(URIRef(EX + f"k{i % 7}"), V, Literal(block * 5000 + i),
+                     (block * 5000 + i) / 100, None, S1) for i in range(5000)]
+            eng.push_many(rows)
+            sizes.append(eng.window_stats()["content"])
             answers += len(q.results())
         eng.flush()
         # instant 0 (k0 alone), then 1 ... 250 with the 7 keys each

@@ -15,7 +15,7 @@ from dialect_cases import answers_key, background, cqels_query, stream
 from dialect_reference import evaluate
 from epsparql.language.dialects import parse_dialect
 from epsparql.language.dialects.ast import Policy
-from epsparql.windowed import WindowEngine
+from epsparql import Engine
 
 VARIANTS = [
     (Policy("close"), ("close", False)),
@@ -39,13 +39,13 @@ def test_policy_and_r2s_match_reference(seed):
     ast = dataclasses.replace(parse_dialect(text, dialect="cqels"), policy=policy, r2s=r2s)
     ref = dataclasses.replace(ref, policy=ref_policy, r2s=r2s)
     expected = evaluate(ref, rows, bg)
-    with WindowEngine(reasoning="none") as eng:
+    with Engine(reasoning="none") as eng:
         for g, triples in bg.items():
-            eng.engine.add_background(triples, graph=g)
+            eng.add_background(triples, graph=g)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            q = eng.register_query(ast, text)
-        eng.push_quads((r.s, r.p, r.o, r.stream, r.tau) for r in rows)
+            q = eng.register(ast)
+        eng.push_many((r.s, r.p, r.o, r.tau, None, r.stream) for r in rows)
         eng.flush()
         assert eng.errors == []
         got = [(a.start, a.end, a.bindings) for a in q.results()]

@@ -8,18 +8,18 @@ import pytest
 
 from dialect_cases import answers_key, background, rspql_query, stream
 from dialect_reference import evaluate
-from epsparql.windowed import WindowEngine
+from epsparql import Engine
 
 
 def run_engine(text: str, rows, bg):
-    with WindowEngine(reasoning="none") as eng:
+    with Engine(reasoning="none") as eng:
         for g, triples in bg.items():
-            eng.engine.add_background(triples, graph=g)
+            eng.add_background(triples, graph=g)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             q = eng.register(text)
         assert q.dialect == "rspql"
-        eng.push_quads((r.s, r.p, r.o, r.stream, r.tau) for r in rows)
+        eng.push_many((r.s, r.p, r.o, r.tau, None, r.stream) for r in rows)
         eng.flush()
         assert eng.errors == []
         return [(a.start, a.end, a.bindings) for a in q.results()]

@@ -1,4 +1,4 @@
-"""The window runtime through epsparql.windowed: the worked examples of
+"""The window runtime through Engine: the worked examples of
 docs/DIALECTS.md, memory, time, reasoning, bad input."""
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import pytest
 from rdflib import Literal, URIRef
 from rdflib.namespace import RDF, RDFS
 
-from epsparql.windowed import DEFAULT_STREAM, WindowEngine
+from epsparql import Engine
+from epsparql.window_runtime import DEFAULT_STREAM
 
 EX = "http://example.org/"
 RFID = EX + "rfid"
@@ -21,7 +22,7 @@ def rows_of(q):
 
 @pytest.fixture
 def eng():
-    with WindowEngine() as e:
+    with Engine() as e:
         yield e
 
 
@@ -67,14 +68,14 @@ def test_memory_is_bounded_by_the_window(eng):
         rows = [(URIRef(EX + f"k{i % 7}"), price, Literal(i), (block * 5000 + i) / 100)
                 for i in range(5000)]
         eng.push_many(rows, stream=RFID)
-        sizes.append(eng.stats()["content"])
+        sizes.append(eng.window_stats()["content"])
     # 100 rows a second, 10 s window: about 1,000 distinct triples, whatever the length
     assert max(sizes) <= 1100 and sizes[-1] == sizes[1]
 
 
 def test_late_rows_go_to_the_side_output():
     late = []
-    with WindowEngine(allowed_lateness=1.0, on_late=lambda row, src: late.append(row)) as eng:
+    with Engine(allowed_lateness=1.0, on_late=lambda row, src: late.append(row)) as eng:
         q = eng.register("SELECT ?p WHERE { STREAM <%s> [NOW] { ?p ?x ?y } }" % RFID)
         eng.push(ann, at, hall, 5, stream=RFID)
         eng.push(bob, at, hall, 4.5, stream=RFID)      # within the lateness: reordered
@@ -89,8 +90,8 @@ def test_rdfs_over_window_content():
     dog, animal, rex = URIRef(EX + "Dog"), URIRef(EX + "Animal"), URIRef(EX + "rex")
     text = P + "SELECT ?x WHERE { STREAM <%s> [NOW] { ?x a ex:Animal } }" % RFID
     for reasoning, expected in (("rdfs", [str(rex)]), ("none", [])):
-        with WindowEngine(reasoning=reasoning) as eng:
-            eng.engine.add_background([(dog, RDFS.subClassOf, animal)])
+        with Engine(reasoning=reasoning) as eng:
+            eng.add_background([(dog, RDFS.subClassOf, animal)])
             q = eng.register(text)
             eng.push(rex, RDF.type, dog, 1, stream=RFID)
             eng.flush()
@@ -129,14 +130,15 @@ def test_data_is_never_prolog_source(eng):
 def test_a_failing_function_does_not_stop_the_engine(eng):
     def boom(x):
         raise RuntimeError("no")
-    eng.engine.register_function(EX + "boom", boom)
+    eng.register_function(EX + "boom", boom)
     q = eng.register(P + "SELECT ?p WHERE { STREAM <%s> [NOW] { ?p ?x ?y } "
                      "FILTER (ex:boom(?p) || true) }" % RFID)
     eng.push(ann, at, hall, 1, stream=RFID)
     eng.flush()
     assert [a.bindings["p"] for a in q.results()] == [ann]   # error || true is true
-    [(message, context)] = eng.errors
-    assert f"<{EX}boom> raised RuntimeError: no" in message and str(ann) in context
+    [err] = eng.errors
+    assert f"<{EX}boom> raised RuntimeError: no" in err.message and ann in err.context
+    assert err.queries == [q.name] and err.function == EX + "boom"
 
 
 def test_bad_rows_name_their_index(eng):
@@ -181,7 +183,7 @@ WHERE { ?s ex:speed ?v }""")
     eng.push_many([(s1, speed, Literal(v), t) for t, v in ((1, 10), (2, 20), (3, 30))], stream=wind)
     eng.flush()
     assert rows_of(q) == [(-1, 2, {"s": str(s1), "v": "10"}), (0, 3, {"s": str(s1), "v": "20"})]
-    assert eng.stats()["pending"] == 1          # τ = 3 waits to be old enough
+    assert eng.window_stats()["pending"] == 1          # τ = 3 waits to be old enough
     eng.advance(4)
     assert rows_of(q) == [(1, 4, {"s": str(s1), "v": "30"})]
 
@@ -203,7 +205,7 @@ WHERE { ?x ex:started ?y . OPTIONAL { ?x ex:stopped ?z . WINDOW ELEMS 1500 } }""
 
 
 def test_doc_example_luposdate():
-    with WindowEngine() as eng:
+    with Engine() as eng:
         bid, i1, i2 = URIRef(EX + "bid"), URIRef(EX + "i1"), URIRef(EX + "i2")
         q = eng.register(P + """PREFIX lupos: <http://www.luposdate.org/>
 SELECT ?id lupos:average(?bid) AS ?avg
@@ -211,8 +213,8 @@ STREAM INTERMEDIATERESULT DURATION 1000
 WHERE { WINDOW TYPE SLIDINGTRIPLES 100 { ?id ex:bid ?bid } }
 GROUP BY ?id""")
         assert q.dialect == "luposdate"
-        eng.push_quads([(i1, bid, Literal(10), None, 0.5), (i1, bid, Literal(20), EX + "x", 1.5),
-                        (i2, bid, Literal(30), None, 1.7)])
+        eng.push_many([(i1, bid, Literal(10), 0.5), (i1, bid, Literal(20), 1.5, None, EX + "x"),
+                       (i2, bid, Literal(30), 1.7)])
         eng.flush()
         assert rows_of(q) == [(0.5, 0.5, {"id": str(i1), "avg": "10.0"}),
                               (0.5, 1.7, {"id": str(i1), "avg": "15.0"}),
@@ -231,10 +233,10 @@ WINDOW TYPE SLIDINGTRIPLES 100 {
 ?id ebay:Response.searchResult.item.sellingStatus.currentPrice ?bid.
 ?id ebay:Response.searchResult.item.title ?title. }}"""
     with pytest.raises(QueryError) as e:
-        with WindowEngine() as eng:
+        with Engine() as eng:
             eng.register(text)
     assert (e.value.line, e.value.column) == (3, 17) and "?id is neither grouped" in str(e.value)
-    with WindowEngine() as eng:              # grouped, as docs/DIALECTS.md writes it
+    with Engine() as eng:              # grouped, as docs/DIALECTS.md writes it
         q = eng.register(text + "\nGROUP BY ?id ?title ?bid")
         price = URIRef("http://developer.ebay.com/DevZone/finding/CallRef/findItemsByKeywords.html"
                        "#Response.searchResult.item.sellingStatus.currentPrice")
@@ -273,6 +275,6 @@ def test_a_sampling_window_keeps_only_what_a_window_will_hold(eng):
     q = eng.register("SELECT ?p ?o FROM STREAM <%s> [RANGE 1s STEP 10s] WHERE { ?p ?x ?o }" % RFID,
                      dialect="csparql")
     eng.push_many([(ann, at, Literal(i), i / 100) for i in range(1, 1000)], stream=RFID)
-    assert eng.stats()["content"] == 99           # τ in (9, 9.99]
+    assert eng.window_stats()["content"] == 99           # τ in (9, 9.99]
     eng.flush()
-    assert len(q.results()) == 99 and eng.stats()["content"] == 99
+    assert len(q.results()) == 99 and eng.window_stats()["content"] == 99

@@ -11,7 +11,7 @@ import pytest
 from rdflib import URIRef
 
 import dialect_cases as C
-from epsparql.windowed import WindowEngine
+from epsparql import Engine
 from test_dialect_panes import agg_stream, pane_query
 
 GENERATORS = [("cqels", C.cqels_query), ("csparql", C.csparql_query),
@@ -21,9 +21,9 @@ GENERATORS = [("cqels", C.cqels_query), ("csparql", C.csparql_query),
 
 
 def engine(text, bg, dialect):
-    eng = WindowEngine(reasoning="none", allowed_lateness=1.0)
+    eng = Engine(reasoning="none", allowed_lateness=1.0)
     for g, triples in bg.items():
-        eng.engine.add_background(triples, graph=g)
+        eng.add_background(triples, graph=g)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         q = eng.register(text, dialect=None if dialect == "panes" else dialect)
@@ -35,7 +35,7 @@ def answers(q):
 
 
 def quads(rows):
-    return [(r.s, r.p, r.o, r.stream, r.tau) for r in rows]
+    return [(r.s, r.p, r.o, r.tau, None, r.stream) for r in rows]
 
 
 @pytest.mark.parametrize("seed", range(70))
@@ -55,18 +55,18 @@ def test_restored_engine_continues_as_the_original(seed):
     b, qb = engine(text, bg, dialect)
     c, qc = engine(text, bg, dialect)
     try:
-        a.push_quads(quads(rows[:cut]))
+        a.push_many(quads(rows[:cut]))
         assert answers(qa) is not None
-        b.push_quads(quads(rows[:cut]))
+        b.push_many(quads(rows[:cut]))
         qb.results()
         state = b.snapshot()
         c.restore(state)
-        a.push_quads(quads(rows[cut:]))
+        a.push_many(quads(rows[cut:]))
         a.flush()
-        c.push_quads(quads(rows[cut:]))
+        c.push_many(quads(rows[cut:]))
         c.flush()
         assert answers(qc) == answers(qa), (text, cut, rows)
-        assert c.stats() == a.stats() and c.late == a.late
+        assert c.window_stats() == a.window_stats() and c.late == a.late
         assert a.errors == [] and c.errors == []
     finally:
         for e in (a, b, c):
@@ -76,7 +76,7 @@ def test_restored_engine_continues_as_the_original(seed):
 def test_restore_checks_the_queries_and_the_data():
     text = ("REGISTER QUERY q AS PREFIX ex: <http://example.org/> SELECT ?x "
             "FROM STREAM <http://example.org/s> [RANGE 2s STEP 1s] WHERE { ?x ex:p ?y }")
-    with WindowEngine() as a, WindowEngine() as other, WindowEngine() as same:
+    with Engine() as a, Engine() as other, Engine() as same:
         qa = a.register(text)
         a.push(URIRef("http://example.org/a"), URIRef("http://example.org/p"),
                URIRef("http://example.org/b"), 1, stream="http://example.org/s")
@@ -84,11 +84,11 @@ def test_restore_checks_the_queries_and_the_data():
         other.register(text.replace("2s", "3s"))
         with pytest.raises(ValueError, match="does not fit"):
             other.restore(state)
-        with pytest.raises(ValueError, match="not a WindowEngine snapshot"):
+        with pytest.raises(ValueError, match="not a Engine snapshot"):
             same.restore(b"junk")
         qs = same.register(text)
         import zlib
-        from epsparql.windowed import SNAPSHOT_MAGIC
+        from epsparql.query_engine import SNAPSHOT_MAGIC
         payload = zlib.decompress(state[len(SNAPSHOT_MAGIC):])
         evil = payload.replace(b"swc1_0", b"halt")          # a clause of another predicate
         with pytest.raises(ValueError, match="does not fit"):
