@@ -559,6 +559,7 @@ class Engine:
         anything else is checked and converted by the general one."""
         out = []
         append = out.append
+        checked = stream              # the last stream name found to be an IRI
         for i, row in enumerate(rows, start=base):
             n = len(row)
             g = stream
@@ -575,9 +576,9 @@ class Engine:
                     t2 = t1
                 if g is None:
                     g = stream
-                elif type(g) is not str:
+                elif g is not checked and (type(g) is not str or g != checked):
                     try:
-                        g = _stream_iri(g)
+                        g = checked = _stream_iri(g)
                     except (TypeError, ValueError) as e:
                         raise type(e)(f"row {i}: {e}") from None
             else:

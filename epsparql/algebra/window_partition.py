@@ -179,7 +179,7 @@ def _check(q: ContinuousQuery, key: str, schema: Schema) -> list[PatternKey]:
         if pol.kind == "close" and (win.kind in ("now", "all") or win.step is None):
             raise _NotKeyed("a window without a step is evaluated at arrival instants, "
                             "which depend on every key's triples")
-    if q.output is not None:
+    if q.output is not None and q.form == "CONSTRUCT":
         raise _NotKeyed("it writes a stream (its triples would be made in one group, read in another)")
     if q.form == "ASK":
         raise _NotKeyed("ASK answers for all keys at once")
@@ -307,7 +307,7 @@ def window_plan(base: Plan, queries: Sequence[tuple[str, ContinuousQuery]],
     added, in ``order`` (the engine's registration order) when given.  A
     query reading a stream another query writes runs on one partition,
     as does the writer."""
-    written = {str(q.output) for _, q in queries if q.output is not None}
+    written = {str(q.output) for _, q in queries if q.output is not None and q.form == "CONSTRUCT"}
     plans = {k.query: k for k in base.queries}
     for name, q in queries:
         kp = window_key_plan(q, name, schema)
