@@ -7,8 +7,8 @@ from typing import Any
 
 from ..core.runtime import PrologError
 from ..language import QueryError
-from .common import (EXIT_OK, EXIT_USAGE, format_query_error, make_engine, read_queries,
-                     say)
+from .common import (EXIT_OK, EXIT_USAGE, add_dialect_option, format_query_error, make_engine,
+                     read_queries, say)
 
 __all__ = ["add_parser", "cmd_check"]
 
@@ -20,6 +20,7 @@ def add_parser(sub: Any) -> None:
                        "FILE:LINE:COLUMN: message.")
     c.add_argument("queries", nargs="+", metavar="QUERY.rq")
     c.add_argument("--base", metavar="IRI", help="base IRI of the queries (bare names)")
+    add_dialect_option(c)
     c.set_defaults(func=cmd_check)
 
 
@@ -30,7 +31,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     bad = 0
     for qf in qfs:
         try:
-            q = engine.register(qf.text, name=qf.name)
+            q = engine.register(qf.text, name=qf.name, dialect=getattr(args, "dialect", None))
         except QueryError as e:
             say(format_query_error(qf, e))
             bad += 1
@@ -40,5 +41,6 @@ def cmd_check(args: argparse.Namespace) -> int:
             bad += 1
             continue
         what = q.form if q.form == "ASK" else f"{q.form} " + " ".join("?" + v for v in q.variables)
-        print(f"{qf.path}: ok ({what.strip()})")
+        dialect = getattr(q, "dialect", None)
+        print(f"{qf.path}: ok ({dialect + ': ' if dialect else ''}{what.strip()})")
     return EXIT_USAGE if bad else EXIT_OK

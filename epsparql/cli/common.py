@@ -20,7 +20,8 @@ from ..language import QueryError
 
 __all__ = ["EXIT_OK", "EXIT_RUNTIME", "EXIT_USAGE", "PROG", "UsageError", "QueryFileError",
            "say", "warning_hook", "QueryFile", "read_queries", "format_query_error",
-           "register_queries", "make_engine", "ArgumentParser"]
+           "register_queries", "make_engine", "ArgumentParser", "DIALECT_CHOICES",
+           "add_dialect_option"]
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 PROG = "epsparql"
@@ -99,12 +100,26 @@ def format_query_error(qf: QueryFile, e: Exception) -> str:
     return out
 
 
-def register_queries(engine: Any, qfs: Sequence[QueryFile]) -> list[Any]:
-    """Register every query; all errors are collected, then raised."""
+#: What ``--dialect`` takes: EP-SPARQL or one of the stream dialects.
+DIALECT_CHOICES = ("ep-sparql", "csparql", "cqels", "sparqlstream", "streaming-sparql",
+                   "luposdate", "rspql")
+
+
+def add_dialect_option(parser: Any) -> None:
+    """``--dialect``: the query language, when detection is not wanted."""
+    parser.add_argument("--dialect", choices=DIALECT_CHOICES, metavar="NAME",
+                        help="the language of the queries (default: detected per query): "
+                        + ", ".join(DIALECT_CHOICES))
+
+
+def register_queries(engine: Any, qfs: Sequence[QueryFile],
+                     dialect: str | None = None) -> list[Any]:
+    """Register every query (``dialect`` forces the language); all errors
+    are collected, then raised."""
     queries, errors = [], []
     for qf in qfs:
         try:
-            queries.append(engine.register(qf.text, name=qf.name))
+            queries.append(engine.register(qf.text, name=qf.name, dialect=dialect))
         except QueryError as e:
             errors.append(format_query_error(qf, e))
         except PrologError as e:

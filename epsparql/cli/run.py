@@ -17,8 +17,8 @@ from typing import Any, Sequence
 from ..core.runtime import PrologError
 from ..io.results import OUTPUT_FORMATS, answer_writer
 from ..io.streams import FORMATS, StreamFormatError, StreamReader, guess_format
-from .common import (EXIT_OK, EXIT_RUNTIME, PROG, UsageError, make_engine, read_queries,
-                     register_queries, say)
+from .common import (EXIT_OK, EXIT_RUNTIME, PROG, UsageError, add_dialect_option, make_engine,
+                     read_queries, register_queries, say)
 
 __all__ = ["add_parser", "cmd_run"]
 
@@ -26,8 +26,10 @@ __all__ = ["add_parser", "cmd_run"]
 def add_parser(sub: Any) -> None:
     """The ``run`` command."""
     r = sub.add_parser("run", help="run queries over a stream",
-                       description="Run EP-SPARQL queries (CONSTRUCT rules and SELECT/ASK "
-                       "queries together, in one engine) over a timestamped stream.")
+                       description="Run queries (EP-SPARQL, or C-SPARQL, CQELS-QL, SPARQLstream, "
+                       "Streaming SPARQL, LUPOSDATE, RSP-QL: detected, or --dialect; CONSTRUCT "
+                       "rules and SELECT/ASK queries together, in one engine) over a timestamped "
+                       "stream.")
     r.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query files")
     r.add_argument("--stream", required=True, metavar="FILE",
                    help="the stream: a file (.gz read too) or - for standard input")
@@ -40,6 +42,7 @@ def add_parser(sub: Any) -> None:
                    help="at a malformed stream line: stop with exit code 1 (default), "
                    "or skip and count it")
     r.add_argument("--base", metavar="IRI", help="base IRI of the queries (bare names)")
+    add_dialect_option(r)
     r.add_argument("--time-format", choices=("seconds", "iso"), default="seconds",
                    help="write times as seconds (default) or xsd:dateTime in UTC")
     r.add_argument("--progress", action="store_true",
@@ -110,7 +113,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--batch-size must be at least 1")
 
     engine = make_engine(args.base)
-    queries = register_queries(engine, qfs)
+    queries = register_queries(engine, qfs, args.dialect)
 
     out_format = args.output_format
     if out_format is None:

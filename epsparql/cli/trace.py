@@ -29,7 +29,12 @@ def run_trace(args: Any, qfs: Sequence[Any]) -> int:
         raise UsageError(f"--trace writes text (the default) or JSON lines "
                          f"(--output-format jsonl), not {out_format}")
     engine = make_engine(args.base)
-    queries = register_queries(engine, qfs)
+    queries = register_queries(engine, qfs, getattr(args, "dialect", None))
+    windowed = [q.name for q in queries if getattr(q, "dialect", None)]
+    if windowed:
+        raise UsageError(f"--trace shows the partial matches of EP-SPARQL queries; "
+                         f"{', '.join(windowed)} use windows (a stream dialect): run them "
+                         f"without --trace (epsparql explain shows their windows)")
 
     # read first: a trace is for small streams, and refusing a long one
     # before printing anything is kinder than stopping half way

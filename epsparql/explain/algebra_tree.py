@@ -61,8 +61,12 @@ def expr_text(e: Any, prefixes: Prefixes) -> str:
         op = "IN" if kind == "In" else "NOT IN"
         values = ", ".join(expr_text(v, prefixes) for v in e.values)
         return f"({expr_text(e.expr, prefixes)} {op} ({values}))"
-    if kind == "Exists":
+    if kind in ("Exists", "ExistsExpr"):
         return ("NOT " if e.negated else "") + "EXISTS {…}"
+    if kind == "Aggregate":            # the stream dialects' aggregates
+        arg = "*" if e.arg is None else expr_text(e.arg, prefixes)
+        sep = f'; SEPARATOR="{e.separator}"' if e.name == "GROUP_CONCAT" and e.separator != " " else ""
+        return f"{e.name}({'DISTINCT ' if e.distinct else ''}{arg}{sep})"
     return term_text(e, prefixes)
 
 

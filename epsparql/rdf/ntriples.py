@@ -115,8 +115,9 @@ def literal(raw: str, lang: str | None, dt: str | None) -> Literal:
 
 
 def term_at(line: str, pos: int, role: str) -> tuple[Node, int]:
-    """The term at ``pos`` of ``line`` in the ``role`` subject, predicate or
-    object (which decides what may stand there), and where it ends.
+    """The term at ``pos`` of ``line`` in the ``role`` subject, predicate,
+    object or stream (N-Quads' graph position: an IRI; which decides what
+    may stand there), and where it ends.
     Raises :class:`TermSyntaxError` saying what is wrong, and where."""
     ch = line[pos:pos + 1]
     if ch == "<":
@@ -125,7 +126,7 @@ def term_at(line: str, pos: int, role: str) -> tuple[Node, int]:
             raise TermSyntaxError(f"malformed IRI in the {role} (an IRI is <...> without spaces, "
                                   f"quotes or <>{{}}|^`\\ characters)", pos)
         return iri(m.group(1), pos), m.end()
-    if ch == "_" and role != "predicate":
+    if ch == "_" and role not in ("predicate", "stream"):
         m = _BNODE_RE.match(line, pos)
         if m is None:
             raise TermSyntaxError(f"malformed blank node in the {role} (expected _:label)", pos)
@@ -156,6 +157,7 @@ def term_at(line: str, pos: int, role: str) -> tuple[Node, int]:
         return Literal(lex), end
     allowed = {"subject": "an IRI <...> or a blank node _:x",
                "predicate": "an IRI <...>",
+               "stream": "an IRI <...>",
                "object": "an IRI <...>, a blank node _:x or a literal \"...\""}[role]
     found = repr(line[pos:pos + 12]) if pos < len(line) else "the end of the line"
     raise TermSyntaxError(f"expected {allowed} as the {role}, found {found}", pos)
