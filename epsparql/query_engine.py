@@ -853,12 +853,13 @@ class Engine:
                 return False
         return st.get("goals", 0) == 0 and st.get("waiting", 0) == 0 and self._order.buffered == 0
 
-    def window_stats(self) -> dict[str, int]:
+    def window_stats(self) -> dict[str, Any]:
         """The stream dialects' windows now: ``content`` (distinct triples
         all windows hold), ``pending`` (occurrences kept for windows in the
-        past), ``late``, ``queries`` (windowed queries)."""
+        past), ``late``, ``queries`` (windowed queries), ``due`` (the next
+        instant a query waits for, in seconds; None: none)."""
         if self._windows is None:
-            return {"content": 0, "pending": 0, "late": 0, "queries": 0}
+            return {"content": 0, "pending": 0, "late": 0, "queries": 0, "due": None}
         return self._windows.stats()
 
     @property

@@ -212,9 +212,10 @@ class WindowRuntime:
         for q in self.queries.values():
             q._answers = []
 
-    def stats(self) -> dict[str, int]:
+    def stats(self) -> dict[str, Any]:
         """``content`` (distinct triples the windows hold), ``pending``
-        (occurrences kept for windows in the past), ``late``, ``queries``."""
+        (occurrences kept for windows in the past), ``late``, ``queries``,
+        ``due`` (the next instant a query waits for; None: none)."""
         return check(from_json(runtime().call("sw_py_stats", self.module)))
 
     def close(self) -> None:

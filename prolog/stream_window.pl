@@ -685,7 +685,8 @@ sw_drain(M, Out) :-
 %
 %   Stats: a list of Key-Value: content (distinct triples, or matches of
 %   a per-pane window, in all windows), pending (occurrences waiting for
-%   a past window), late, queries.
+%   a past window), late, queries, due (the next instant some query waits
+%   for, null if none).
 sw_stats(M, Stats) :-
     ensure_local(M),
     load_rt(M, rt(_, Late, _, Qs)),
@@ -696,7 +697,9 @@ sw_stats(M, Stats) :-
                  ( predicate_property(M:H, number_of_clauses(N)) -> true ; N = 0 ) ), Ps),
     sum_list(Ps, Pending),
     length(Qs, Q),
-    Stats = [content-Content, pending-Pending, late-Late, queries-Q].
+    load_rt(M, rt(_, _, Due0, _)),
+    (   Due0 == inf -> Due = null ; rational(Due0), \+ integer(Due0) -> Due is float(Due0) ; Due = Due0 ),
+    Stats = [content-Content, pending-Pending, late-Late, queries-Q, due-Due].
 
 window_content(M, w(Store, _, _, _, Mode), N) :-
     (   Mode = panes(PN, _, _)

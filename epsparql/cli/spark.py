@@ -108,8 +108,8 @@ def cmd_spark_stream(args: argparse.Namespace) -> int:
     elif not Path(args.watch).is_dir():
         raise UsageError(f"--watch needs a directory: {args.watch}")
     fmt = args.format or "nt"
-    if fmt not in ("nt", "jsonl"):
-        raise UsageError("streaming reads the line formats nt and jsonl")
+    if fmt not in ("nt", "nqt", "jsonl"):
+        raise UsageError("streaming reads the line formats nt, nqt and jsonl")
     spec = _spec(args, qfs)
     _show_plan(spec, args.quiet)
     spark = spark_session(args.master)
@@ -182,7 +182,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--watch", metavar="DIR", help="a directory: each new file is input")
     s.add_argument("--socket", metavar="HOST:PORT", help="a socket sending lines (demos)")
     s.add_argument("--checkpoint", required=True, metavar="DIR", help="checkpoint directory")
-    s.add_argument("--format", choices=("nt", "jsonl"), help="line format (default nt)")
+    s.add_argument("--format", choices=("nt", "nqt", "jsonl"), help="line format (default nt)")
     s.add_argument("--on-error", choices=("stop", "skip"), default="skip",
                    help="at a malformed line: skip it to the side output (default) or fail")
     s.add_argument("--available-now", action="store_true",
