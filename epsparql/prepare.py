@@ -128,14 +128,14 @@ class PreparedWindowQuery:
     @property
     def span(self) -> float:
         """How long, in seconds, an occurrence can still count for this query
-        (its longest window, a past window's delay included); ``math.inf``
-        for count windows and ``[ALL]``."""
+        (its longest window: ``FROM NOW - a TO NOW - d`` keeps an
+        occurrence for a); ``math.inf`` for count windows and ``[ALL]``."""
         import math
         longest = 0.0
         for w in self.algebra.windows:
             win = w.window
             if win.kind in ("range", "past"):
-                longest = max(longest, float(win.width + (win.delay or 0)))
+                longest = max(longest, float(win.width))
             elif win.kind != "now":
                 return math.inf
         return longest

@@ -45,7 +45,7 @@ def window_text(w: WindowDef, prefixes: Prefixes) -> str:
                                              " TUMBLING" if win.step == win.width else
                                              f" STEP {_dur(win.step)}")
     elif win.kind == "past":
-        what = (f"FROM NOW-{_dur(win.width + win.delay)} TO NOW-{_dur(win.delay)}"
+        what = (f"FROM NOW-{_dur(win.width)} TO NOW-{_dur(win.delay)}"
                 + ("" if win.step is None else f" STEP {_dur(win.step)}"))
     elif win.kind == "count":
         what = f"TRIPLES {win.count}"
