@@ -110,7 +110,7 @@ def test_dialect_flag_forces_the_language(tmp_path, streams):
     assert r.returncode == 2 and "invalid choice" in r.stderr
 
 
-@pytest.mark.parametrize("text,where,message", [
+BAD_QUERIES = [
     ("REGISTER QUERY q AS SELECT ?s FROM STREAM <http://ex.org/s> [RANGE 0s STEP 1s] "
      "WHERE { ?s ?p ?o }", "1:", "width"),
     ("REGISTER QUERY q AS\nSELECT ?s FROM STREAM <http://ex.org/s> [RANGE 5 fortnights STEP 1s] "
@@ -119,15 +119,21 @@ def test_dialect_flag_forces_the_language(tmp_path, streams):
      "WHERE { WINDOW ex:w { ?s ?p ?o } }", "3:", "not declared"),
     ("REGISTER QUERY q AS SELECT ?s (COUNT(*) AS ?n) FROM STREAM <http://ex.org/s> "
      "[RANGE 5s STEP 1s]\nWHERE { ?s ?p ?o }", "1:", "?s"),
-])
-def test_check_reports_dialect_errors_with_line_and_column(tmp_path, text, where, message):
-    q = tmp_path / "bad.rq"
-    q.write_text(text)
-    r = cli("check", q)
+]
+
+
+def test_check_reports_dialect_errors_with_line_and_column(tmp_path):
+    files = []
+    for i, (text, _, _) in enumerate(BAD_QUERIES):
+        files.append(tmp_path / f"bad{i}.rq")
+        files[-1].write_text(text)
+    r = cli("check", *files)                     # one run, every file reported
     assert r.returncode == 2
-    first = r.stderr.splitlines()[0]
-    assert first.startswith(f"{q}:{where}") and message in first, r.stderr
-    assert "^" in r.stderr
+    firsts = [line for line in r.stderr.splitlines() if line.startswith(str(tmp_path))]
+    assert len(firsts) == len(BAD_QUERIES), r.stderr
+    for f, (_, where, message), line in zip(files, BAD_QUERIES, firsts):
+        assert line.startswith(f"{f}:{where}") and message in line, r.stderr
+    assert r.stderr.count("^") >= len(BAD_QUERIES)
 
 
 def test_explain_shows_windows_policy_and_key():

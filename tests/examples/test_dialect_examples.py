@@ -114,7 +114,7 @@ def test_acme_sliding_averages_are_the_rolling_means():
 
 def test_streaming_sparql_turbines_match_the_reference():
     run = _load("streaming-sparql")
-    rows = [r for r in run.stream() if r[3] < run.T0 + 12 * 60]        # the first 12 minutes
+    rows = [r for r in run.stream() if r[3] < run.T0 + 8 * 60]        # the first 8 minutes
     got = _got(run.run(rows))
     wtur = run.WTUR
     ref = RefQuery([RefWindow(run.TD, "range", Fraction(1800), Fraction(60), default=True),
