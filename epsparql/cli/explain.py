@@ -15,6 +15,7 @@ from typing import Any
 from ..algebra.partition import NO_SCHEMA, schema_of
 from ..explain.algebra_tree import algebra_tree
 from ..explain.drawing import draw_png
+from ..explain.origins import GraphOrigins
 from ..explain.rule_graph import GraphNames, rule_graph_tree
 from ..explain.tree import TreeNode, duration_text, tree_lines
 from ..explain.window_tree import window_algebra_tree
@@ -78,12 +79,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
             _draw(args.png, qfs, [("algebra", alg_roots)])
         return EXIT_OK
     graph = engine.rule_graph()
-    roots = rule_graph_tree(graph, GraphNames(graph, queries), Prefixes(known))
+    roots = rule_graph_tree(graph, GraphNames(graph, queries), Prefixes(known),
+                            GraphOrigins(graph, queries))
     stores = graph.stores
     out.append(f"rule graph: {len(graph.nodes)} nodes, {len(graph.rules)} rules, "
                f"{len(stores)} stores of partial matches")
     out.append("  (a node's variables are named after the query variables they carry; "
-               "capital letters are internal)")
+               "capital letters are internal; #n: the algebra element above it implements)")
     for r in roots:
         out.extend("  " + line for line in tree_lines(r))
     if stores:

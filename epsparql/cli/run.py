@@ -56,6 +56,9 @@ def add_parser(sub: Any) -> None:
                    "completed (text, or JSON lines with --output-format jsonl)")
     r.add_argument("--trace-limit", type=int, metavar="N",
                    help="with --trace: refuse streams of more than N triples (default 10000)")
+    r.add_argument("--justify", action="store_true",
+                   help="with --trace: show under each answer why it was detected, as the "
+                   "tree of rule steps and events that made it")
     r.set_defaults(func=cmd_run)
 
 
@@ -108,6 +111,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return run_trace(args, qfs)
     if args.trace_limit is not None:
         raise UsageError("--trace-limit goes with --trace")
+    if args.justify:
+        raise UsageError("--justify goes with --trace (run --trace --justify shows why each "
+                         "answer of a small stream was detected)")
     fmt = args.format or guess_format(args.stream)
     if args.batch_size < 1:
         raise UsageError("--batch-size must be at least 1")

@@ -28,7 +28,7 @@ def run_trace(args: Any, qfs: Sequence[Any]) -> int:
     if out_format not in (None, "table", "jsonl"):
         raise UsageError(f"--trace writes text (the default) or JSON lines "
                          f"(--output-format jsonl), not {out_format}")
-    engine = make_engine(args.base)
+    engine = make_engine(args.base, justify=bool(getattr(args, "justify", False)))
     queries = register_queries(engine, qfs, getattr(args, "dialect", None))
     windowed = [q.name for q in queries if getattr(q, "dialect", None)]
     if windowed:
@@ -69,7 +69,7 @@ def run_trace(args: Any, qfs: Sequence[Any]) -> int:
     renderer = renderer_cls(out, queries, time_format=args.time_format, prefixes=prefixes)
     code = EXIT_OK
     try:
-        tracer = Tracer(engine, queries)
+        tracer = Tracer(engine, queries, justify=bool(getattr(args, "justify", False)))
         renderer.header(tracer, reader.path, len(rows))
         for row in rows:
             renderer.step(tracer.push(row))
