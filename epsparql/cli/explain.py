@@ -79,8 +79,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
             _draw(args.png, qfs, [("algebra", alg_roots)])
         return EXIT_OK
     graph = engine.rule_graph()
-    roots = rule_graph_tree(graph, GraphNames(graph, queries), Prefixes(known),
-                            GraphOrigins(graph, queries))
+    eps = [q for q in queries if not getattr(q, "dialect", None)]      # the core's rules
+    roots = rule_graph_tree(graph, GraphNames(graph, eps), Prefixes(known),
+                            GraphOrigins(graph, eps))
     stores = graph.stores
     out.append(f"rule graph: {len(graph.nodes)} nodes, {len(graph.rules)} rules, "
                f"{len(stores)} stores of partial matches")

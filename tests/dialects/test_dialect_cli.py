@@ -137,13 +137,14 @@ def test_check_reports_dialect_errors_with_line_and_column(tmp_path):
 
 
 def test_explain_shows_windows_policy_and_key():
-    r = cli("explain", AVERAGE)
+    r = cli("explain", AVERAGE, FORMATS / "rise.rq")
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "RSTREAM at each window close, non-empty windows only" in out
     assert "window 0 on <http://example.org/stream/temperature>: RANGE 10min STEP 5min" in out
     assert "(AVG(?t) AS ?avg)" in out and "aggregates kept per pane" in out
-    assert "average: key ?sensor" in out
+    assert "average: key ?sensor" in out and "rise: key ?sensor" in out
+    assert "SeqJoin (SEQ)" in out and "rule graph:" in out        # the EP-SPARQL query beside it
 
 
 def test_trace_refuses_windowed_queries(streams):
