@@ -337,6 +337,10 @@ _PATH_OPS = {"SLASH", "VBAR", "STAR", "PLUS", "QMARK"}
 _PREDICATE_START = _IRIS | {"VAR", "NAME", "A", "CARET", "LPAR"}
 _JOIN_OPS = ["SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL", "UNION"]
 _PATTERN_KEYWORDS = ["FILTER", "OPTIONAL", "BIND", "MINUS", "GRAPH"]
+#: Where to go for aggregates (the stream dialects have windows).
+_WINDOWS_HINT = (" (EP-SPARQL has no windows to aggregate over: write it in a stream dialect, "
+                 "e.g. C-SPARQL FROM STREAM <s> [RANGE 10s STEP 1s]; docs/DIALECTS.md)")
+
 _UNSUPPORTED = {"SERVICE", "VALUES", "GROUP", "HAVING", "ORDER", "LIMIT",
                 "OFFSET", "FROM", "DESCRIBE", "NAMED", "UNDEF", "SILENT"}
 _WORDS = {
@@ -438,8 +442,8 @@ _REJECTED = {
                      "list to skip into",
     "order_clause": "ORDER BY is not supported on a stream: answers are "
                     "reported in the order they are detected",
-    "group_clause": "GROUP BY is not supported yet",
-    "having_clause": "HAVING is not supported yet",
+    "group_clause": "GROUP BY is not supported yet" + _WINDOWS_HINT,
+    "having_clause": "HAVING is not supported yet" + _WINDOWS_HINT,
     "describe_query": "DESCRIBE queries are not supported; use SELECT, "
                       "CONSTRUCT or ASK",
     "dataset_clause": "FROM is not supported: a query runs over the event "
@@ -462,7 +466,7 @@ def _reject_unsupported(tree: Tree) -> None:
         if message is None and sub.data == "builtin_call":
             name = str(sub.children[0]).upper()
             if name in _AGGREGATES:
-                message = f"aggregate {name}(...) is not supported yet"
+                message = f"aggregate {name}(...) is not supported yet" + _WINDOWS_HINT
         if message is not None:
             line, column = _meta_position(sub)
             found.append((line, column, message))
