@@ -37,6 +37,7 @@ from .core.runtime import PROLOG_DIR, check, runtime
 from .core.terms import from_json
 from .ordering import Reorderer
 from .rdf.codec import decode
+from .rdf.ntriples import absolute_iri_problem
 from .rdf.wire import term_text, triple_batch_text
 from .prepare import PreparedQuery, prepare
 from .rules import CompiledQuery
@@ -82,23 +83,31 @@ BACKGROUND = "urn:epsparql:background"
 
 
 def _unbounded(p: Any) -> bool:
-    """Does the pattern store partial matches with no window above them?"""
+    """Does the pattern store partial matches with no window above them?
+    (Iterative: chains of BINDs or OPTIONALs can be thousands deep.)"""
     from .algebra.nodes import (BGP, Background, EqJoin, EqLeftJoin, Join, LeftJoin,
                                 SeqJoin, SeqRightJoin, Union_, Window)
-    if isinstance(p, Window):
-        return False
-    if isinstance(p, BGP):
-        return len(p.triples) > 1
-    if isinstance(p, (Join, LeftJoin)) and isinstance(p.right, Background):
-        return _unbounded(p.left)           # a background join stores nothing
-    if isinstance(p, Join) and isinstance(p.left, Background):
-        return _unbounded(p.right)
-    if isinstance(p, (Join, SeqJoin, EqJoin, LeftJoin, SeqRightJoin, EqLeftJoin)):
-        return True
-    if isinstance(p, Union_):
-        return _unbounded(p.left) or _unbounded(p.right)
-    inner = getattr(p, "pattern", None)
-    return _unbounded(inner) if inner is not None else False
+    stack = [p]
+    while stack:
+        p = stack.pop()
+        if isinstance(p, Window):
+            continue
+        if isinstance(p, BGP):
+            if len(p.triples) > 1:
+                return True
+        elif isinstance(p, (Join, LeftJoin)) and isinstance(p.right, Background):
+            stack.append(p.left)            # a background join stores nothing
+        elif isinstance(p, Join) and isinstance(p.left, Background):
+            stack.append(p.right)
+        elif isinstance(p, (Join, SeqJoin, EqJoin, LeftJoin, SeqRightJoin, EqLeftJoin)):
+            return True
+        elif isinstance(p, Union_):
+            stack += (p.right, p.left)
+        else:
+            inner = getattr(p, "pattern", None)
+            if inner is not None:
+                stack.append(inner)
+    return False
 
 
 _TERM_TYPES = (URIRef, Literal, BNode)
@@ -177,7 +186,10 @@ class Query:
         from .io.dataframe import to_dataframe
         return to_dataframe(self.results(), variables=self.variables, **options)
 
-    def _deliver(self, d: Detection) -> None:
+    def _deliver(self, d: Detection) -> bool:
+        """Make a detection of this query's head an answer; False when it
+        adds none (an ASK already answered, a DISTINCT repeat, a CONSTRUCT
+        answer with no complete template triple)."""
         values = d.event.args if isinstance(d.event, Compound) else ()
         row: dict[str, Node] = {}
         for name, v in zip(self.compiled.variables, values):
@@ -185,7 +197,7 @@ class Query:
                 row[name] = decode(v)
         if self.form == "ASK":
             if self._asked:
-                return
+                return False
             self._asked = True
             ans = Answer({}, d.start, d.end, query=self.name)
         elif self.form == "CONSTRUCT":
@@ -202,7 +214,7 @@ class Query:
                 if all(p is not None for p in pos):
                     triples.append(tuple(pos))
             if not triples:
-                return
+                return False
             ans = Answer({k: v for k, v in row.items() if not k.startswith("_:")},
                          d.start, d.end, tuple(triples), self.name)
         else:
@@ -212,12 +224,13 @@ class Query:
             if self.distinct:
                 key = tuple(sorted(bindings.items()))
                 if key in self._seen:
-                    return
+                    return False
                 self._seen.add(key)
             ans = Answer(bindings, d.start, d.end, query=self.name)
         self._answers.append(ans)
         if self.on_result is not None:
             self.on_result(ans)
+        return True
 
     def __repr__(self) -> str:
         return f"<Query {self.name} {self.form} {self.variables}>"
@@ -274,8 +287,24 @@ class UnboundedStateWarning(UserWarning):
     """A query keeps partial matches forever (no getDURATION() bound)."""
 
 
-class StateLimitError(RuntimeError):
+class LimitError(RuntimeError):
+    """A cap set on the engine was reached: ``limit`` names it
+    (``"max_goals"``, ``"max_answers"``), ``cap`` is its value and
+    ``value`` what was reached.  The engine stopped at the end of the batch
+    that crossed it; the answers found until then were delivered."""
+
+    def __init__(self, message: str, limit: str, cap: int, value: int) -> None:
+        super().__init__(message)
+        self.limit, self.cap, self.value = limit, cap, value
+
+
+class StateLimitError(LimitError):
     """The engine's stored partial matches exceeded ``max_goals``."""
+
+
+class AnswerLimitError(LimitError):
+    """The engine delivered ``max_answers`` answers (the first ones; the
+    rest of the batch's answers were dropped)."""
 
 
 class Source:
@@ -304,13 +333,24 @@ class Engine:
                  on_late: Callable[[tuple, str], None] | None = None,
                  max_goals: int | None = None, gc_every: int = 100,
                  gc_period: float | None = None, batch_size: int = 5000,
-                 max_depth: int = 200) -> None:
+                 max_depth: int = 200, max_answers: int | None = None) -> None:
         if reasoning not in ("rdfs", "owlrl", "none"):
             raise ValueError(f"reasoning must be 'rdfs', 'owlrl' or 'none', got {reasoning!r}")
+        if base is not None:
+            problem = absolute_iri_problem(base)
+            if problem is not None:
+                raise ValueError(f"base must be an absolute IRI, got {base!r}: {problem}")
         self.base = base
         self.reasoning = reasoning
+        for cap, v in (("max_goals", max_goals), ("max_answers", max_answers)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                raise ValueError(f"{cap} must be a whole number >= 0 or None, got {v!r}")
         self._order = Reorderer(allowed_lateness, on_late)
         self.max_goals = max_goals
+        #: stop once this many answers were delivered (all queries together)
+        self.max_answers = max_answers
+        #: answers delivered so far (all queries; DISTINCT and ASK repeats not counted)
+        self.answers = 0
         self._function_errors: list[tuple] = []
         from . import functions
         self._seen_function_errors = functions.error_count
@@ -344,7 +384,8 @@ class Engine:
             warnings.warn(UnboundedStateWarning(
                 f"query {q.name} joins stream patterns without a getDURATION() < … bound: "
                 f"its partial matches are kept forever on an unbounded stream "
-                f"(set Engine(max_goals=…) to fail clearly at a cap)"), stacklevel=2)
+                f"(a cap fails clearly: Engine(max_goals=…), --max-goals N on the command "
+                f"line)"), stacklevel=2)
         # prolog/core_compile.pl: binarise the rules, compile them to EDBC clauses
         self.core.add_rules(prepared.compiled.rules)
         # answers: the core's detections of the rules' head go to this query
@@ -474,22 +515,30 @@ class Engine:
         """Push one triple occurring over [start, end] (end defaults to start)."""
         self.push_many([(s, p, o, start, end)], source=source)
 
-    def push_many(self, rows: Iterable[Sequence[Any]], *, source: str = "default") -> None:
+    def push_many(self, rows: Iterable[Sequence[Any]], *, source: str = "default") -> list[int]:
         """Push (s, p, o, start[, end]) rows, batched (one Prolog crossing per
         ``batch_size`` rows; any iterable, consumed incrementally).  Rows may
         arrive out of order within the allowed lateness.  Each batch is
         validated before any of it is pushed: a bad row rejects its batch
-        (earlier batches are in)."""
+        (earlier batches are in).
+
+        Returns the positions (0-based, in ``rows``) of the rows that came
+        too late to be processed (see :attr:`late`); usually empty."""
         size = self.core.batch_size
         it = iter(rows)
         base = 0
+        late: list[int] = []
         while True:
             chunk = list(itertools.islice(it, size))
             if not chunk:
                 break
             norm = self._normalise(chunk, base)
-            self._feed(self._order.add(norm, source))
+            found: list[int] = []
+            ready = self._order.add(norm, source, found)
+            late.extend(base + i for i in found)
+            self._feed(ready)
             base += len(chunk)
+        return late
 
     def source(self, name: str) -> "Source":
         """A named input whose watermark counts separately: the engine only
@@ -557,7 +606,8 @@ class Engine:
                     raise StateLimitError(
                         f"{goals} partial matches stored, more than max_goals={self.max_goals}: "
                         f"bound the queries with FILTER (getDURATION() < …) or raise the cap "
-                        f"(nothing was evicted; the answers so far were delivered)")
+                        f"(nothing was evicted; the answers so far were delivered)",
+                        "max_goals", self.max_goals, goals)
 
     def advance(self, t: float | datetime, *, source: str | None = None) -> None:
         """A heartbeat: no more triples (from ``source``, or from any source)
@@ -582,6 +632,17 @@ class Engine:
         return self._order.late
 
     @property
+    def allowed_lateness(self) -> float:
+        """How late (seconds) a row may come and still be processed in order."""
+        return self._order.lateness
+
+    @property
+    def buffered(self) -> int:
+        """Rows held in the reorder buffer, waiting for the watermark to pass
+        their end (processed by :meth:`advance` or :meth:`flush`)."""
+        return self._order.buffered
+
+    @property
     def late_rows(self) -> list[tuple]:
         return self._order.late_rows
 
@@ -592,11 +653,18 @@ class Engine:
             self._function_errors.extend(functions.errors[-new:])
         self._seen_function_errors = functions.error_count
         self.core.discard_detections()   # answers are kept per query, not in the core buffer
+        cap = self.max_answers
         for d in detections:
             name = d.event.name if isinstance(d.event, Compound) else d.event
             q = self._by_head.get(name)
             if q is not None:
-                q._deliver(d)
+                if cap is not None and self.answers >= cap:
+                    raise AnswerLimitError(
+                        f"{self.answers} answers delivered, the cap max_answers={cap}: the "
+                        f"rest of this batch's answers were dropped (raise the cap, or bound "
+                        f"the queries)", "max_answers", cap, self.answers)
+                if q._deliver(d):
+                    self.answers += 1
 
     @property
     def errors(self) -> list["EngineError"]:
@@ -702,6 +770,7 @@ class Engine:
         as a fresh one with the same queries."""
         self.core.clear_state()
         self._order = self._order.cleared()
+        self.answers = 0
         for q in self._queries.values():
             q._seen, q._asked, q._answers = set(), False, []
         self._function_errors.clear()

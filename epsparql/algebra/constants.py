@@ -132,11 +132,8 @@ def check_constants(query: ast.Query) -> None:
     for problem, pos in _problems(query):
         if isinstance(problem, QueryError):
             raise problem
-        warnings.warn(QueryWarning(_at(problem, pos)), stacklevel=4)
-
-
-def _at(message: str, pos: ast.Pos | None) -> str:
-    return f"{pos}: {message}" if pos is not None else message
+        warnings.warn(QueryWarning(problem, pos.line if pos else None,
+                                   pos.column if pos else None), stacklevel=4)
 
 
 def _error(message: str, pos: ast.Pos | None) -> QueryError:

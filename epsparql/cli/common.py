@@ -9,18 +9,24 @@ with the source line and a caret.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..core.runtime import PrologError
-from ..language import QueryError
+from ..language import QueryError, QueryWarning
+from ..rdf.ntriples import absolute_iri_problem
 
 __all__ = ["EXIT_OK", "EXIT_RUNTIME", "EXIT_USAGE", "PROG", "UsageError", "QueryFileError",
            "say", "warning_hook", "QueryFile", "read_queries", "format_query_error",
-           "register_queries", "make_engine", "ArgumentParser"]
+           "register_query", "register_queries", "make_engine", "ArgumentParser",
+           "base_iri", "add_engine_options", "engine_failure", "one_line",
+           "silence_closed_output", "load_background",
+           "count_arg", "seconds_arg"]
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 PROG = "epsparql"
@@ -35,8 +41,33 @@ class QueryFileError(Exception):
 
 
 def say(msg: str) -> None:
-    """A message for the user, on standard error."""
-    print(msg, file=sys.stderr, flush=True)
+    """A message for the user, on standard error (nothing more once its
+    reader has gone away)."""
+    try:
+        print(msg, file=sys.stderr, flush=True)
+    except BrokenPipeError:
+        silence_closed_output(sys.stderr)
+    except ValueError:                    # standard error closed in this process
+        pass
+
+
+def silence_closed_output(stream: Any = None) -> None:
+    """Standard output (or ``stream``) goes to /dev/null from now on: its
+    reader went away (``| head``), and Python would complain when it
+    flushes it at exit."""
+    import os
+    stream = sys.stdout if stream is None else stream
+    try:
+        fd = stream.fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except (AttributeError, OSError, ValueError):
+        return
+    try:
+        os.dup2(devnull, fd)
+    except OSError:
+        pass
+    finally:
+        os.close(devnull)
 
 
 def warning_hook(message, category, filename, lineno, file=None, line=None) -> None:
@@ -84,19 +115,48 @@ def read_queries(paths: Sequence[str]) -> list[QueryFile]:
 
 
 def format_query_error(qf: QueryFile, e: Exception) -> str:
-    """``FILE:LINE:COLUMN: message``, the source line and a caret."""
+    """``FILE:LINE:COLUMN: message``, then the source line (an excerpt of a
+    long one) and a caret under the column."""
     message = getattr(e, "message", None) or str(e)
     line, column = getattr(e, "line", None), getattr(e, "column", None)
     if line is None:
         return f"{qf.path}: {message}"
-    column = column or 1
-    lines = qf.text.split("\n")
-    src = lines[line - 1].rstrip("\r") if 1 <= line <= len(lines) else None
-    out = f"{qf.path}:{line}:{column}: {message}"
-    if src is not None:
-        pad = "".join(ch if ch == "\t" else " " for ch in src[:column - 1])
-        out += f"\n  {src}\n  {pad}^"
-    return out
+    out = f"{qf.path}:{line}:{column or 1}: {message}"
+    if isinstance(e, QueryError):
+        caret = e.with_source(qf.text).caret_lines()
+    else:
+        caret = QueryError(message, line, column, source=qf.text).caret_lines()
+    return "\n".join([out, *("  " + x for x in caret)])
+
+
+def _format_warning(qf: QueryFile, w: Warning) -> str:
+    """A warning of registering ``qf``: ``FILE:LINE:COLUMN: warning: ...``
+    with the caret when it has a position, else ``FILE: warning: ...``."""
+    if isinstance(w, QueryWarning) and w.line is not None:
+        caret = QueryError(w.message, w.line, w.column, source=qf.text).caret_lines()
+        return "\n".join([f"{qf.path}:{w.line}:{w.column or 1}: warning: {w.message}",
+                          *("  " + x for x in caret)])
+    return f"{qf.path}: warning: {w}"
+
+
+def register_query(engine: Any, qf: QueryFile) -> Any:
+    """Register one query file; its warnings are shown (every one, each with
+    the file and position), a bad query raises :class:`QueryFileError`."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            q = engine.register(qf.text, name=qf.name)
+        except QueryError as e:
+            raise QueryFileError(format_query_error(qf, e)) from None
+        except PrologError as e:
+            raise QueryFileError(f"{qf.path}: the core rejected the compiled rules: "
+                                 f"{one_line(e)}") from None
+    for w in caught:
+        if issubclass(w.category, UserWarning):
+            say(_format_warning(qf, w.message))
+        else:                                  # not ours (a library's): as Python shows it
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return q
 
 
 def register_queries(engine: Any, qfs: Sequence[QueryFile]) -> list[Any]:
@@ -104,20 +164,93 @@ def register_queries(engine: Any, qfs: Sequence[QueryFile]) -> list[Any]:
     queries, errors = [], []
     for qf in qfs:
         try:
-            queries.append(engine.register(qf.text, name=qf.name))
-        except QueryError as e:
-            errors.append(format_query_error(qf, e))
-        except PrologError as e:
-            errors.append(f"{qf.path}: the core rejected the compiled rules: {e}")
+            queries.append(register_query(engine, qf))
+        except QueryFileError as e:
+            errors.append(str(e))
     if errors:
         raise QueryFileError("\n".join(errors))
     return queries
+
+
+def one_line(e: BaseException) -> str:
+    """The first line of an error's message (Prolog's messages go on with
+    stack sizes, goals and advice a command-line user cannot act on)."""
+    text = (getattr(e, "message", None) or str(e)).strip()
+    return text.splitlines()[0].strip() if text else type(e).__name__
+
+
+def engine_failure(e: BaseException) -> str:
+    """One line for an error the engine raised while running, naming the
+    cause and what the user can change."""
+    text = one_line(e)
+    term = str(getattr(e, "prolog_term", "") or "")
+    if "resource_error" in term or text.startswith("Stack limit"):
+        return (f"the engine ran out of memory ({text}): a query keeps too many partial "
+                f"matches or makes too many answers at once; bound it with FILTER "
+                f"(getDURATION() < ...), stop early with --max-goals N or --max-answers N, "
+                f"or push fewer rows at a time with --batch-size N")
+    return text
 
 
 def make_engine(base: str | None, **kw: Any) -> Any:
     """The engine a command runs its queries in."""
     from ..engine import Engine
     return Engine(base=base, **kw)
+
+
+def load_background(engine: Any, paths: Sequence[str] | None) -> None:
+    """Load ``--background`` files into the engine (exit 2 for a file that
+    is missing or that rdflib cannot read)."""
+    for b in paths or ():
+        if not Path(b).is_file():
+            raise UsageError(f"background file not found: {b}")
+        try:
+            engine.load_background(b)
+        except PrologError:
+            raise
+        except Exception as e:            # rdflib's parsers raise many kinds
+            raise UsageError(f"cannot read background file {b}: {one_line(e)}") from None
+
+
+def count_arg(text: str) -> int:
+    """A whole number >= 1 (argparse type)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def seconds_arg(text: str) -> float:
+    """A finite number of seconds >= 0 (argparse type)."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (math.isfinite(x) and x >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text}")
+    return x
+
+
+def base_iri(text: str) -> str:
+    """``--base``: an absolute IRI (argparse type; exit 2 otherwise)."""
+    problem = absolute_iri_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"not an absolute IRI: {text!r}: {problem} "
+                                         f"(e.g. --base http://example.org/ns#)")
+    return text
+
+
+def add_engine_options(p: argparse.ArgumentParser) -> None:
+    """The options that shape how queries compile: ``--base``, ``--reasoning``."""
+    p.add_argument("--base", metavar="IRI", type=base_iri,
+                   help="base IRI of the queries (bare names and relative IRIs)")
+    p.add_argument("--reasoning", choices=("rdfs", "owlrl", "none"), default="rdfs",
+                   help="reasoning over the background: rdfs (default), owlrl "
+                   "(materialised first), none (stream patterns match only what is "
+                   "written: smaller rules)")
 
 
 class ArgumentParser(argparse.ArgumentParser):

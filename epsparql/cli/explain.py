@@ -18,7 +18,8 @@ from ..explain.drawing import draw_png
 from ..explain.rule_graph import GraphNames, rule_graph_tree
 from ..explain.tree import TreeNode, duration_text, tree_lines
 from ..rdf.prefixes import Prefixes
-from .common import EXIT_OK, PROG, UsageError, make_engine, read_queries, register_queries, say
+from .common import (EXIT_OK, PROG, UsageError, add_engine_options, make_engine, one_line,
+                     read_queries, register_queries, say)
 
 __all__ = ["add_parser", "cmd_explain"]
 
@@ -30,17 +31,16 @@ def add_parser(sub: Any) -> None:
                        "of queries (compiled together), optionally drawn as a PNG.")
     e.add_argument("queries", nargs="+", metavar="QUERY.rq")
     e.add_argument("--png", metavar="FILE", help="also draw both as a PNG image")
-    e.add_argument("--base", metavar="IRI", help="base IRI of the queries (bare names)")
+    add_engine_options(e)
     e.add_argument("--background", action="append", metavar="FILE",
                    help="background knowledge the partitioning must respect (RDFS schema)")
     e.set_defaults(func=cmd_explain)
 
 
-
 def cmd_explain(args: argparse.Namespace) -> int:
     """``epsparql explain``: print (and draw) the algebra and the rule graph."""
     qfs = read_queries(args.queries)
-    engine = make_engine(args.base)
+    engine = make_engine(args.base, reasoning=args.reasoning)
     queries = register_queries(engine, qfs)
     schema = _schema(args.background or ())
     known: dict[str, str] = {}
@@ -95,5 +95,8 @@ def _schema(paths: Any) -> Any:
     for b in paths:
         if not Path(b).is_file():
             raise UsageError(f"background file not found: {b}")
-        g.parse(b)
+        try:
+            g.parse(b)
+        except Exception as e:            # rdflib's parsers raise many kinds
+            raise UsageError(f"cannot read background file {b}: {one_line(e)}") from None
     return schema_of(g)

@@ -613,6 +613,9 @@ def _strip_leading_sign(expr: object) -> tuple[str, object]:
         spine.append(expr)
         expr = expr.left
     text = str(expr)
+    if not text.startswith(("+", "-")):
+        # rdflib normalised "+1" to "1": the sign was a plus
+        text = "+" + text
     result: object = Literal(text[1:], datatype=expr.datatype)
     for node in reversed(spine):
         result = A.BinaryOp(node.op, result, node.right, node.pos)
