@@ -23,9 +23,9 @@ Paths (each run in a fresh process, so peak memory is per run; only the
 pushing and the delivery of answers is timed, input built beforehand):
 
 * ``core``: CoreEngine.push_many + drain(), answers as Detection objects;
-* ``core-columns``: CoreEngine.push_many_columns(): answers as columns
-  (term ids per argument + start/end arrays, see docs/CORE.md), counted
-  without building objects.
+* ``core-columns``: CoreEngine.push_many_columns() + drain_columns():
+  answers as columns (term ids per argument + start/end arrays, see
+  docs/CORE.md), counted without building objects.
 
 A path is a function in ``PATHS``: add one (e.g. the Engine with the same
 query in EP-SPARQL) beside these and it is run, counted and printed in
@@ -120,8 +120,8 @@ def path_core_columns(workload: str, n: int, w: int) -> dict:
     def run() -> int:
         count = 0
         for i in range(0, len(events), BATCH):
-            for cols in eng.push_many_columns(events[i:i + BATCH]):
-                count += len(cols)
+            eng.push_many_columns(events[i:i + BATCH])
+            count += sum(map(len, eng.drain_columns()))
         return count
     return _timed(run)
 
@@ -169,9 +169,12 @@ def child(path: str, workload: str, n: int, w: int, profile: bool) -> dict:
 def machine() -> dict:
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                 if l.startswith("model name")), "?")
-    from epsparql.core.swipl import swipl_executable
-    swipl = subprocess.run([swipl_executable(), "--version"], capture_output=True,
-                           text=True).stdout.strip()
+    try:
+        from epsparql.core.swipl import swipl_executable
+        exe = swipl_executable()
+    except ImportError:                 # a tree of before the janus bridge (pyswip)
+        exe = "swipl"
+    swipl = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=ROOT).stdout.strip()
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),

@@ -11,7 +11,9 @@ CPU and wall time per call:
 * ``noop``: ``py_function_registered`` (a table lookup, constant reply): the
   call machinery alone;
 * ``stats``: ``py_stats`` (a small JSON reply, decoded);
-* ``push []``: an empty batch through ``py_push`` (the batch path's fixed cost);
+* ``push []``: an empty batch through ``py_push`` (the JSON batch path's
+  fixed cost), and through ``CoreEngine.push_text`` (whatever entry point
+  the CoreEngine of the tree uses: ``py_columns`` since the columns);
 * ``push 5,000 / 0 answers``: 5,000 events that match nothing (per event);
 * ``push 5,000 / 5,000 answers``: 5,000 events, one answer each (answers
   decoded into Detection objects: per event, answers included);
@@ -89,6 +91,8 @@ def main() -> None:
          args.calls)
     case("stats (py_stats, JSON decoded)", lambda: none.stats(), args.calls)
     case("push [] (py_push, empty batch)", lambda: rt.call("py_push", none.module, ("s", "[]")),
+         args.calls)
+    case("CoreEngine.push_text('[]') (the API's fixed cost)", lambda: none.push_text("[]"),
          args.calls)
     case("push 5,000 events, 0 answers [per event]",
          lambda: rt.call("py_push", none.module, ("s", big)), 40, 5000)

@@ -14,7 +14,7 @@
           ]).
 :- use_module(library(janus), [py_call/3]).
 :- use_module(sparql_eval).
-:- use_module(bridge_python, [json_term//1]).
+:- use_module(bridge_json, [json_term//1]).
 
 %!  pyfun_register(+IRI, +Id) is det.
 %

@@ -38,7 +38,8 @@
             py_register_prolog_function/3, % +IRI, +PredText, -Reply
             py_function_registered/2, % +IRI, -Reply
             py_text_call/3,      % +Name, +Args, -Reply
-            json_term//1
+            py_columns/5,        % +Op, +Engine, +Receiver, +Arg, -Reply
+            json_term//1         % +Term (from bridge_json)
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(http/json)).
@@ -57,6 +58,8 @@ set_stack_limit :-
     set_prolog_flag(stack_limit, Limit).
 :- use_module(library(apply)).
 :- use_module(epsparql_core).
+:- use_module(bridge_json, [write_json/2, json_term//1]).
+:- use_module(bridge_columns).
 
 %!  reply(:Goal, -Reply:string) is det.
 %
@@ -77,6 +80,8 @@ write_out(error_json(E)) :- !,
     write(',"term":'), format(string(T), '~q', [E]), json:json_write_string(current_output, T),
     write('}').
 write_out(ok) :- !, write('{"ok":true}').
+write_out(errors(Errs)) :- !,
+    write('{"e":['), write_errors(Errs), write(']}').
 write_out(raw(Text)) :- !, write(Text).
 write_out(goals(Gs)) :- !,
     write('['),
@@ -101,12 +106,15 @@ function_errors(Errs) :-
 
 %!  py_text_call(+Name, +Args:list, -Reply) is det.
 %
-%   Call bridge_python:Name(Args..., Reply), where an argument may be a
-%   Python object (a janus `PyObject` blob) standing for a long text: it
-%   becomes a Prolog string (janus:py_str/2).  janus passes Python `str`
-%   arguments as atoms, and atoms are reclaimed only by atom garbage
-%   collection, which counts atoms, not bytes: batches of megabytes passed
-%   as atoms would pile up.  The runtime sends long texts this way.
+%   Call bridge_python:Name(Args..., Reply), where an argument `s-Obj`
+%   (the Python tuple ("s", obj)) stands for a long text: Obj is a Python
+%   object (a janus `PyObject` blob) whose str() is the text, and the
+%   argument becomes that text as a Prolog string (janus:py_str/2).  janus
+%   passes Python `str` arguments as atoms, and atoms are reclaimed only by
+%   atom garbage collection, which counts atoms, not bytes: batches of
+%   megabytes passed as atoms would pile up.  The runtime sends long texts
+%   this way; other arguments (atoms, numbers, Python objects) pass as
+%   they are.
 py_text_call(Name, Args0, Reply) :-
     maplist(text_arg, Args0, Args),
     append(Args, [Reply], CallArgs),
@@ -114,13 +122,13 @@ py_text_call(Name, Args0, Reply) :-
     call(Goal).
 
 text_arg(X, Text) :-
-    (   blob(X, 'PyObject')
-    ->  janus:py_str(X, Text)
+    (   nonvar(X), X = s-Obj, blob(Obj, 'PyObject')
+    ->  janus:py_str(Obj, Text)
     ;   Text = X
     ).
 
 py_create(M, R)  :- reply(engine_create(M), ok, R).
-py_destroy(M, R) :- reply(engine_destroy(M), ok, R).
+py_destroy(M, R) :- reply(( engine_destroy(M), columns_drop(M) ), ok, R).
 py_reset(M, R)   :- reply(engine_reset(M), ok, R).
 py_clear(M, R)   :- reply(engine_clear_state(M), ok, R).
 py_gc(M, R)      :- reply(engine_gc(M), ok, R).
@@ -252,6 +260,54 @@ sink_json(Out, E, T1, T2) :-
 
 py_drain(M, R) :-
     reply(engine_drain(M, Ds), detections(M, Ds), R).
+
+%!  py_columns(+Op, +Engine, +Receiver, +Arg, -Reply) is det.
+%
+%   Run Op on Engine with every detection it releases sent to Receiver,
+%   a Python object, in chunks of flat rows (see bridge_columns.pl), as
+%   the detections are made; Reply is {"e": [RuleErrors]} or the usual
+%   {"error": ...}.  Op and Arg:
+%
+%     - push: Arg is the text of a list of e/3 (as py_push/3)
+%     - push_table: Arg is the text of b/3 (as py_push_table/3)
+%     - advance: Arg is a time (as py_advance/3)
+%     - flush, drain: Arg is ignored
+%
+%   Detections still in the engine's buffer (made outside a bridge call)
+%   are sent first.  Chunks sent before an error stay sent.
+py_columns(Op, M, Receiver, Arg, R) :-
+    reply(( with_columns(M, Receiver, columns_op(Op, M, Arg)),
+            engine_errors(M, Errs0),
+            function_errors(Errs1),
+            append(Errs0, Errs1, Errs) ),
+          errors(Errs), R).
+
+columns_op(Op, M, Arg) :-
+    engine_drain(M, Ds0),
+    forall(member(detected(E, [T1, T2]), Ds0), columns_sink(E, T1, T2)),
+    columns_run(Op, M, Arg),
+    engine_drain(M, Ds),
+    forall(member(detected(E, [T1, T2]), Ds), columns_sink(E, T1, T2)).
+
+columns_run(push, M, Text) :- !,
+    term_string(Batch, Text, [syntax_errors(error)]),
+    with_detection_sink(columns_sink, engine_events(M, Batch)).
+columns_run(push_table, M, Text) :- !,
+    term_string(T, Text, [syntax_errors(error)]),
+    (   T = b(Vars, Values, Items), is_list(Vars), is_list(Values), ground(Values),
+        Vars = Values, is_list(Items), ground(Items)
+    ->  table_items(Items, Batch),
+        with_detection_sink(columns_sink, engine_events(M, Batch))
+    ;   domain_error(table_batch, b/3)
+    ).
+columns_run(advance, M, Text) :- !,
+    (   number(Text) -> T = Text ; atom_number(Text, T) ),
+    with_detection_sink(columns_sink, engine_advance(M, T)).
+columns_run(flush, M, _) :- !,
+    with_detection_sink(columns_sink, engine_flush(M)).
+columns_run(drain, _, _) :- !.
+columns_run(Op, _, _) :-
+    domain_error(columns_op, Op).
 
 %!  py_advance(+Engine, +TimeText, -Reply) is det.
 %!  py_flush(+Engine, -Reply) is det.
@@ -475,35 +531,3 @@ write_errors([error(Text, Ctx)|Es]) :-
     write(',"context":'), write_json(current_output, Ctx), write('}'),
     (   Es == [] -> true ; write(','), write_errors(Es) ).
 
-%!  write_json(+Stream, +Term) is det.
-%
-%   Write Term in the bridge's JSON encoding.
-write_json(S, X) :- var(X), !, write(S, null).
-write_json(S, X) :- integer(X), !, write(S, X).
-write_json(S, X) :- float(X), !,
-    (   float_class(X, nan) -> write(S, '{"n":"nan"}')
-    ;   float_class(X, infinite) -> ( X > 0 -> write(S, '{"n":"inf"}') ; write(S, '{"n":"-inf"}') )
-    ;   write(S, X)
-    ).
-write_json(S, X) :- atom(X), !, json:json_write_string(S, X).
-write_json(S, X) :- string(X), !,
-    write(S, '{"s":'), json:json_write_string(S, X), put_char(S, '}').
-write_json(S, X) :- is_list(X), !,
-    put_char(S, '['), write_list(S, X), put_char(S, ']').
-write_json(S, X) :- compound(X), !,
-    compound_name_arguments(X, Name, Args),
-    write(S, '{"f":'), json:json_write_string(S, Name),
-    write(S, ',"a":['), write_list(S, Args), write(S, ']}').
-write_json(S, X) :- format(string(T), '~q', [X]), json:json_write_string(S, T).
-
-write_list(_, []).
-write_list(S, [X|Xs]) :-
-    write_json(S, X),
-    (   Xs == [] -> true ; put_char(S, ','), write_list(S, Xs) ).
-
-%!  json_term(+Term)// is det.
-%
-%   The JSON encoding of Term as a DCG (for tests and tools).
-json_term(T) -->
-    { with_output_to(codes(Cs), write_json(current_output, T)) },
-    Cs.

@@ -257,7 +257,8 @@ engine_reset(M) :-
     retractall(engine_fingerprint_cache(M, _)),
     retractall(M:ep_on(_, _, _)),
     retractall(M:ep_multi(_, _)),
-    forget_nodes(M).
+    forget_nodes(M),
+    update_emit(M).
 
 %!  engine_clear_state(+Module) is det.
 %
@@ -332,7 +333,8 @@ engine_add_rules(M, Rules) :-
     compile_options(M, Options),
     dry_run(Rules, Options),
     retractall(engine_fingerprint_cache(M, _)),
-    forall(member(R, Rules), add_item(M, R, Options)).
+    forall(member(R, Rules), add_item(M, R, Options)),
+    update_emit(M).                     % whether detections are fed back may change
 
 %   The options the compiler takes from the engine (see default_option/2).
 compile_options(M, [policy(Policy), replace(Replace), out_of_order(OOO),
@@ -734,7 +736,7 @@ compare_time(<, A, B) :- A < B.
 compare_time(=<, A, B) :- A =< B.
 
 run_close(M, G, T) :-
-    catch(forall(M:G, true), Error, record_error(M, Error, close(T))).
+    catch(all_solutions(M, G), Error, record_error(M, Error, close(T))).
 
 %!  engine_advance(+Module, +Time) is det.
 %
@@ -786,13 +788,21 @@ dispatch(M, E, T1, T2) :-
     functor(E, N, A),
     (   M:ep_multi(N, A)
     ->  forall(clause(M:ep_on(E, T1, T2), Body),
-               catch(forall(M:Body, true), Error,
+               catch(all_solutions(M, Body), Error,
                      ( flag(epsparql_depth, _, 0),
                        record_error(M, Error, event(E, [T1, T2])) )))
-    ;   catch(forall(M:ep_on(E, T1, T2), true), Error,
+    ;   catch(all_solutions(M, ep_on(E, T1, T2)), Error,
               ( flag(epsparql_depth, _, 0),
                 record_error(M, Error, event(E, [T1, T2])) ))
     ).
+
+%   all_solutions(+M, +Goal): run M:Goal through all its solutions.  A
+%   predicate, not forall/2 written inside catch/3: janus loads
+%   library(apply_macros) with global scope, which rewrites forall/2 into
+%   a control construct, and catch/3 would then compile that construct
+%   anew at every call (15% of the engine's time on a light workload).
+all_solutions(M, G) :-
+    (   M:G, fail ; true ).
 
 %   When several atomic patterns can take events of this name (ep_multi/2,
 %   kept by the compiler), each entry clause runs in its own catch: a rule
@@ -821,7 +831,9 @@ message_text(E, Text) :-
 %   head is detected, from the engine's options: record the detection
 %   (into the buffer, or into the active sink of the Python bridge), call
 %   the hook, and feed the head back as an event when some rule listens
-%   to it.  Generating it keeps option look-ups off the hot path.
+%   to it.  Generating it keeps option look-ups off the hot path, and so
+%   is the feeding when no rule head is an event some rule listens to
+%   (then no detection can trigger a rule: no per-detection look-up).
 update_emit(M) :-
     engine_option(M, buffer, Buffer),
     engine_option(M, hook, Hook),
@@ -842,12 +854,35 @@ update_emit(M) :-
     ->  Fresh = (\+ epsparql_core:seen_before(M, H, T1, T2))
     ;   Fresh = true
     ),
+    (   heads_listened(M)
+    ->  Feed = epsparql_core:feed(M, H, T1, T2, Max)
+    ;   Feed = true
+    ),
     retractall(M:ep_emit(_, _, _)),
     assertz(M:(ep_emit(H, T1, T2) :-
                    Fresh,
                    Record,
                    CallHook,
-                   epsparql_core:feed(M, H, T1, T2, Max))).
+                   Feed)).
+
+%   Can a detected head be an event of some rule?  True if some rule's
+%   emitted event (its head; for a labelled rule the inner rule's; for an
+%   alarm rule the event the alarm raises) unifies with the event pattern
+%   of an entry clause (ep_on/3).
+heads_listened(M) :-
+    engine_rule(M, Stored),
+    stored_rule_head(Stored, Head0),
+    emitted_event(Head0, Head),
+    \+ \+ clause(M:ep_on(Head, _, _), _),
+    !.
+
+stored_rule_head('rule:'(_, Rule), Head) :- !,
+    stored_rule_head(Rule, Head).
+stored_rule_head((Head <- _), Head).
+
+emitted_event(exceptionAlarm(E, _), E) :- !.
+emitted_event(exceptionAlarmAbsoluteDatime(E, _), E) :- !.
+emitted_event(Head, Head).
 
 %   Detections go to the sink stream of a bridge call when one is active
 %   (written there as JSON at once), else to the engine's buffer.

@@ -1,7 +1,8 @@
 """The Prolog event-processing core and its Python bridge."""
+from .columns import Columns
 from .engine import CoreEngine, Detection, RuleError
 from .runtime import PrologError
 from .terms import Compound, PlString, term
 
-__all__ = ["CoreEngine", "Detection", "RuleError", "PrologError",
+__all__ = ["CoreEngine", "Columns", "Detection", "RuleError", "PrologError",
            "Compound", "PlString", "term"]

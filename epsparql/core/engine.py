@@ -2,7 +2,9 @@
 
 One CoreEngine is one engine module inside the process's SWI-Prolog, with
 its own rules, goals and detections.  Events cross into Prolog in batches
-(one call per batch); the detections of a batch come back in the same call.
+(one call per batch); the detections of a batch come back during the same
+call, in chunks of columns (``columns.py``), from which Detection objects
+are built when asked for.
 """
 from __future__ import annotations
 
@@ -12,16 +14,9 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
+from .columns import ColumnReceiver, Columns, Detection, TermTable
 from .runtime import PrologError, check, runtime, runtime_alive
 from .terms import Compound, batch_text, from_json, to_prolog
-
-
-class Detection(NamedTuple):
-    """A detected complex event and its occurrence interval (seconds)."""
-
-    event: Compound | str
-    start: float
-    end: float
 
 
 class RuleError(NamedTuple):
@@ -33,6 +28,12 @@ class RuleError(NamedTuple):
 
 #: First bytes of a CoreEngine.export_state() blob (then zlib-compressed text).
 CORE_STATE_MAGIC = b"EPSC1"
+
+
+def _detections(chunks: list[Columns]) -> list[Detection]:
+    if len(chunks) == 1:
+        return list(chunks[0].detections())
+    return [d for c in chunks for d in c.detections()]
 
 
 def unpack_state(state: bytes, magic: bytes, what: str) -> bytes:
@@ -83,7 +84,8 @@ class CoreEngine:
         self._call("py_create", self.module)
         self.batch_size = batch_size
         self.on_detected = on_detected
-        self._pending: list[Detection] = []
+        self._terms = TermTable()
+        self._pending: list[Columns] = []
         self.errors: list[RuleError] = []
         self.set_option("policy", policy)
         self.set_option("gc_every", gc_every)
@@ -135,25 +137,28 @@ class CoreEngine:
         Returns the detections these events produced (they are also kept
         for :meth:`drain` and passed to ``on_detected``).
         """
-        out: list[Detection] = []
+        return _detections(self.push_many_columns(events))
+
+    def push_many_columns(self, events: Iterable[Sequence[Any]]) -> list[Columns]:
+        """Like :meth:`push_many`, the detections as :class:`Columns` (one
+        per run of detections of one rule head, in detection order): no
+        Python object per detection unless asked for.  They are also kept
+        for :meth:`drain` / :meth:`drain_columns` and passed to
+        ``on_detected``."""
+        out: list[Columns] = []
         batch: list[Sequence[Any]] = []
         for item in events:
             batch.append(item)
             if len(batch) >= self.batch_size:
-                out.extend(self._push_batch(batch))
+                out.extend(self._columns("push", ("s", batch_text(batch)[0])))
                 batch = []
         if batch:
-            out.extend(self._push_batch(batch))
+            out.extend(self._columns("push", ("s", batch_text(batch)[0])))
         return out
-
-    def _push_batch(self, batch: list[Sequence[Any]]) -> list[Detection]:
-        text, _ = batch_text(batch)
-        reply = self._call("py_push", self.module, ("s", text))
-        return self._collect(reply)
 
     def push_text(self, text: str) -> list[Detection]:
         """Push a batch already written as the text of a Prolog list of e/3."""
-        return self._collect(self._call("py_push", self.module, ("s", text)))
+        return _detections(self._columns("push", ("s", text)))
 
     def push_table_text(self, text: str) -> list[Detection]:
         """Push a batch written with a term table: the text of
@@ -161,36 +166,52 @@ class CoreEngine:
         ``prolog/bridge_python.pl``): each variable of the list Vars
         stands for the term at the same place in Values wherever it occurs
         in Batch, a list of e/3."""
-        return self._collect(self._call("py_push_table", self.module, ("s", text)))
+        return _detections(self._columns("push_table", ("s", text)))
 
-    def _collect(self, reply: dict, notify: bool = True) -> list[Detection]:
-        """Take a bridge reply's detections (kept until drain(); passed to
-        on_detected when ``notify``) and rule errors."""
-        new = tuple.__new__
-        ds = [new(Detection, d) for d in reply["d"]]
-        for err in reply["e"]:
-            self.errors.append(RuleError(err["message"].strip(), err["context"]))
-        self._pending.extend(ds)
+    def push_table_text_columns(self, text: str) -> list[Columns]:
+        """:meth:`push_table_text` with the detections as :class:`Columns`."""
+        return self._columns("push_table", ("s", text))
+
+    def _columns(self, op: str, arg: Any = "", notify: bool = True) -> list[Columns]:
+        """Run a columns operation of the bridge (``py_columns/5``): the
+        detections it releases (kept until drain(); passed to on_detected
+        when ``notify``), its rule errors recorded.  Chunks received before
+        an error are kept too."""
+        rec = ColumnReceiver(self._terms)
+        try:
+            reply = from_json(self._rt.call("py_columns", op, self.module, rec, arg))
+        finally:
+            chunks, rec.chunks, rec.table = rec.chunks, [], None
+            self._pending.extend(chunks)
+        if isinstance(reply, dict) and "e" in reply:
+            for err in reply["e"]:
+                self.errors.append(RuleError(err["message"].strip(), err["context"]))
+        check(reply)
         if notify and self.on_detected is not None:
-            for d in ds:
-                self.on_detected(d)
-        return ds
+            for c in chunks:
+                for d in c.detections():
+                    self.on_detected(d)
+        return chunks
 
     def advance(self, t: float) -> list[Detection]:
         """Declare that no more events end at or before ``t``: answers that
         waited for an optional part at those instants are decided now."""
         if isinstance(t, bool) or not isinstance(t, (int, float)) or t != t or t in (float("inf"), float("-inf")):
             raise ValueError(f"advance() needs a finite number of seconds, got {t!r}")
-        return self._collect(self._call("py_advance", self.module, repr(t)))
+        return _detections(self._columns("advance", repr(t)))
 
     def flush(self) -> list[Detection]:
         """Close every instant (end of stream): emit all waiting answers."""
-        return self._collect(self._call("py_flush", self.module))
+        return _detections(self._columns("flush"))
 
     def drain(self) -> list[Detection]:
         """All detections not yet drained, in detection order."""
-        reply = self._call("py_drain", self.module)
-        self._collect(reply, notify=False)
+        return _detections(self.drain_columns())
+
+    def drain_columns(self) -> list[Columns]:
+        """All detections not yet drained, as :class:`Columns`, in
+        detection order."""
+        self._columns("drain", notify=False)
         out, self._pending = self._pending, []
         return out
 
@@ -304,4 +325,4 @@ class CoreEngine:
             pass
 
 
-__all__ = ["CoreEngine", "Detection", "RuleError", "PrologError"]
+__all__ = ["CoreEngine", "Columns", "Detection", "RuleError", "PrologError"]

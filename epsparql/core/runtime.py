@@ -72,39 +72,42 @@ class _Runtime:
             self._janus.attach_engine()
         self._local.attached = True
 
-    def call(self, name: str, *args: str | tuple[str, str]) -> str:
+    def call(self, name: str, *args: Any) -> str:
         """Call ``bridge_python:name(Args..., Reply)`` and return Reply.
 
         Each argument is text: a ``str`` reaches Prolog as an atom (names,
         numbers, short values), ``("s", text)`` as a Prolog string (batches,
-        rules, states: anything long; see ``py_text_call/3``).  Reply is
-        the JSON text the predicate wrote.
+        rules, states: anything long; see ``py_text_call/3``); any other
+        Python object as a reference to it (janus' ``PyObject`` blob), for
+        Prolog to call back.  Reply is the JSON text the predicate wrote.
         """
         long = False
         for a in args:
-            text = a
-            if type(a) is tuple:
-                text = a[1]
+            t = type(a)
+            if t is tuple:
+                a = a[1]
                 long = True
+            elif t is not str:
+                continue
             # janus leaves Prolog in a bad state on text that is not valid
             # Unicode (a lone surrogate): reject it here, as a ValueError
-            if not text.isascii():
-                text.encode("utf-8")
+            if not a.isascii():
+                a.encode("utf-8")
         with self._lock:
             if not getattr(self._local, "attached", False):
                 self._attach()
             try:
                 if long:
-                    conv = [_Text(a[1]) if type(a) is tuple else a for a in args]
+                    conv = [("s", _Text(a[1])) if type(a) is tuple else a for a in args]
                     try:
                         reply = self._apply("bridge_python", "py_text_call", name, conv,
                                             fail=None)
                     finally:
                         # Prolog holds each _Text until atom garbage collection
                         # reclaims its blob: let the text go now
-                        for t in conv:
-                            if type(t) is _Text:
-                                t.text = ""
+                        for a in conv:
+                            if type(a) is tuple:
+                                a[1].text = ""
                 else:
                     reply = self._apply("bridge_python", name, *args, fail=None)
             except self._janus.PrologError as e:
@@ -112,18 +115,6 @@ class _Runtime:
         if reply is None:
             raise PrologError(f"bridge_python:{name}/{len(args) + 1} failed")
         return reply
-
-    def apply(self, module: str, name: str, *args: Any) -> Any:
-        """``module:name(Args..., Out)`` through janus' own conversion of
-        the arguments and of Out (for data janus converts well: numbers,
-        text, lists, tuples as ``-``/``t`` terms).  Raises PrologError."""
-        with self._lock:
-            if not getattr(self._local, "attached", False):
-                self._attach()
-            try:
-                return self._apply(module, name, *args)
-            except self._janus.PrologError as e:
-                raise PrologError(str(e)) from None
 
     def query_once(self, goal: str, inputs: dict[str, Any] | None = None) -> dict[str, Any] | None:
         """Run a goal (text) once; its variables' bindings as a dict, or

@@ -1,0 +1,161 @@
+"""Detections in columns: what the Prolog core sends, decoded in bulk.
+
+During a bridge call Prolog hands over the detections in chunks of flat
+rows of numbers (``prolog/bridge_columns.pl``): per detection a mask, the
+arguments (numbers as they are, any other term as the integer id of an
+entry in the engine's term dictionary) and the interval.  Each distinct
+term crosses once per engine, with the chunk that first uses it.  Here a
+chunk becomes :class:`Columns` (one per run of detections of one rule
+head) with a few slicing steps, no per-value work but the dictionary
+look-up of id columns; :class:`~epsparql.core.engine.Detection` objects
+are built from the columns only when asked for.
+"""
+from __future__ import annotations
+
+from functools import partial
+from itertools import repeat
+from typing import Any, NamedTuple, Sequence
+
+from .terms import Compound, PlString, from_json
+
+_tuple_new = tuple.__new__
+ID, VALUE = "id", "value"
+
+
+class Detection(NamedTuple):
+    """A detected complex event and its occurrence interval (seconds)."""
+
+    event: Compound | str
+    start: float
+    end: float
+
+
+class TermTable:
+    """The decoding side of an engine's term dictionary (ids are indexes).
+
+    Prolog starts the dictionary afresh under a new generation when it
+    grows past its bound or after a failed call; the table then starts a
+    new list, so :class:`Columns` of older chunks keep theirs."""
+
+    __slots__ = ("generation", "values")
+
+    def __init__(self) -> None:
+        self.generation = -1
+        self.values: list[Any] = []
+
+    def update(self, generation: int, new_terms: Sequence[tuple[str, str]]) -> None:
+        if generation != self.generation:
+            self.generation = generation
+            self.values = []
+        if new_terms:
+            self.values.extend(map(_decode_term, new_terms))
+
+
+def _decode_term(kind_payload: tuple[str, str]) -> Any:
+    kind, payload = kind_payload
+    if kind == "atom":
+        return payload
+    if kind == "string":
+        return PlString(payload)
+    return from_json(payload)
+
+
+class Columns:
+    """Detections of one rule head, in detection order, as columns.
+
+    ``name``/``arity``: the head; ``start``, ``end``: the intervals (lists
+    of numbers); ``kinds[i]``: ``"id"`` when argument i is given as term
+    ids (:meth:`ids`, decoded through ``terms``), ``"value"`` when as the
+    values themselves (numbers, or already decoded).  :meth:`column` gives
+    the decoded values of an argument, :meth:`detections` the Detection
+    objects (built once, on first use)."""
+
+    __slots__ = ("name", "arity", "start", "end", "kinds", "_raw", "terms", "_dets")
+
+    def __init__(self, name: str, arity: int, raw: list[list[Any]], kinds: list[str],
+                 start: list, end: list, terms: list[Any]) -> None:
+        self.name, self.arity = name, arity
+        self._raw, self.kinds = raw, kinds
+        self.start, self.end = start, end
+        self.terms = terms
+        self._dets: list | None = None
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def __repr__(self) -> str:
+        return f"<Columns {self.name}/{self.arity}: {len(self)} detections>"
+
+    def ids(self, i: int) -> list[Any]:
+        """Argument i as sent: term ids (kind "id") or values (kind "value")."""
+        return self._raw[i]
+
+    def column(self, i: int) -> list[Any]:
+        """Argument i, decoded (terms as in Detection: str atoms, PlString,
+        numbers, Compound, lists, None for unbound)."""
+        raw = self._raw[i]
+        if self.kinds[i] == VALUE:
+            return raw
+        return list(map(self.terms.__getitem__, raw))
+
+    def detections(self) -> list:
+        """The Detection objects of these columns (built once)."""
+        if self._dets is None:
+            new = partial(_tuple_new, Detection)
+            if self.arity == 0:
+                events: Any = repeat(self.name, len(self))
+            else:
+                args = zip(*(self.column(i) for i in range(self.arity)))
+                events = map(partial(_tuple_new, Compound), zip(repeat(self.name), args))
+            self._dets = list(map(new, zip(events, self.start, self.end)))
+        return self._dets
+
+
+class ColumnReceiver:
+    """Takes the chunks of one bridge call (Prolog calls :meth:`take`)."""
+
+    __slots__ = ("table", "chunks")
+
+    def __init__(self, table: TermTable) -> None:
+        self.table = table
+        self.chunks: list[Columns] = []
+
+    def take(self, generation: int, new_terms: list, name: str, arity: int,
+             masks: int | list[int], values: list) -> None:
+        """One chunk: detections of name/arity, ``arity + 2`` values each
+        (arguments, start, end); ``masks`` says which arguments are term
+        ids (bit i for argument i), one for all rows or one per row."""
+        table = self.table
+        table.update(generation, new_terms)
+        self.chunks.append(_chunk(name, arity, masks, values, table.values))
+
+
+def _chunk(name: str, arity: int, masks: int | list[int], values: list,
+           terms: list) -> Columns:
+    w = arity + 2
+    start = values[arity::w]
+    end = values[arity + 1::w]
+    raw: list[list[Any]] = []
+    kinds: list[str] = []
+    if type(masks) is int:
+        all_bits = any_bits = masks
+    else:
+        all_bits, any_bits = ~0, 0
+        for m in set(masks):
+            all_bits &= m
+            any_bits |= m
+    for i in range(arity):
+        col = values[i::w]
+        bit = 1 << i
+        if all_bits & bit:
+            kinds.append(ID)
+        elif not any_bits & bit:
+            kinds.append(VALUE)
+        else:                           # numbers and other terms in one argument
+            col = [terms[v] if m & bit else v for v, m in zip(col, masks)]
+            kinds.append(VALUE)
+        raw.append(col)
+    return Columns(name, arity, raw, kinds, start, end, terms)
+
+
+__all__ = ["Columns", "ColumnReceiver", "Detection", "TermTable"]
