@@ -31,6 +31,7 @@ from rdflib.term import BNode, Literal, Node, URIRef
 from .algebra.partition import NO_SCHEMA, Plan, Schema, plan
 from .answer import Answer
 from .core import CoreEngine, Compound
+from .core.columns import Columns
 from .core.engine import Detection, unpack_state
 from .core.rule_graph import RuleGraph
 from .core.runtime import PROLOG_DIR, check, runtime
@@ -186,9 +187,9 @@ class Query:
         from .io.dataframe import to_dataframe
         return to_dataframe(self.results(), variables=self.variables, **options)
 
-    def _deliver(self, d: Detection) -> bool:
-        """Make a detection of this query's head an answer; False when it
-        adds none (an ASK already answered, a DISTINCT repeat, a CONSTRUCT
+    def _answer(self, d: Detection) -> Answer | None:
+        """The answer a detection of this query's head makes; None when it
+        makes none (an ASK already answered, a DISTINCT repeat, a CONSTRUCT
         answer with no complete template triple)."""
         values = d.event.args if isinstance(d.event, Compound) else ()
         row: dict[str, Node] = {}
@@ -197,7 +198,7 @@ class Query:
                 row[name] = decode(v)
         if self.form == "ASK":
             if self._asked:
-                return False
+                return None
             self._asked = True
             ans = Answer({}, d.start, d.end, query=self.name)
         elif self.form == "CONSTRUCT":
@@ -214,7 +215,7 @@ class Query:
                 if all(p is not None for p in pos):
                     triples.append(tuple(pos))
             if not triples:
-                return False
+                return None
             ans = Answer({k: v for k, v in row.items() if not k.startswith("_:")},
                          d.start, d.end, tuple(triples), self.name)
         else:
@@ -224,13 +225,16 @@ class Query:
             if self.distinct:
                 key = tuple(sorted(bindings.items()))
                 if key in self._seen:
-                    return False
+                    return None
                 self._seen.add(key)
             ans = Answer(bindings, d.start, d.end, query=self.name)
+        return ans
+
+    def _add(self, ans: Answer) -> None:
+        """Deliver an answer: kept for results(), passed to on_result."""
         self._answers.append(ans)
         if self.on_result is not None:
             self.on_result(ans)
-        return True
 
     def __repr__(self) -> str:
         return f"<Query {self.name} {self.form} {self.variables}>"
@@ -326,14 +330,31 @@ class Source:
 
 
 class Engine:
-    """An EP-SPARQL engine over one Prolog core engine."""
+    """An EP-SPARQL engine over one Prolog core engine.
+
+    Options: ``base`` (an absolute IRI, for bare names and relative IRIs of
+    the queries), ``reasoning`` (``"rdfs"``, ``"owlrl"``, ``"none"``),
+    ``allowed_lateness`` (seconds a row may come out of order and still be
+    processed) with ``on_late(row, source)`` for the later ones,
+    ``max_goals`` and ``max_answers`` (caps: :class:`StateLimitError`,
+    :class:`AnswerLimitError`), ``on_answers`` (called as answers come,
+    during a push), ``gc_every``, ``gc_period``, ``batch_size``,
+    ``max_depth`` (the core's, docs/CORE.md).
+
+    A cap stops the engine where it is hit: ``max_goals`` after the batch
+    that crosses it, ``max_answers`` at the answer after the last allowed
+    one, inside its batch (the rest of that batch is not processed; the
+    engine's state is then that of a batch cut short: :meth:`clear_state`
+    or :meth:`restore` before going on).  Either way the answers delivered
+    before are there to take with ``results()``."""
 
     def __init__(self, *, base: str | None = None, reasoning: str = "rdfs",
                  allowed_lateness: float = 0.0,
                  on_late: Callable[[tuple, str], None] | None = None,
                  max_goals: int | None = None, gc_every: int = 100,
                  gc_period: float | None = None, batch_size: int = 5000,
-                 max_depth: int = 200, max_answers: int | None = None) -> None:
+                 max_depth: int = 200, max_answers: int | None = None,
+                 on_answers: Callable[[], None] | None = None) -> None:
         if reasoning not in ("rdfs", "owlrl", "none"):
             raise ValueError(f"reasoning must be 'rdfs', 'owlrl' or 'none', got {reasoning!r}")
         if base is not None:
@@ -359,6 +380,12 @@ class Engine:
             rt.consult(PROLOG_DIR / module)
         self.core = CoreEngine(gc_every=gc_every, gc_period=gc_period,
                                batch_size=batch_size, max_depth=max_depth)
+        self.core.on_chunk = self._take
+        #: called (no arguments) whenever answers were delivered during a
+        #: push, flush or advance, as they come (after each chunk of up to
+        #: 4,096 detections): take them with results() to write them out
+        #: without holding a whole batch's answers
+        self.on_answers = on_answers
         self.core.set_option("dedup", True)
         self._background_call("mode", "none" if reasoning == "none" else "rdfs")
         self._queries: dict[str, Query] = {}
@@ -653,18 +680,35 @@ class Engine:
             self._function_errors.extend(functions.errors[-new:])
         self._seen_function_errors = functions.error_count
         self.core.discard_detections()   # answers are kept per query, not in the core buffer
-        cap = self.max_answers
-        for d in detections:
+        for d in detections:             # (detections made outside a bridge call)
             name = d.event.name if isinstance(d.event, Compound) else d.event
             q = self._by_head.get(name)
             if q is not None:
-                if cap is not None and self.answers >= cap:
-                    raise AnswerLimitError(
-                        f"{self.answers} answers delivered, the cap max_answers={cap}: the "
-                        f"rest of this batch's answers were dropped (raise the cap, or bound "
-                        f"the queries)", "max_answers", cap, self.answers)
-                if q._deliver(d):
-                    self.answers += 1
+                self._deliver(q, d)
+
+    def _take(self, chunk: Columns) -> None:
+        """A chunk of detections, during the core call that makes it: its
+        answers go to their query now, so a batch never holds all of its
+        answers, and a cap stops the call at once."""
+        q = self._by_head.get(chunk.name)
+        if q is not None:
+            for d in chunk.detections():
+                self._deliver(q, d)
+            if self.on_answers is not None:
+                self.on_answers()
+
+    def _deliver(self, q: Query, d: Detection) -> None:
+        ans = q._answer(d)
+        if ans is None:
+            return
+        cap = self.max_answers
+        if cap is not None and self.answers >= cap:
+            raise AnswerLimitError(
+                f"more than max_answers={cap} answers: the engine stopped at the next one "
+                f"(the first {cap} were delivered; raise the cap, or bound the queries)",
+                "max_answers", cap, self.answers + 1)
+        q._add(ans)
+        self.answers += 1
 
     @property
     def errors(self) -> list["EngineError"]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..core.runtime import PrologError
-from ..engine import LimitError
+from ..engine import AnswerLimitError, LimitError, StateLimitError
 from ..io.results import OUTPUT_FORMATS, answer_writer
 from ..io.streams import FORMATS, StreamFormatError, StreamReader, guess_format
 from .common import (EXIT_OK, EXIT_RUNTIME, PROG, UsageError, add_engine_options, count_arg,
@@ -164,6 +164,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run.report()
 
 
+class _OutputClosed(Exception):
+    """Raised into the engine to stop a batch whose answers nobody reads."""
+
+
 class _Run:
     """One run: the loop over the stream and what stopped it."""
 
@@ -184,6 +188,7 @@ class _Run:
         self.output_closed = False
         self.ended = False                 # the stream was ended (Engine.flush)
         self.elapsed = 0.0
+        engine.on_answers = self.answers_came
 
     def _on_skip(self, err: StreamFormatError) -> None:
         if self.args.quiet:
@@ -210,6 +215,13 @@ class _Run:
                 self.writer.flush()
             except BrokenPipeError:
                 self._closed()
+
+    def answers_came(self) -> None:
+        """The engine delivered answers inside a batch: write them now (a
+        batch's answers are never all held); stop the batch if nobody reads."""
+        self.drain()
+        if self.output_closed:
+            raise _OutputClosed()
 
     def _closed(self) -> None:
         """The reader of standard output went away (``| head``)."""
@@ -261,18 +273,23 @@ class _Run:
                 self.ended = True
             except (LimitError, PrologError) as e:
                 self.failure = e
+            except _OutputClosed:
+                pass
             self.drain()
 
     def _push(self, chunk: list[tuple], lines: list[int]) -> bool:
         """Push one batch and write its answers; False if the run must stop."""
         try:
             late = self.engine.push_many(chunk)
-        except LimitError as e:            # the batch went in; the cap stopped the run after it
+        except StateLimitError as e:       # the batch went in; the cap stopped the run after it
             self.failure = e
             self.events += len(chunk)
             self.drain()
             return False
-        except PrologError as e:           # the batch stopped part way: its answers are lost
+        except _OutputClosed:              # the batch stopped part way: nobody reads on
+            self.failed_lines = (lines[0], lines[-1])
+            return False
+        except (AnswerLimitError, PrologError) as e:    # the batch stopped part way
             self.failure = e
             self.failed_lines = (lines[0], lines[-1])
             self.drain()
@@ -286,8 +303,11 @@ class _Run:
     def summary(self) -> None:
         engine, queries = self.engine, self.queries
         rate = self.events / self.elapsed if self.elapsed > 0 else 0.0
-        parts = [f"{self.events:,} events in {self.elapsed:.2f} s ({rate:,.0f} events/s)",
-                 f"{self.reader.skipped:,} skipped lines"]
+        parts = [f"{self.events:,} events in {self.elapsed:.2f} s ({rate:,.0f} events/s)"]
+        if self.failed_lines is not None:
+            a, b = self.failed_lines
+            parts[0] += f", then it stopped inside the batch of lines {a:,}-{b:,}"
+        parts.append(f"{self.reader.skipped:,} skipped lines")
         self.late.count = engine.late
         late = self.late.summary()
         if late:
@@ -332,9 +352,9 @@ class _Run:
             where = ""
             if self.failed_lines is not None:
                 a, b = self.failed_lines
-                where = (f" at the rows of lines {a:,}-{b:,} of {self.reader.path} (the "
-                         f"answers of those rows were lost; those found before were written)")
-            say(f"{PROG}: error in the engine{where}: {engine_failure(failure)}")
+                where = f" in the batch of lines {a:,}-{b:,} of {self.reader.path}"
+            say(f"{PROG}: error in the engine{where}: {engine_failure(failure)} (the answers "
+                f"found before were written)")
             return EXIT_RUNTIME
         say(f"{PROG}: error reading {self.reader.path}: {failure}")
         return EXIT_RUNTIME
