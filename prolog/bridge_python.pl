@@ -457,35 +457,47 @@ write_graph_root(P, G, Kids) :-
     compound(P), \+ is_list(P), !,
     compound_name_arguments(P, F, As),
     write('{"f":'), json:json_write_string(current_output, F),
-    write(',"a":['), graph_args(As, G, Kids, Kids, _, ""), write(']}').
+    write(',"a":['), graph_args(As, G, Kids, Kids, _, "", 1), write(']}').
 write_graph_root(P, G, _) :-
     graph_term(P, G, [], [], _).
 
-graph_term(X, g(Vs, _), _, K, K) :- var(X), !,
+%   Terms nested deeper than graph_depth/1 (a condition over a chain of
+%   thousands of BINDs) are cut there, written as the atom '...': the
+%   graph is for reading, and JSON readers (Python's) refuse deep nesting.
+graph_depth(100).
+
+graph_term(X, G, All, K0, K) :-
+    graph_term(X, G, All, K0, K, 0).
+
+graph_term(X, g(Vs, _), _, K, K, _) :- var(X), !,
     (   var_place(X, Vs, 0, I)
     ->  format('{"v":~d}', [I])
     ;   write('{"v":null}')                 % a head variable the body does not bind
     ).
-graph_term(X, G, All, K0, K) :- is_list(X), !,
-    write('['), graph_args(X, G, All, K0, K, ""), write(']').
-graph_term(X, G, All, K0, K) :- compound(X), !,
+graph_term(X, _, _, K, K, D) :- compound(X), graph_depth(Max), D >= Max, !,
+    write('"..."').
+graph_term(X, G, All, K0, K, D) :- is_list(X), !,
+    D1 is D + 1,
+    write('['), graph_args(X, G, All, K0, K, "", D1), write(']').
+graph_term(X, G, All, K0, K, D) :- compound(X), !,
     compound_name_arguments(X, F, As),
+    D1 is D + 1,
     (   child_of(X, All, K0, C, K)
     ->  G = g(_, Nodes),
         (   memberchk(node(C, _, _, _, Cs, _), Nodes) -> kids(Cs, Nodes, Inner) ; Inner = [] ),
         format('{"node":~d,"term":{"f":', [C]), json:json_write_string(current_output, F),
-        write(',"a":['), graph_args(As, G, Inner, Inner, _, ""), write(']}}')
+        write(',"a":['), graph_args(As, G, Inner, Inner, _, "", D1), write(']}}')
     ;   write('{"f":'), json:json_write_string(current_output, F),
-        write(',"a":['), graph_args(As, G, All, K0, K, ""), write(']}')
+        write(',"a":['), graph_args(As, G, All, K0, K, "", D1), write(']}')
     ).
-graph_term(X, _, _, K, K) :-
+graph_term(X, _, _, K, K, _) :-
     write_json(current_output, X).
 
-graph_args([], _, _, K, K, _).
-graph_args([A|As], G, All, K0, K, Sep) :-
+graph_args([], _, _, K, K, _, _).
+graph_args([A|As], G, All, K0, K, Sep, D) :-
     write(Sep),
-    graph_term(A, G, All, K0, K1),
-    graph_args(As, G, All, K1, K, ",").
+    graph_term(A, G, All, K0, K1, D),
+    graph_args(As, G, All, K1, K, ",", D).
 
 child_of(X, All, K0, C, K) :-
     (   select(C-PC, K0, K1), X =@= PC

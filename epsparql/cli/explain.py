@@ -14,7 +14,7 @@ from typing import Any
 
 from ..algebra.partition import NO_SCHEMA, schema_of
 from ..explain.algebra_tree import algebra_tree
-from ..explain.drawing import draw_png
+from ..explain.drawing import TooLargeToDraw, draw_png
 from ..explain.rule_graph import GraphNames, rule_graph_tree
 from ..explain.tree import TreeNode, duration_text, tree_lines
 from ..rdf.prefixes import Prefixes
@@ -80,6 +80,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         title = "epsparql explain: " + ", ".join(Path(qf.path).name for qf in qfs)
         try:
             draw_png(args.png, panels, title)
+        except TooLargeToDraw as e:
+            raise UsageError(f"--png: {e}") from None
         except OSError as e:
             raise UsageError(f"cannot write {args.png}: {e.strerror or e}") from None
         say(f"{PROG}: wrote {args.png}")

@@ -228,15 +228,16 @@ def functor(t: Any) -> str:
 def subterms(t: Any) -> Iterator[Any]:
     """``t`` and every term inside it, depth first, left to right (a
     :class:`Child` and then its term)."""
-    yield t
-    if isinstance(t, Child):
-        yield from subterms(t.term)
-    elif isinstance(t, Compound):
-        for a in t.args:
-            yield from subterms(a)
-    elif isinstance(t, list):
-        for a in t:
-            yield from subterms(a)
+    stack = [t]                  # iterative: conditions can be nested deeply
+    while stack:
+        t = stack.pop()
+        yield t
+        if isinstance(t, Child):
+            stack.append(t.term)
+        elif isinstance(t, Compound):
+            stack.extend(reversed(t.args))
+        elif isinstance(t, list):
+            stack.extend(reversed(t))
 
 
 def variables(t: Any) -> list[int]:
