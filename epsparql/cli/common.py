@@ -176,6 +176,7 @@ def one_line(e: BaseException) -> str:
     """The first line of an error's message (Prolog's messages go on with
     stack sizes, goals and advice a command-line user cannot act on)."""
     text = (getattr(e, "message", None) or str(e)).strip()
+    text = re.sub(r"^bridge_python:\w+/\d+ raised: ", "", text)
     return text.splitlines()[0].strip() if text else type(e).__name__
 
 
@@ -184,11 +185,12 @@ def engine_failure(e: BaseException) -> str:
     cause and what the user can change."""
     text = one_line(e)
     term = str(getattr(e, "prolog_term", "") or "")
-    if "resource_error" in term or text.startswith("Stack limit"):
-        return (f"the engine ran out of memory ({text}): a query keeps too many partial "
-                f"matches or makes too many answers at once; bound it with FILTER "
-                f"(getDURATION() < ...), stop early with --max-goals N or --max-answers N, "
-                f"or push fewer rows at a time with --batch-size N")
+    if "resource_error" in term or "Stack limit" in text or "resource_error" in text:
+        return (f"the engine ran out of memory ({text}): a batch too large, a query that "
+                f"keeps too many partial matches or makes too many answers at once; push "
+                f"fewer rows at a time (--batch-size N), bound the queries (FILTER "
+                f"(getDURATION() < ...)), cap them (--max-goals N, --max-answers N), or "
+                f"raise the limit (environment variable EPSPARQL_STACK_LIMIT, bytes)")
     return text
 
 

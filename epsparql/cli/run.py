@@ -23,7 +23,7 @@ from ..engine import AnswerLimitError, LimitError, StateLimitError
 from ..io.results import OUTPUT_FORMATS, answer_writer
 from ..io.streams import FORMATS, StreamFormatError, StreamReader, guess_format
 from .common import (EXIT_OK, EXIT_RUNTIME, PROG, UsageError, add_engine_options, count_arg,
-                     engine_failure, load_background, make_engine, read_queries,
+                     engine_failure, load_background, make_engine, one_line, read_queries,
                      register_queries, say, seconds_arg, silence_closed_output)
 from .late import LateRows
 
@@ -323,7 +323,7 @@ class _Run:
             say("  (the output was closed by its reader: the run stopped there)")
         errs = getattr(engine, "errors", [])
         if errs:
-            say(f"  {len(errs):,} errors inside rules (first: {errs[0].message})")
+            say(f"  {len(errs):,} errors inside rules (first: {one_line(errs[0])})")
 
     def report(self) -> int:
         """Say what stopped the run (if anything); the exit code."""
