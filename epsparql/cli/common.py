@@ -26,7 +26,7 @@ __all__ = ["EXIT_OK", "EXIT_RUNTIME", "EXIT_USAGE", "PROG", "UsageError", "Query
            "register_query", "register_queries", "make_engine", "ArgumentParser",
            "base_iri", "add_engine_options", "engine_failure", "one_line",
            "silence_closed_output", "load_background",
-           "count_arg", "seconds_arg"]
+           "count_arg", "seconds_arg", "flat"]
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 PROG = "epsparql"
@@ -172,6 +172,13 @@ def register_queries(engine: Any, qfs: Sequence[QueryFile]) -> list[Any]:
     return queries
 
 
+def flat(e: BaseException, limit: int = 300) -> str:
+    """An error's whole message on one line (a parser's message spread
+    over lines), cut at ``limit`` characters."""
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def one_line(e: BaseException) -> str:
     """The first line of an error's message (Prolog's messages go on with
     stack sizes, goals and advice a command-line user cannot act on)."""
@@ -211,7 +218,7 @@ def load_background(engine: Any, paths: Sequence[str] | None) -> None:
         except PrologError:
             raise
         except Exception as e:            # rdflib's parsers raise many kinds
-            raise UsageError(f"cannot read background file {b}: {one_line(e)}") from None
+            raise UsageError(f"cannot read background file {b}: {flat(e)}") from None
 
 
 def count_arg(text: str) -> int:
@@ -256,9 +263,9 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse's parser, exiting with code 2 and the usage (no traceback)."""
+    """argparse's parser, exiting with code 2 and one line saying what is
+    wrong (the usage is one ``--help`` away)."""
 
     def error(self, message: str) -> None:
-        self.print_usage(sys.stderr)
-        say(f"{self.prog}: error: {message}")
+        say(f"{self.prog}: error: {message} (see {self.prog} --help)")
         raise SystemExit(EXIT_USAGE)

@@ -18,7 +18,7 @@ from ..explain.drawing import TooLargeToDraw, draw_png
 from ..explain.rule_graph import GraphNames, rule_graph_tree
 from ..explain.tree import TreeNode, duration_text, tree_lines
 from ..rdf.prefixes import Prefixes
-from .common import (EXIT_OK, PROG, UsageError, add_engine_options, make_engine, one_line,
+from .common import (EXIT_OK, PROG, UsageError, add_engine_options, flat, make_engine,
                      read_queries, register_queries, say)
 
 __all__ = ["add_parser", "cmd_explain"]
@@ -100,5 +100,5 @@ def _schema(paths: Any) -> Any:
         try:
             g.parse(b)
         except Exception as e:            # rdflib's parsers raise many kinds
-            raise UsageError(f"cannot read background file {b}: {one_line(e)}") from None
+            raise UsageError(f"cannot read background file {b}: {flat(e)}") from None
     return schema_of(g)

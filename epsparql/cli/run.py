@@ -186,6 +186,7 @@ class _Run:
         self.failure: BaseException | None = None
         self.failed_lines: tuple[int, int] | None = None   # the batch the engine failed in
         self.output_closed = False
+        self.write_error: OSError | None = None
         self.ended = False                 # the stream was ended (Engine.flush)
         self.elapsed = 0.0
         engine.on_answers = self.answers_came
@@ -200,21 +201,25 @@ class _Run:
             say(f"{PROG}: (further skipped lines are counted, not shown)")
 
     def drain(self) -> None:
-        """Write the answers found so far (the output may have been closed)."""
+        """Write the answers found so far (unless the output failed)."""
         for q in self.queries:
             got = q.results()
             if got:
                 self.counts[q.name] += len(got)
                 if not self.output_closed:
-                    try:
-                        self.writer.write_many(got)
-                    except BrokenPipeError:
-                        self._closed()
+                    self._output(self.writer.write_many, got)
         if not self.output_closed:
-            try:
-                self.writer.flush()
-            except BrokenPipeError:
-                self._closed()
+            self._output(self.writer.flush)
+
+    def _output(self, fn: Any, *args: Any) -> None:
+        """Call a writer method; a closed pipe or a failing device stops the output."""
+        try:
+            fn(*args)
+        except BrokenPipeError:
+            self._closed()
+        except OSError as e:               # a full disk, an I/O error
+            self.output_closed = True
+            self.write_error = e
 
     def answers_came(self) -> None:
         """The engine delivered answers inside a batch: write them now (a
@@ -226,7 +231,8 @@ class _Run:
     def _closed(self) -> None:
         """The reader of standard output went away (``| head``)."""
         self.output_closed = True
-        silence_closed_output()
+        if self.args.out in (None, "-"):
+            silence_closed_output()
 
     def go(self) -> None:
         t0 = time.perf_counter()
@@ -241,10 +247,13 @@ class _Run:
         finally:
             self.progress.done()
             self.reader.close()
-            try:
-                self.writer.close()
-            except BrokenPipeError:
-                self._closed()
+            if self.output_closed:         # what is buffered can go nowhere
+                try:
+                    self.writer.close()
+                except OSError:
+                    pass
+            else:
+                self._output(self.writer.close)
             self.elapsed = time.perf_counter() - t0
 
     def _loop(self) -> None:
@@ -319,7 +328,7 @@ class _Run:
         width = max([len(q.name) for q in queries] + [5])
         for q in queries:
             say(f"  {q.name:<{width}}  {q.form:<9}  {self.counts[q.name]:,} answers")
-        if self.output_closed:
+        if self.output_closed and self.write_error is None:
             say("  (the output was closed by its reader: the run stopped there)")
         errs = getattr(engine, "errors", [])
         if errs:
@@ -328,6 +337,11 @@ class _Run:
     def report(self) -> int:
         """Say what stopped the run (if anything); the exit code."""
         failure, args = self.failure, self.args
+        if self.write_error is not None:
+            e = self.write_error
+            say(f"{PROG}: error writing the answers to {args.out or 'standard output'}: "
+                f"{e.strerror or e}; the run stopped there")
+            return EXIT_RUNTIME
         if failure is None:
             return EXIT_OK
         if isinstance(failure, StreamFormatError):

@@ -18,7 +18,7 @@ from ..explain.trace_output import JsonRenderer, TextRenderer
 from ..io.streams import StreamFormatError, StreamReader, guess_format, open_output
 from ..ordering import Reorderer
 from .common import (EXIT_OK, EXIT_RUNTIME, PROG, UsageError, engine_failure, load_background,
-                     make_engine, register_queries, say)
+                     make_engine, register_queries, say, silence_closed_output)
 from .late import LateRows
 
 __all__ = ["run_trace", "DEFAULT_LIMIT", "processing_order"]
@@ -72,6 +72,10 @@ def run_trace(args: Any, qfs: Sequence[Any]) -> int:
     queries = register_queries(engine, qfs)
     load_background(engine, args.background)
 
+    try:
+        out, close = open_output(args.out)
+    except OSError as e:
+        raise UsageError(f"cannot write {args.out}: {e.strerror or e}") from None
     # read first: a trace is for small streams, and refusing a long one
     # before printing anything is kinder than stopping half way
     reader = StreamReader(args.stream, fmt, on_error=args.on_error,
@@ -100,10 +104,6 @@ def run_trace(args: Any, qfs: Sequence[Any]) -> int:
     late = LateRows(reader.path, None if args.quiet else (lambda m: say(f"{PROG}: {m}")))
     late.pushed(rows, lines, [i for kind, i, _ in steps if kind == "late"])
 
-    try:
-        out, close = open_output(args.out)
-    except OSError as e:
-        raise UsageError(f"cannot write {args.out}: {e.strerror or e}") from None
     prefixes = {"": args.base} if args.base else None
     renderer_cls = JsonRenderer if out_format == "jsonl" else TextRenderer
     renderer = renderer_cls(out, queries, time_format=args.time_format, prefixes=prefixes)
@@ -123,11 +123,22 @@ def run_trace(args: Any, qfs: Sequence[Any]) -> int:
     except (PrologError, LimitError) as e:
         say(f"{PROG}: error in the engine: {engine_failure(e)}")
         code = EXIT_RUNTIME
+    except BrokenPipeError:                # `| head`: the reader has seen enough
+        silence_closed_output()
+        return EXIT_OK
+    except OSError as e:
+        say(f"{PROG}: error writing the trace to {args.out or 'standard output'}: "
+            f"{e.strerror or e}")
+        return EXIT_RUNTIME
     finally:
-        if close:
-            out.close()
-        else:
-            out.flush()
+        try:
+            if close:
+                out.close()
+            else:
+                out.flush()
+        except OSError:                    # already reported; nothing more can go out
+            if not close:
+                silence_closed_output()
     if late.count and not args.quiet:
         say(f"{PROG}: {late.summary()}")
     if failure is not None:

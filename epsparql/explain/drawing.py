@@ -108,5 +108,5 @@ def draw_png(path: str, panels: Sequence[tuple[str, list[TreeNode]]], title: str
                                         patchB=texts[b].get_bbox_patch(),
                                         shrinkA=1, shrinkB=1))
     fig.tight_layout(rect=(0, 0, 1, 0.97))
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, format="png")     # the path as given, no extension added
     plt.close(fig)
