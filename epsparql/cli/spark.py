@@ -22,19 +22,17 @@ from typing import Any
 from ..io.streams import FORMATS
 from ..spark.job import JobSpec, expand_paths
 from .common import (EXIT_OK, EXIT_RUNTIME, PROG, ArgumentParser, UsageError,
-                     add_engine_options, count_arg, make_engine, read_queries, register_queries,
-                     say, seconds_arg)
+                     add_engine_options, count_arg, load_background, make_engine, read_queries,
+                     register_queries, say, seconds_arg)
 
 
 def _spec(args: argparse.Namespace, qfs: list) -> JobSpec:
     """The job: background files checked, every bad query named with its file,
     line and column (all of them, before Spark starts)."""
-    for b in args.background or ():
-        if not Path(b).is_file():
-            raise UsageError(f"background file not found: {b}")
     checker = make_engine(args.base, reasoning=args.reasoning)
     try:
         register_queries(checker, qfs)
+        load_background(checker, args.background)    # read once here: errors name the file
     finally:
         checker.close()
     return JobSpec.build([(qf.name, qf.text) for qf in qfs], base=args.base,
