@@ -72,8 +72,10 @@ def to_dataframe(answers: Iterable["Answer"], *, variables: Sequence[str] | None
                     seen.add(k)
                     cols.append(k)
     data: dict[str, Any] = {"query": pd.Series([a.query for a in answers], dtype=object)}
-    for c in ("start", "end"):
-        data[c] = _times([getattr(a, c) for a in answers], times)
+    starts, ends = [a.start for a in answers], [a.end for a in answers]
+    whole = all(_whole(t) for t in starts) and all(_whole(t) for t in ends)
+    data["start"] = _times(starts, whole, times)     # one type for both
+    data["end"] = _times(ends, whole, times)
     for v in cols:
         name = v
         while name in data:           # a variable called ?query, ?start or ?end
@@ -86,12 +88,15 @@ def to_dataframe(answers: Iterable["Answer"], *, variables: Sequence[str] | None
     return pd.DataFrame(data)
 
 
-def _times(ts: list[Any], style: str) -> "pd.Series":
-    """Answer times: int64 seconds when all are whole, else float64; or UTC
+def _whole(t: Any) -> bool:
+    return (type(t) is int and -2**63 <= t < 2**63) or \
+        (isinstance(t, float) and t.is_integer() and abs(t) < 2**63)
+
+
+def _times(ts: list[Any], whole: bool, style: str) -> "pd.Series":
+    """Answer times: int64 seconds when ``whole``, else float64; or UTC
     timestamps."""
     import pandas as pd
-    whole = all(type(t) is int or (isinstance(t, float) and t.is_integer() and abs(t) < 2**63)
-                for t in ts)
     secs = pd.Series([int(t) for t in ts] if whole else [float(t) for t in ts],
                      dtype="int64" if whole else "float64")
     if style == "datetime":
