@@ -184,7 +184,8 @@ def one_line(e: BaseException) -> str:
     stack sizes, goals and advice a command-line user cannot act on)."""
     text = (getattr(e, "message", None) or str(e)).strip()
     text = re.sub(r"^bridge_python:\w+/\d+ raised: ", "", text)
-    return text.splitlines()[0].strip() if text else type(e).__name__
+    line = text.splitlines()[0].strip() if text else type(e).__name__
+    return line if len(line) <= 500 else line[:499] + "…"
 
 
 def engine_failure(e: BaseException) -> str:

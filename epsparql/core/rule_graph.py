@@ -42,10 +42,13 @@ class Var:
 @dataclass(frozen=True)
 class Child:
     """A sub-term of a node's pattern that is the pattern of child ``node``;
-    its variables are the parent's."""
+    its variables are the parent's: ``vars`` are their places, in the
+    child's own order (the term is written only a few levels deep: the
+    child's node has all of it)."""
 
     node: int
     term: Any
+    vars: tuple[int | None, ...] | None = None
 
 
 @dataclass
@@ -244,9 +247,26 @@ def variables(t: Any) -> list[int]:
     """The places of the variables in ``t``, in order of first occurrence
     (term_variables/2 order: a child's variables in its own order)."""
     out: list[int] = []
-    for x in subterms(t):
-        if isinstance(x, Var) and x.index is not None and x.index not in out:
-            out.append(x.index)
+    seen: set[int] = set()
+    stack = [t]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Var):
+            if x.index is not None and x.index not in seen:
+                seen.add(x.index)
+                out.append(x.index)
+        elif isinstance(x, Child):
+            if x.vars is not None:        # all of them, also below where the term is cut
+                for v in x.vars:
+                    if v is not None and v not in seen:
+                        seen.add(v)
+                        out.append(v)
+            else:
+                stack.append(x.term)
+        elif isinstance(x, Compound):
+            stack.extend(reversed(x.args))
+        elif isinstance(x, list):
+            stack.extend(reversed(x))
     return out
 
 
@@ -260,7 +280,8 @@ def _read(x: Any) -> Any:
         if "v" in x and len(x) == 1:
             return Var(x["v"])
         if "node" in x and "term" in x:
-            return Child(x["node"], _read(x["term"]))
+            vs = x.get("vars")
+            return Child(x["node"], _read(x["term"]), None if vs is None else tuple(vs))
         return x
     if isinstance(x, Compound):
         return Compound(x.name, tuple(_read(a) for a in x.args))
