@@ -21,7 +21,8 @@ from typing import Any, Sequence
 from ..core.runtime import PrologError
 from ..engine import AnswerLimitError, LimitError, StateLimitError
 from ..io.results import OUTPUT_FORMATS, answer_writer
-from ..io.streams import FORMATS, StreamFormatError, StreamReader, guess_format
+from ..io.streams import (FORMATS, StreamFormatError, StreamHeaderError, StreamReader,
+                          guess_format)
 from .common import (EXIT_OK, EXIT_RUNTIME, PROG, UsageError, add_engine_options, count_arg,
                      engine_failure, load_background, make_engine, one_line, read_queries,
                      register_queries, say, seconds_arg, silence_closed_output)
@@ -344,10 +345,12 @@ class _Run:
             return EXIT_RUNTIME
         if failure is None:
             return EXIT_OK
-        if isinstance(failure, StreamFormatError):
+        if isinstance(failure, StreamHeaderError):
             say(f"{PROG}: error: {failure}")
-            say(f"{PROG}: stopped at the malformed line; the answers found before it were "
-                f"written (--on-error skip skips such lines)")
+            return EXIT_RUNTIME
+        if isinstance(failure, StreamFormatError):
+            say(f"{PROG}: error: {failure} (the answers found before it were written; "
+                f"--on-error skip skips such lines)")
             return EXIT_RUNTIME
         if isinstance(failure, KeyboardInterrupt):
             say(f"{PROG}: interrupted; the answers found so far were written")

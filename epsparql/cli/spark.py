@@ -78,9 +78,8 @@ def cmd_spark_run(args: argparse.Namespace) -> int:
         if os.environ.get("EPSPARQL_DEBUG"):
             raise
         if "StreamFormatError" in str(e):
-            say(f"{PROG}: error: {_spark_error(e)}")
-            say(f"{PROG}: stopped at the malformed line; nothing was written "
-                f"(--on-error skip skips such lines)")
+            say(f"{PROG}: error: {_spark_error(e)} (nothing was written; --on-error skip "
+                f"skips such lines)")
             return EXIT_RUNTIME
         say(f"{PROG}: error: the Spark job failed: {_spark_error(e)}")
         return EXIT_RUNTIME

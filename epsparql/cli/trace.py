@@ -15,7 +15,8 @@ from ..core.runtime import PrologError
 from ..engine import LimitError
 from ..explain.trace import Tracer
 from ..explain.trace_output import JsonRenderer, TextRenderer
-from ..io.streams import StreamFormatError, StreamReader, guess_format, open_output
+from ..io.streams import (StreamFormatError, StreamHeaderError, StreamReader, guess_format,
+                          open_output)
 from ..ordering import Reorderer
 from .common import (EXIT_OK, EXIT_RUNTIME, PROG, UsageError, engine_failure, load_background,
                      make_engine, register_queries, say, silence_closed_output)
@@ -142,10 +143,11 @@ def run_trace(args: Any, qfs: Sequence[Any]) -> int:
     if late.count and not args.quiet:
         say(f"{PROG}: {late.summary()}")
     if failure is not None:
-        if isinstance(failure, StreamFormatError):
+        if isinstance(failure, StreamHeaderError):
             say(f"{PROG}: error: {failure}")
-            say(f"{PROG}: stopped at the malformed line; the triples before it were traced "
-                f"(--on-error skip skips such lines)")
+        elif isinstance(failure, StreamFormatError):
+            say(f"{PROG}: error: {failure} (the triples before it were traced; --on-error "
+                f"skip skips such lines)")
         else:
             say(f"{PROG}: error reading {reader.path}: {failure}")
         return EXIT_RUNTIME
