@@ -121,7 +121,7 @@ def _timed(push_all) -> dict:
 
 def run_language(workload: str, n: int, w: int) -> dict:
     from rdflib import Literal, URIRef
-    from epsparql.engine import Engine
+    from epsparql.query_engine import Engine
     keys = [URIRef(f"{NS}k{i}") for i in range(100)]
     pred = URIRef(NS + "price")
     rows = [(keys[k], pred, Literal(p), t) for k, p, t in prices(n)]

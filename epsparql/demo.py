@@ -79,7 +79,7 @@ def run_sparql(query_path: Path, stream: Path) -> None:
     """The same stream as RDF triples, through an EP-SPARQL query."""
     from rdflib import Literal, URIRef
 
-    from .engine import Engine
+    from .query_engine import Engine
     ns = "http://epsparql.org/ns#"
     pred = URIRef(ns + "hasStockPrice")
     engine = Engine()

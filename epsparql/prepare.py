@@ -3,7 +3,7 @@
     query text ──language/parser.py──▶ syntax tree
                ──algebra/translate.py──▶ algebra (section 4.2)
                ──algebra/passes.py──▶ algebra after the rewrites (windows, filter placement)
-               ──rules/compile.py──▶ rules of the core's rule language
+               ──rules/from_algebra.py──▶ rules of the core's rule language
                (algebra/partition.py: the key Spark can partition the query on)
 
 The engine registers the rules with its core (``prolog/core_compile.pl``
@@ -76,7 +76,7 @@ def prepare(text: str, *, qid: int, name: str = "query", base: str | None = None
         # algebra/passes.py: windows from getDURATION() bounds first (they read
         # whole filters), then filters placed as low as their variables allow
         algebra = replace(algebra, pattern=optimise(algebra.pattern))
-        # rules/compile.py: algebra -> rules of the core (a Window bounds every
+        # rules/from_algebra.py: algebra -> rules of the core (a Window bounds every
         # binary step below it; prolog/core_compile.pl relies on that)
         compiled = compile_query(algebra, qid, encode=encode, is_function=is_function,
                                  module=module, reasoning=reasoning)

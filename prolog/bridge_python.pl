@@ -27,6 +27,7 @@
             py_stats/2,          % +Engine, -Reply
             py_rule_graph/2,     % +Engine, -Reply
             py_goals/2,          % +Engine, -Reply
+            py_justify/5,        % +Engine, +Name, +Arity, +IntervalText, -Reply
             py_background/4,     % +Engine, +Op, +TriplesText, -Reply
             py_gc/2,             % +Engine, -Reply
             py_advance/3,        % +Engine, +TimeText, -Reply
@@ -76,7 +77,10 @@ reply(Goal, Out0, Reply) :-
 write_out(fail_json) :- !, write('{"error":"goal failed"}').
 write_out(error_json(E)) :- !,
     message_text(E, Text),
+    error_kind(E, Kind, Formal),
     write('{"error":'), json:json_write_string(current_output, Text),
+    write(',"kind":'), json:json_write_string(current_output, Kind),
+    write(',"formal":'), write_json(current_output, Formal),
     write(',"term":'), format(string(T), '~q', [E]), json:json_write_string(current_output, T),
     write('}').
 write_out(ok) :- !, write('{"ok":true}').
@@ -92,6 +96,7 @@ write_out(goals(Gs)) :- !,
           Gs, "", _),
     write(']').
 write_out(json(Term)) :- !, json_value(Term).
+write_out(terms(Term)) :- !, write_json(current_output, Term).
 write_out(detections(M, Ds)) :- !,
     engine_errors(M, Errs0),
     function_errors(Errs1),
@@ -327,8 +332,8 @@ py_flush(M, R) :-
 %   that text itself (it starts with `epsparql_state(`), or the usual
 %   {"error": ...} JSON.  Importing replaces the state by StateText, read
 %   as data (engine_import_state/2); Reply is {"ok":true} or an error
-%   whose "term" starts with `error(invalid_engine_state(` when the text
-%   was rejected (the engine is then unchanged).
+%   whose "kind" is `invalid_engine_state` when the text was rejected (the
+%   engine is then unchanged).
 py_export_state(M, R) :-
     catch(engine_export_state(M, R0), E, true),
     (   var(E) -> R = R0 ; reply(throw(E), ok, R) ).
@@ -367,13 +372,31 @@ py_goals(M, R) :-
                     Gs) ),
           goals(Gs), R).
 
+%!  py_justify(+Engine, +Name, +Arity, +IntervalText, -Reply) is det.
+%
+%   Why the engine detected events Name/Arity over the interval
+%   IntervalText (the text of [T1, T2]): the justification of each such
+%   detection recorded (engine option justify; core_justify:justify_data/4),
+%   as a JSON array of terms, e.g. [detection(Event, [T1,T2], RuleText,
+%   Why)].  Times compare as numbers (1 matches 1.0).
+py_justify(M, Name, ArityText, IText, R) :-
+    reply(( epsparql_core:must_be_engine(M),
+            ( integer(ArityText) -> Arity = ArityText ; atom_number(ArityText, Arity) ),
+            term_string([T1, T2], IText),
+            number(T1), number(T2),
+            functor(E, Name, Arity),
+            findall(J, ( core_justify:justify_data(M, E, [S, En], J),
+                         S =:= T1, En =:= T2 ),
+                    Js) ),
+          terms(Js), R).
+
 %!  py_rule_graph(+Engine, -Reply) is det.
 %
 %   The binarised rule graph (core_compile:graph_node/2, graph_rule/2)
 %   and the goal count of each step's stores, as JSON:
 %
 %     {"nodes": [{"id", "pattern", "term", "vars", "window", "policy",
-%                 "children"}],
+%                 "children", "origins"}],
 %      "rules":  [{"head", "term", "node"}],
 %      "stores": [{"name", "node", "side", "args", "window", "goals"}]}
 %
@@ -386,7 +409,9 @@ py_goals(M, R) :-
 %   (Places: the places of its variables, term_variables/2 order; its
 %   term cut a few levels down, see child_depth/1); other terms as
 %   write_json/2 writes them.  A store's "args" are the places of the variables its
-%   goals hold before their interval.
+%   goals hold before their interval.  A node's "origins" are what the
+%   rules that made it say it implements (core_compile:node_origins/3;
+%   terms as write_json/2 writes them).
 py_rule_graph(M, R) :-
     reply(( findall(N, core_compile:graph_node(M, N), Nodes0),
             sort(1, @<, Nodes0, Nodes),
@@ -396,19 +421,19 @@ py_rule_graph(M, R) :-
                       functor(H, Name, A),
                       ( predicate_property(M:H, number_of_clauses(C)) -> true ; C = 0 ) ),
                     Stores),
-            with_output_to(string(J), write_graph(Nodes, Rules, Stores)) ),
+            with_output_to(string(J), write_graph(M, Nodes, Rules, Stores)) ),
           raw(J), R).
 
-write_graph(Nodes, Rules, Stores) :-
+write_graph(M, Nodes, Rules, Stores) :-
     write('{"nodes":['),
-    foldl(write_graph_node(Nodes), Nodes, "", _),
+    foldl(write_graph_node(M, Nodes), Nodes, "", _),
     write('],"rules":['),
     foldl(write_graph_rule, Rules, "", _),
     write('],"stores":['),
     foldl(write_graph_store(Nodes), Stores, "", _),
     write(']}').
 
-write_graph_node(Nodes, node(Id, P, W, Pol, Cs, _), Sep, ",") :-
+write_graph_node(M, Nodes, node(Id, P, W, Pol, Cs, _), Sep, ",") :-
     term_variables(P, Vs),
     length(Vs, K),
     kids(Cs, Nodes, Kids),
@@ -417,6 +442,8 @@ write_graph_node(Nodes, node(Id, P, W, Pol, Cs, _), Sep, ",") :-
     format(',"vars":~d,"window":', [K]), write_json(current_output, W),
     write(',"policy":'), write_json(current_output, Pol),
     write(',"children":'), write_json(current_output, Cs),
+    core_compile:node_origins(M, Id, Origins),
+    write(',"origins":'), write_json(current_output, Origins),
     write('}').
 
 write_graph_rule(rule(H, Id, Vs), Sep, ",") :-
@@ -568,9 +595,35 @@ write_detection(S, detected(E, [T1, T2])) :-
     put_char(S, '['), write_json(S, E), put_char(S, ','),
     write_json(S, T1), put_char(S, ','), write_json(S, T2), put_char(S, ']').
 
+%   Rule errors (engine_errors/2, sparql_function_errors/1) as JSON:
+%   {"message": Prolog's message, "kind": the error's name, "error": the
+%   error term (its formal part for error(Formal, Context)), "context":
+%   what triggered it, "node": the step it was raised in or null,
+%   "rules": [{"name": HeadName, "head": HeadText}]}.
 write_errors([]).
-write_errors([error(Text, Ctx)|Es]) :-
+write_errors([rule_error(E, Ctx, Node, Heads)|Es]) :-
+    message_text(E, Text),
+    error_kind(E, Kind, Formal),
     write('{"message":'), json:json_write_string(current_output, Text),
-    write(',"context":'), write_json(current_output, Ctx), write('}'),
+    write(',"kind":'), json:json_write_string(current_output, Kind),
+    write(',"error":'), write_json(current_output, Formal),
+    write(',"context":'), write_json(current_output, Ctx),
+    write(',"node":'), ( integer(Node) -> write(Node) ; write(null) ),
+    write(',"rules":['), foldl(write_rule_ref, Heads, "", _), write(']}'),
     (   Es == [] -> true ; write(','), write_errors(Es) ).
+
+write_rule_ref(H, Sep, ",") :-
+    (   callable(H) -> functor(H, Name, _) ; Name = '?' ),
+    format('~w{"name":', [Sep]), json:json_write_string(current_output, Name),
+    write(',"head":'), write_term_text(H), write('}').
+
+%   error_kind(+Error, -Kind, -Formal): the name of an error
+%   (`type_error`, `existence_error`, `event_loop`, ...; `exception` for
+%   a ball that is not error(Formal, Context)) and the term that says it.
+error_kind(E, Kind, Formal) :-
+    (   nonvar(E), E = error(F, _), nonvar(F)
+    ->  Formal = F,
+        (   callable(F) -> functor(F, Kind, _) ; Kind = exception )
+    ;   Formal = E, Kind = exception
+    ).
 

@@ -27,6 +27,15 @@
     Identical sub-patterns (variants, same window, same policy) are
     compiled once and shared between rules.
 
+    A sub-pattern may be written `'$origin'(Origin, Pattern)`: Origin (a
+    ground term chosen by whoever wrote the rule) is what the step of
+    Pattern implements; the Python side writes the number of the algebra
+    element each piece of a query's rule comes from
+    (epsparql/rules/from_algebra.py).  The annotations are taken off before
+    anything is compiled (they change neither the steps, their sharing,
+    nor the rule as stored) and kept per step (node_origins/3), for the
+    tools that explain the graph.
+
     All clauses go into the engine's own module, so engines never see each
     other's rules or state.
 */
@@ -38,21 +47,25 @@
             graph_node/2,               % +Module, -Node        (the graph as terms, below)
             graph_rule/2,               % +Module, -Rule
             delete_rule/3,              % +Module, +RuleKey, -DeletedNodes
-            node_rule_heads/3,          % +Module, +NodeId, -HeadTexts
-            node_pattern/3              % +Module, +NodeId, -Pattern
+            node_rules/3,               % +Module, +NodeId, -Heads
+            node_pattern/3,             % +Module, +NodeId, -Pattern
+            node_origins/3,             % +Module, +NodeId, -Origins
+            strip_origins/2             % +Term, -Clean
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(lists)).
 :- op(1200, xfx, <-).
 :- use_module(library(apply)).
 :- use_module(library(ordsets)).
+:- use_module(library(assoc)).
 
 :- dynamic
     ep_node/3,          % ep_node(Module, Key, Id)
     ep_edge/3,          % ep_edge(Module, Parent, ChildId): Parent a node id or rule(Head)
     ep_node_counter/2,  % ep_node_counter(Module, Next)
     ep_owner/3,         % ep_owner(Module, node(Id) or key(RuleKey), ClauseRef): who made a clause
-    ep_rule_root/4.     % ep_rule_root(Module, RuleKey, RootId, Head)
+    ep_rule_root/4,     % ep_rule_root(Module, RuleKey, RootId, Head)
+    ep_origin/4.        % ep_origin(Module, NodeId, RuleKey, Origin): what the step implements
 
 %   relation(?Op, +T1, +T2, +T3, +T4, -Check, -TS, -TE, -Span): binary
 %   operators defined outside the core (etalis.pl defines ETALIS' own
@@ -93,7 +106,9 @@ compile_rule(M, Rule, Options) :-
     ),
     Ctx = ctx(M, inf, Policy),
     b_setval(ep_compile_epoch, Epoch),
-    copy_term(Head-Body-Action, H1-B1-A1),
+    copy_term(Head-Body-Action, H1-B1a-A1),
+    origin_index(B1a, B1, Origins),
+    b_setval(ep_compile_origins, Origins),
     b_setval(ep_compile_parent, rule(H1)),
     b_setval(ep_compile_module, M),
     b_setval(ep_compile_policy, Policy),
@@ -145,6 +160,7 @@ node_count(M, N) :-
 %
 %   Drop the compiler's node table of Module (on engine reset).
 forget_nodes(M) :-
+    retractall(ep_origin(M, _, _, _)),
     retractall(ep_node(M, _, _)),
     retractall(ep_edge(M, _, _)),
     retractall(ep_node_counter(M, _)),
@@ -179,14 +195,135 @@ node(Ctx, P, Id) :-
     node_key(P, W, Pol, Key),
     b_getval(ep_compile_parent, Parent),
     (   ep_node(M, Key, Id0)
-    ->  Id = Id0
+    ->  Id = Id0,
+        note_shared(M, P, Id)
     ;   new_id(M, Id),
         assertz(ep_node(M, Key, Id)),
         b_setval(ep_compile_parent, Id),
         build(Ctx, P, Id),
         b_setval(ep_compile_parent, Parent)
     ),
+    note_origins(M, P, Id),
     (   ep_edge(M, Parent, Id) -> true ; assertz(ep_edge(M, Parent, Id)) ).
+
+		 /*******************************
+		 *           ORIGINS            *
+		 *******************************/
+
+%!  strip_origins(+Term, -Clean) is det.
+%
+%   Term without its '$origin'(Origin, Pattern) annotations.
+strip_origins(T, C) :-
+    strip_origins(T, C, [], _).
+
+%   strip_origins(+Term, -Clean, +Pairs0, -Pairs): also collect
+%   Sub-Origins for every annotated sub-term, Sub being the very sub-term
+%   of Clean (the compiler finds it again with same_term/2).
+strip_origins(T, C, P0, P) :-
+    (   var(T)
+    ->  C = T, P = P0
+    ;   T = '$origin'(O, X)
+    ->  annotations(X, [O], Os, X1),
+        strip_origins(X1, C, P0, P1),
+        P = [C-Os|P1]
+    ;   compound(T)
+    ->  compound_name_arguments(T, F, As),
+        strip_args(As, Cs, P0, P),
+        compound_name_arguments(C, F, Cs)
+    ;   C = T, P = P0
+    ).
+
+annotations(X, Os0, Os, X1) :-
+    (   nonvar(X), X = '$origin'(O, Y)
+    ->  annotations(Y, [O|Os0], Os, X1)
+    ;   Os = Os0, X1 = X
+    ).
+
+strip_args([], [], P, P).
+strip_args([A|As], [C|Cs], P0, P) :-
+    strip_origins(A, C, P0, P1),
+    strip_args(As, Cs, P1, P).
+
+%   origin_index(+Body, -Clean, -Index): Body without annotations and an
+%   index of its annotated sub-terms: variant_sha1 of the sub-term ->
+%   [Sub-Origins, ...] (none: the empty assoc).  A rule without
+%   annotations costs one walk of its body.
+origin_index(B, C, Index) :-
+    strip_origins(B, C, [], Pairs),
+    empty_assoc(I0),
+    foldl(index_origin, Pairs, I0, Index).
+
+index_origin(Sub-Os, I0, I) :-
+    variant_sha1(Sub, H),
+    (   get_assoc(H, I0, L) -> true ; L = [] ),
+    put_assoc(H, I0, [Sub-Os|L], I).
+
+%   Record the origins of the sub-term P compiled into step Id, and of a
+%   join whose condition is fused into the same step (build/3 on
+%   `(L op R) where C`).
+note_origins(M, P, Id) :-
+    b_getval(ep_compile_origins, Index),
+    (   empty_assoc(Index)
+    ->  true
+    ;   note_origins(M, Index, P, Id),
+        (   compound(P), P = where(B, _),
+            compound(B), functor(B, Op, 2), binary_op(Op), \+ chain_pattern(B, _, _)
+        ->  note_origins(M, Index, B, Id)
+        ;   true
+        )
+    ).
+
+note_origins(M, Index, P, Id) :-
+    (   variant_sha1(P, H),
+        get_assoc(H, Index, Cands),
+        member(Sub-Os, Cands),
+        same_term(Sub, P)
+    ->  b_getval(ep_compile_key, Key),
+        forall(member(O, Os),
+               (   ep_origin(M, Id, Key, O) -> true
+               ;   assertz(ep_origin(M, Id, Key, O))
+               ))
+    ;   true
+    ).
+
+%   A sub-pattern found compiled already (a step shared with an earlier
+%   rule): the annotations inside it name the steps below it, found by
+%   matching the children's patterns with its sub-terms.
+note_shared(M, P, Id) :-
+    b_getval(ep_compile_origins, Index),
+    (   empty_assoc(Index)
+    ->  true
+    ;   note_below(M, P, Id)
+    ).
+
+note_below(M, P, Id) :-
+    findall(C-P0, ( ep_edge(M, Id, C), ep_node(M, K, C), K = P0-_-_-_ ), Kids),
+    forall(kid_subterm(P, Kids, C, S),
+           (   note_origins(M, S, C),
+               note_below(M, S, C)
+           )).
+
+%   kid_subterm(+P, +Kids, -C, -S): a proper sub-term S of P (the very
+%   term) that is a variant of the numbered pattern of child C, and not
+%   inside another such sub-term; on backtracking, every one.
+kid_subterm(P, Kids, C, S) :-
+    compound(P),
+    compound_name_arguments(P, _, Args),
+    member(A, Args),
+    compound(A),
+    (   member(C0-P0, Kids), \+ \+ ( copy_term(A, A1), numbervars(A1, 0, _), A1 == P0 )
+    ->  C = C0, S = A
+    ;   kid_subterm(A, Kids, C, S)
+    ).
+
+%!  node_origins(+Module, +NodeId, -Origins:list) is det.
+%
+%   What step NodeId implements, as the rules that made it say (see the
+%   header): their origins, in the order they were recorded, without
+%   repeats.
+node_origins(M, Id, Origins) :-
+    findall(O, ep_origin(M, Id, _, O), Os0),
+    list_to_set(Os0, Origins).
 
 node_key(P, W, Pol, Key) :-
     b_getval(ep_compile_epoch, Epoch),
@@ -940,6 +1077,7 @@ start_value([A], R, R = A).
 %   executor empties.
 delete_rule(M, Key, Deleted) :-
     forall(retract(ep_owner(M, key(Key), Ref)), erase_clause(Ref)),
+    retractall(ep_origin(M, _, Key, _)),
     (   retract(ep_rule_root(M, Key, Root, H))
     ->  (   clause(ep_edge(M, rule(H1), Root), true, ERef), H1 =@= H
         ->  erase(ERef)
@@ -963,6 +1101,7 @@ reachable(M, [Id|Ids], Seen, Live) :-
 
 delete_node(M, Id) :-
     forall(retract(ep_owner(M, node(Id), Ref)), erase_clause(Ref)),
+    retractall(ep_origin(M, Id, _, _)),
     retractall(ep_node(M, _, Id)),
     retractall(ep_edge(M, Id, _)),
     retractall(ep_edge(M, _, Id)).
@@ -970,12 +1109,12 @@ delete_node(M, Id) :-
 erase_clause(Ref) :-
     catch(erase(Ref), _, true).         % already gone with its predicate
 
-%!  node_rule_heads(+Module, +NodeId, -Heads:list(string)) is det.
+%!  node_rules(+Module, +NodeId, -Heads:list) is det.
 %
-%   The heads of the rules whose pattern contains the step NodeId.
-node_rule_heads(M, Id, Heads) :-
-    rule_ancestors(M, [Id], [], [], Hs),
-    maplist(term_string_nv, Hs, Heads).
+%   The heads of the rules whose pattern contains the step NodeId (in
+%   the order found walking up the graph).
+node_rules(M, Id, Heads) :-
+    rule_ancestors(M, [Id], [], [], Heads).
 
 rule_ancestors(_, [], _, Hs, Hs).
 rule_ancestors(M, [Id|Ids], Seen, Hs0, Hs) :-
@@ -1051,12 +1190,30 @@ step_operands(P, L, R) :-
 %
 %   A rule of Module, in the order rules were added: rule(Head, Id, Vars),
 %   Id the root node of its body and Vars the root's variables (as
-%   graph_node/2 orders them) as they occur in Head.
+%   graph_node/2 orders them) as they occur in Head.  Rules with a
+%   do-action, an alarm head or justification are rules like the others.
 graph_rule(M, rule(H, Id, Vs)) :-
-    ep_edge(M, rule(H0), Id),
+    ep_rule_root(M, RuleKey, Id, H0),
     ep_node(M, Key, Id),
     Key = P0-_-_-_,
     varnumbers(P0, P),
     term_variables(P, Vs),
     occ_head(Id, Vs, _, _, OccHead),
-    once(( clause(M:OccHead, ep_emit(H, _, _)), H =@= H0 )).
+    (   ep_owner(M, key(RuleKey), Ref),
+        clause(M:OccHead, Body, Ref),
+        emitted_head(Body, H0, H1)
+    ->  H = H1
+    ;   copy_term(H0, H)
+    ).
+
+%   The head a rule's emitting clause emits (sharing its variables).
+emitted_head(Body, H0, H) :-
+    sub_term(G, Body),
+    compound(G),
+    (   G = ep_emit(H, _, _)
+    ->  true
+    ;   G = core_timers:schedule_timer(_, Spec, E, _, _, _)
+    ->  copy_term(H0, H),
+        core_timers:timer_head(H, E, Spec)
+    ),
+    H =@= H0, !.

@@ -29,6 +29,20 @@
                   justification(...)                 an event another rule derived
                   alarm(Why)                         an alarm set by that step
                   unknown(NodeId, [T1,T2])           a step with no record
+
+    justify_data/4 gives the same tree as data for tools (the Python
+    bridge's py_justify/6: epsparql explain and the trace), naming each
+    step by its node and the values of its variables instead of printing
+    its pattern:
+
+        detection(Event, [T1,T2], Rule, Why)
+            Why: step(NodeId, Values, [T1,T2], Children)
+                 received(Event, [T1,T2])
+                 detection(...)
+                 alarm(Why)
+                 unknown(NodeId, [T1,T2])
+
+    Values are the node's variables in graph_node/2's order.
 */
 :- module(core_justify,
           [ edge/6,                     % +Module, +NodeId, +Vars, +T1, +T2, +Children
@@ -36,6 +50,7 @@
             record_alarm/5,             % +Module, +Why, +Event, +Start, +Due
             alarm_info/1,               % @Why
             justify/4,                  % +Module, ?Event, ?[T1,T2], -Justification
+            justify_data/4,             % +Module, ?Event, ?[T1,T2], -Tree
             why_not/3,                  % +Module, +Event, -Explanation
             write_tree/1                % +Justification
           ]).
@@ -76,14 +91,33 @@ alarm_info(Why) :-
 %
 %   The justification tree of each recorded detection of Event over
 %   Interval (see the header).
-justify(M, E, [T1, T2], J) :-
+justify(M, E, I, J) :-
+    justify_data(M, E, I, Data),
+    printed(M, Data, J).
+
+%!  justify_data(+Module, ?Event, ?Interval, -Tree) is nondet.
+%
+%   The justification of each recorded detection of Event over Interval
+%   as data (see the header).
+justify_data(M, E, [T1, T2], J) :-
     clause(M:ep_just_rule(E, T1, T2, Key, Why), true),
     justification(M, E, T1, T2, Key, Why, 0, J).
 
-justification(M, E, T1, T2, Key, Why, Depth, justification(E, [T1, T2], Rule, Tree)) :-
+justification(M, E, T1, T2, Key, Why, Depth, detection(E, [T1, T2], Rule, Tree)) :-
     rule_text(M, Key, Rule),
     D1 is Depth + 1,
     why_tree(M, Why, T1, T2, D1, Tree).
+
+%   The data tree as justify/4 gives it: steps as their patterns with the
+%   values bound.
+printed(M, detection(E, I, Rule, Why0), justification(E, I, Rule, Why)) :- !,
+    printed(M, Why0, Why).
+printed(M, step(Id, Vs, I, Cs0), step(P, I, Cs)) :- !,
+    bound_pattern(M, Id, Vs, P),
+    maplist(printed(M), Cs0, Cs).
+printed(M, alarm(W0), alarm(W)) :- !,
+    printed(M, W0, W).
+printed(_, T, T).
 
 %   The root step occurred over the detection's own interval.
 why_tree(M, node(Id, Vs), T1, T2, D, Tree) :-
@@ -97,13 +131,12 @@ max_depth(200).
 node_tree(_, Id, _, T1, T2, D, unknown(Id, [T1, T2])) :-
     max_depth(Max), D > Max, !.
 node_tree(M, Id, Vs, T1, T2, D, Tree) :-
-    (   clause(M:ep_just(Id, Vs, T1, T2, Children), true)
+    (   step_record(M, Id, Vs, T1, T2, Children)
     ->  (   Children = [event(E, S, En)]
         ->  event_tree(M, E, S, En, D, Tree)
-        ;   bound_pattern(M, Id, Vs, P),
-            D1 is D + 1,
+        ;   D1 is D + 1,
             maplist(child_tree(M, D1), Children, Subs),
-            Tree = step(P, [T1, T2], Subs)
+            Tree = step(Id, Vs, [T1, T2], Subs)
         )
     ;   Tree = unknown(Id, [T1, T2])
     ).
@@ -113,9 +146,25 @@ child_tree(M, D, c(Id, Vs, S, E), T) :-
 child_tree(M, D, event(E, S, En), T) :-
     event_tree(M, E, S, En, D, T).
 
-%   An event entering a rule: pushed in, or derived by another rule.
+%   The record of an occurrence of step Id: the one with exactly these
+%   values (a variant: an optional step records its mandatory side alone
+%   with the optional variables unbound, which would unify with the
+%   combination's values too), else one they unify with.
+step_record(M, Id, Vs, T1, T2, Children) :-
+    (   clause(M:ep_just(Id, Vs0, T1, T2, Children0), true),
+        Vs0 =@= Vs
+    ->  Children = Children0
+    ;   clause(M:ep_just(Id, Vs, T1, T2, Children), true)
+    ->  true
+    ).
+
+%   An event entering a rule: pushed in, or derived by another rule (its
+%   detection, a variant first as for steps).
 event_tree(M, E, S, En, D, T) :-
-    (   clause(M:ep_just_rule(E, S, En, Key, Why), true)
+    (   (   clause(M:ep_just_rule(E0, S, En, Key, Why), true), E0 =@= E
+        ->  true
+        ;   clause(M:ep_just_rule(E, S, En, Key, Why), true)
+        )
     ->  justification(M, E, S, En, Key, Why, D, T)
     ;   T = received(E, [S, En])
     ).
@@ -153,7 +202,7 @@ term_text(T, Text) :-
     copy_term(T, T1),
     numbervars(T1, 0, _, [singletons(true)]),
     format(string(Text), '~W', [T1, [quoted(true), numbervars(true), portray(true),
-                                     max_depth(12)]]).
+                                     max_depth(12), module(epsparql_core), spacing(next_argument)]]).
 
 %!  why_not(+Module, +Event, -Explanation) is det.
 %

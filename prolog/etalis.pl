@@ -500,8 +500,9 @@ report_errors :-
     (   epsparql_core:engine_busy(M)
     ->  true
     ;   engine_errors(M, Errors),
-        forall(member(error(Text, Ctx0), Errors),
-               (   context_stamps(Ctx0, Ctx),
+        forall(member(rule_error(E, Ctx0, _, _), Errors),
+               (   message_text(E, Text),
+                   context_stamps(Ctx0, Ctx),
                    print_message(warning, etalis(rule_error(Text, Ctx)))
                ))
     ).

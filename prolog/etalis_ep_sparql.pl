@@ -53,6 +53,7 @@
 :- use_module(library(apply)).
 :- use_module(library(error)).
 :- use_module(sparql_eval, []).         % the compiled rules call it
+:- use_module(core_compile, [strip_origins/2]).  % epsparql's rules carry origins
 
 :- dynamic
     bridged/0,                  % the rdf/3 -> triple/3 bridge rule is in the engine
@@ -466,12 +467,15 @@ ep_sparql_compile(ep_sparql(Form, Proj, Template, Sparql, Goals, Aggs, Win0), Ru
     append([Bridge, [(QH <- B2)], Out], Rules).
 
 %   The query's own rule: the first of the rules text (the others are the
-%   CONSTRUCT rules of epsparql's engine, written here as rdf/3 rules).
+%   CONSTRUCT rules of epsparql's engine, written here as rdf/3 rules),
+%   without the algebra element numbers epsparql writes into it (for its
+%   own explain; the rule is rewritten here).
 first_rule(Text, Rule) :-
     setup_call_cleanup(
         open_string(Text, S),
-        read_term(S, Rule, [module(epsparql_core)]),
-        close(S)).
+        read_term(S, Rule0, [module(epsparql_core)]),
+        close(S)),
+    strip_origins(Rule0, Rule).
 
 %   ETALIS' WITHIN: as its rule windows (etalis_translate.pl).
 query_window(none, B, B) :- !.

@@ -112,7 +112,7 @@ have_uuid :- fail.
 %   Declared global state: the registry of extension functions, and the
 %   counter flag(ep_sparql_bnode) that numbers BNODE()'s blank nodes.
 :- dynamic registered_function/3.       % registered_function(IRI, Closure, Arity|any)
-:- dynamic function_error/3.            % function_error(IRI, Args, Message): not yet reported
+:- dynamic function_error/3.            % function_error(IRI, Args, Error): not yet reported
 
 %   An exception inside an extension function is an evaluation error for
 %   SPARQL, and is also remembered so that the engine can report it (the
@@ -120,20 +120,16 @@ have_uuid :- fail.
 note_function_error(F, Args, E) :-
     (   predicate_property(function_error(_, _, _), number_of_clauses(N)), N >= 1000
     ->  true
-    ;   catch(message_to_codes(E, Text), _, format(string(Text), '~q', [E])),
-        assertz(function_error(F, Args, Text))
+    ;   assertz(function_error(F, Args, E))
     ).
-
-message_to_codes(E, Text) :-
-    phrase('$messages':translate_message(E), Lines),
-    with_output_to(string(Text), print_message_lines(current_output, '', Lines)).
 
 %!  sparql_function_errors(-Errors:list) is det.
 %
 %   The exceptions raised inside extension functions since the last call,
-%   as error(Message, function(IRI, Args)), oldest first, and forget them.
+%   as rule_error(Error, function(IRI, Args), none, []) (the shape of
+%   epsparql_core:engine_errors/2), oldest first, and forget them.
 sparql_function_errors(Errors) :-
-    findall(error(Text, function(F, Args)), retract(function_error(F, Args, Text)), Errors).
+    findall(rule_error(E, function(F, Args), none, []), retract(function_error(F, Args, E)), Errors).
 
 :- meta_predicate sparql_register_function(+, :).
 

@@ -96,7 +96,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_checker_sees_imports():
     edges = project_edges()
-    assert "epsparql.prepare" in edges["epsparql.engine"]
+    assert "epsparql.prepare" in edges["epsparql.query_engine"]
     assert "epsparql.rdf.ntriples" in edges["epsparql.io.streams"]
     assert "epsparql.spark.job" in edges["epsparql.spark.worker"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -3,6 +3,9 @@
 Each node denotes a set of solutions ⟨µ, tα, tω⟩ (bindings and an
 interval).  Expressions stay in the parser's AST form.  Nodes are frozen
 dataclasses so passes can rebuild trees without aliasing surprises.
+Triples and operators carry ``pos``, where the query text says them (a
+triple's first character, an operator's keyword), when the text says it:
+it takes no part in ==, hash() or repr(), as in the syntax tree.
 """
 from __future__ import annotations
 
@@ -12,6 +15,12 @@ from typing import Any, Union
 from rdflib.term import Node
 
 
+def _pos_field() -> Any:
+    """A ``pos`` field (a :class:`epsparql.language.ast.Pos` or None) that
+    does not take part in ==, hash() or repr()."""
+    return field(default=None, compare=False, hash=False, repr=False)
+
+
 @dataclass(frozen=True)
 class Triple:
     """A triple pattern; positions are rdflib terms or language ``Var``s."""
@@ -19,6 +28,7 @@ class Triple:
     s: Any
     p: Any
     o: Any
+    pos: Any = _pos_field()
 
 
 @dataclass(frozen=True)
@@ -32,12 +42,14 @@ class BGP:
 class Join:
     left: "Pattern"
     right: "Pattern"
+    pos: Any = _pos_field()
 
 
 @dataclass(frozen=True)
 class Union_:
     left: "Pattern"
     right: "Pattern"
+    pos: Any = _pos_field()
 
 
 @dataclass(frozen=True)
@@ -47,6 +59,7 @@ class LeftJoin:
     left: "Pattern"
     right: "Pattern"
     expr: Any = None
+    pos: Any = _pos_field()
 
 
 @dataclass(frozen=True)
@@ -55,6 +68,7 @@ class SeqJoin:
 
     left: "Pattern"
     right: "Pattern"
+    pos: Any = _pos_field()
 
 
 @dataclass(frozen=True)
@@ -63,6 +77,7 @@ class EqJoin:
 
     left: "Pattern"
     right: "Pattern"
+    pos: Any = _pos_field()
 
 
 @dataclass(frozen=True)
@@ -72,6 +87,7 @@ class SeqRightJoin:
     left: "Pattern"
     right: "Pattern"
     expr: Any = None
+    pos: Any = _pos_field()
 
 
 @dataclass(frozen=True)
@@ -81,6 +97,7 @@ class EqLeftJoin:
     left: "Pattern"
     right: "Pattern"
     expr: Any = None
+    pos: Any = _pos_field()
 
 
 @dataclass(frozen=True)
@@ -96,6 +113,7 @@ class Extend:
     pattern: "Pattern"
     var: Any
     expr: Any
+    pos: Any = _pos_field()
 
 
 @dataclass(frozen=True)
@@ -106,6 +124,7 @@ class Window:
     pattern: "Pattern"
     seconds: float
     strict: bool = False
+    pos: Any = _pos_field()
 
 
 @dataclass(frozen=True)

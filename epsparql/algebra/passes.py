@@ -283,11 +283,12 @@ def extract_windows(p: Pattern) -> Pattern:
     """Wrap each pattern bounded by a getDURATION() filter in a Window."""
     def visit(node: Pattern) -> Walk[Pattern]:
         if isinstance(node, Filter):
-            bounds = [w for w in (window_of(c) for c in conjuncts(node.expr)) if w]
+            bounds = [(w, c) for w, c in ((window_of(c), c) for c in conjuncts(node.expr)) if w]
             if bounds:
-                secs = min(b[0] for b in bounds)
-                strict = any(b[1] for b in bounds if b[0] == secs)
-                return Filter(node.expr, Window(node.pattern, secs, strict))
+                secs = min(b[0] for b, _ in bounds)
+                strict = any(b[1] for b, _ in bounds if b[0] == secs)
+                pos = next(getattr(c, "pos", None) for b, c in bounds if b[0] == secs)
+                return Filter(node.expr, Window(node.pattern, secs, strict, pos=pos))
         return node
         yield  # unreachable: makes visit a walker
 

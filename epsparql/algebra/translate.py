@@ -57,38 +57,55 @@ def _join(a: Pattern, b: Pattern) -> Pattern:
     return Join(a, b)
 
 
-def balanced(parts: list[Pattern], make: Callable[[Any, Any], Pattern]) -> Pattern:
+def balanced(parts: list[Pattern], make: Callable[..., Pattern],
+             keywords: list[Any] | None = None) -> Pattern:
     """``parts`` combined by the associative ``make``: left-deep up to
-    :data:`CHAIN` parts, else two balanced halves (recursion depth log n)."""
-    if len(parts) <= CHAIN:
-        out = parts[0]
-        for p in parts[1:]:
-            out = make(out, p)
-        return out
-    mid = len(parts) // 2
-    return make(balanced(parts[:mid], make), balanced(parts[mid:], make))
+    :data:`CHAIN` parts, else two balanced halves (recursion depth log n).
+    With ``keywords`` (the positions of the operator between part i-1 and
+    part i, at index i), each node made gets the position of the operator
+    between its two operands: ``make(left, right, pos=...)``."""
+    def mk(a: Pattern, b: Pattern, i: int) -> Pattern:
+        if keywords is None:
+            return make(a, b)
+        return make(a, b, pos=keywords[i])
+
+    def build(lo: int, hi: int) -> Pattern:
+        if hi - lo <= CHAIN:
+            out = parts[lo]
+            for i in range(lo + 1, hi):
+                out = mk(out, parts[i], i)
+            return out
+        mid = (lo + hi) // 2
+        return mk(build(lo, mid), build(mid, hi), mid)
+
+    return build(0, len(parts))
 
 
-def _chain(node: Any) -> list[Any]:
+def _chain(node: Any) -> tuple[list[Any], list[Any]]:
     """The operands of a chain of one associative operator (UNION, or one of
     SEQ / EQUALS), in text order, seen through groups that hold nothing but
     the same chain (``{ { A } UNION { B } } UNION { C }``, as tools print
-    it)."""
+    it); and the positions of the operators, the one between operand i-1
+    and operand i at index i (index 0: None)."""
     def same(x: Any) -> bool:
         return type(x) is type(node) and getattr(x, "op", None) == getattr(node, "op", None)
 
     out: list[Any] = []
-    stack = [node]
+    keywords: list[Any] = [None]
+    stack: list[tuple[Any, Any]] = [(node, None)]      # (operand, or None and a keyword)
     while stack:
-        x = stack.pop()
+        x, kw = stack.pop()
+        if x is None:
+            keywords.append(kw)
+            continue
         while (isinstance(x, ast.Group) and len(x.elements) == 1
                and same(x.elements[0])):
             x = x.elements[0]
         if same(x):
-            stack += (x.right, x.left)
+            stack += ((x.right, None), (None, x.pos), (x.left, None))
         else:
             out.append(x)
-    return out
+    return out, keywords
 
 
 _ASSOCIATIVE = {"SEQ": SeqJoin, "EQUALS": EqJoin}
@@ -112,20 +129,21 @@ def _pattern(node: Any) -> Walk[Pattern]:
                                        and node.op in _ASSOCIATIVE):
         make = Union_ if isinstance(node, ast.Union) else _ASSOCIATIVE[node.op]
         parts = []
-        for operand in _chain(node):
+        operands, keywords = _chain(node)
+        for operand in operands:
             parts.append((yield _pattern(operand)))
-        return balanced(parts, make)
+        return balanced(parts, make, keywords)
     if isinstance(node, ast.TemporalJoin):
         if node.op == "OPTIONALSEQ":
             opt, cond = yield _optional_operand(node.left)
             right = yield _pattern(node.right)
-            return SeqRightJoin(opt, right, cond)
+            return SeqRightJoin(opt, right, cond, pos=node.pos)
         if node.op == "EQUALSOPTIONAL":
             left = yield _pattern(node.left)
             opt, cond = yield _optional_operand(node.right)
-            return EqLeftJoin(left, opt, cond)
+            return EqLeftJoin(left, opt, cond, pos=node.pos)
     if isinstance(node, ast.BGP):
-        return BGP(tuple(Triple(t.s, t.p, t.o) for t in node.triples))
+        return BGP(tuple(Triple(t.s, t.p, t.o, pos=t.pos) for t in node.triples))
     raise _err(type(node).__name__, node)
 
 
@@ -167,11 +185,11 @@ def _group(g: ast.Group) -> Walk[tuple[Pattern, Any]]:
         elif isinstance(e, ast.Optional):
             acc = flush(acc)
             opt, cond = yield _optional_operand(e.pattern)
-            acc = LeftJoin(acc, opt, cond)
+            acc = LeftJoin(acc, opt, cond, pos=e.pos)
         elif isinstance(e, ast.Bind):
             acc = flush(acc)
             _check_expr(e.expr)
-            acc = Extend(acc, e.var, e.expr)
+            acc = Extend(acc, e.var, e.expr, pos=e.pos)
         elif isinstance(e, (ast.BGP, ast.Group, ast.Union, ast.TemporalJoin)):
             p = yield _pattern(e)
             if not isinstance(p, Empty):
@@ -195,7 +213,7 @@ def _background(g: ast.Graph) -> Background:
     triples: list[Triple] = []
     for e in g.pattern.elements:
         if isinstance(e, ast.BGP):
-            triples.extend(Triple(t.s, t.p, t.o) for t in e.triples)
+            triples.extend(Triple(t.s, t.p, t.o, pos=t.pos) for t in e.triples)
         else:
             raise _err(f"{type(e).__name__} inside GRAPH (only triple patterns and paths)", e)
     if not triples:
@@ -223,7 +241,7 @@ def translate(q: ast.Query) -> Query:
                 _check_expr(item[0])
         return Query("SELECT", where, proj, q.distinct, source=q)
     if isinstance(q, ast.ConstructQuery):
-        template = tuple(Triple(t.s, t.p, t.o) for t in q.template)
+        template = tuple(Triple(t.s, t.p, t.o, pos=t.pos) for t in q.template)
         return Query("CONSTRUCT", where, template=template, source=q)
     if isinstance(q, ast.AskQuery):
         return Query("ASK", where, source=q)

@@ -204,7 +204,7 @@ def engine_failure(e: BaseException) -> str:
 
 def make_engine(base: str | None, **kw: Any) -> Any:
     """The engine a command runs its queries in."""
-    from ..engine import Engine
+    from ..query_engine import Engine
     return Engine(base=base, **kw)
 
 

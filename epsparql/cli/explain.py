@@ -15,6 +15,7 @@ from typing import Any
 from ..algebra.partition import NO_SCHEMA, schema_of
 from ..explain.algebra_tree import algebra_tree
 from ..explain.drawing import TooLargeToDraw, draw_png
+from ..explain.origins import GraphOrigins
 from ..explain.rule_graph import GraphNames, rule_graph_tree
 from ..explain.tree import TreeNode, duration_text, tree_lines
 from ..rdf.prefixes import Prefixes
@@ -60,12 +61,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     out.extend("  " + line for line in engine.partitioning(schema).describe())
     out.append("")
     graph = engine.rule_graph()
-    roots = rule_graph_tree(graph, GraphNames(graph, queries), Prefixes(known))
+    roots = rule_graph_tree(graph, GraphNames(graph, queries), Prefixes(known),
+                            GraphOrigins(graph, queries))
     stores = graph.stores
     out.append(f"rule graph: {len(graph.nodes)} nodes, {len(graph.rules)} rules, "
                f"{len(stores)} stores of partial matches")
     out.append("  (a node's variables are named after the query variables they carry; "
-               "capital letters are internal)")
+               "capital letters are internal; #n: the algebra element above it implements)")
     for r in roots:
         out.extend("  " + line for line in tree_lines(r))
     if stores:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..core.runtime import PrologError
-from ..engine import AnswerLimitError, LimitError, StateLimitError
+from ..query_engine import AnswerLimitError, LimitError, StateLimitError
 from ..io.results import OUTPUT_FORMATS, answer_writer
 from ..io.streams import (FORMATS, StreamFormatError, StreamHeaderError, StreamReader,
                           guess_format)
@@ -76,6 +76,9 @@ def add_parser(sub: Any) -> None:
                    "completed (text, or JSON lines with --output-format jsonl)")
     r.add_argument("--trace-limit", type=count_arg, metavar="N",
                    help="with --trace: refuse streams of more than N triples (default 10000)")
+    r.add_argument("--justify", action="store_true",
+                   help="with --trace: show under each answer why it was detected, as the "
+                   "tree of rule steps and events that made it")
     r.set_defaults(func=cmd_run)
 
 
@@ -133,6 +136,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return run_trace(args, qfs)
     if args.trace_limit is not None:
         raise UsageError("--trace-limit goes with --trace")
+    if args.justify:
+        raise UsageError("--justify goes with --trace (run --trace --justify shows why each "
+                         "answer of a small stream was detected)")
     fmt = args.format or guess_format(args.stream)
 
     engine = make_engine(args.base, reasoning=args.reasoning, allowed_lateness=args.lateness,

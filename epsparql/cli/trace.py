@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..core.runtime import PrologError
-from ..engine import LimitError
+from ..query_engine import LimitError
 from ..explain.trace import Tracer
 from ..explain.trace_output import JsonRenderer, TextRenderer
 from ..io.streams import (StreamFormatError, StreamHeaderError, StreamReader, guess_format,
@@ -69,7 +69,8 @@ def run_trace(args: Any, qfs: Sequence[Any]) -> int:
         if value is not None:
             raise UsageError(f"{flag} goes with a normal run, not --trace (a trace is for "
                              f"small streams: --trace-limit bounds it)")
-    engine = make_engine(args.base, reasoning=args.reasoning)
+    justify = bool(getattr(args, "justify", False))
+    engine = make_engine(args.base, reasoning=args.reasoning, justify=justify)
     queries = register_queries(engine, qfs)
     load_background(engine, args.background)
 
@@ -110,7 +111,7 @@ def run_trace(args: Any, qfs: Sequence[Any]) -> int:
     renderer = renderer_cls(out, queries, time_format=args.time_format, prefixes=prefixes)
     code = EXIT_OK
     try:
-        tracer = Tracer(engine, queries)
+        tracer = Tracer(engine, queries, justify=justify)
         renderer.header(tracer, reader.path, len(rows))
         for kind, i, extra in steps:
             if kind == "late":

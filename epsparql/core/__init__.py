@@ -1,6 +1,6 @@
 """The Prolog event-processing core and its Python bridge."""
 from .columns import Columns
-from .engine import CoreEngine, Detection, RuleError
+from .event_engine import CoreEngine, Detection, RuleError
 from .runtime import PrologError
 from .terms import Compound, PlString, term
 

@@ -7,7 +7,7 @@ entry in the engine's term dictionary) and the interval.  Each distinct
 term crosses once per engine, with the chunk that first uses it.  Here a
 chunk becomes :class:`Columns` (one per run of detections of one rule
 head) with a few slicing steps, no per-value work but the dictionary
-look-up of id columns; :class:`~epsparql.core.engine.Detection` objects
+look-up of id columns; :class:`~epsparql.core.event_engine.Detection` objects
 are built from the columns only when asked for.
 """
 from __future__ import annotations

@@ -11,7 +11,12 @@ over as terms; this module reads them:
   pattern is a :class:`Child`; plus its window, policy, children and the
   stores of partial matches it keeps (:class:`Store`, with the place of
   the variable each goal argument holds);
-- a :class:`Rule` has its head as a term over its root node's variables.
+- a :class:`Rule` has its head as a term over its root node's variables;
+- a node's ``origins`` are what the rules that made it say it implements
+  (the ``'$origin'(Origin, Pattern)`` annotations of their text; for an
+  EP-SPARQL query ``Head-Number``, a numbered element of its algebra, see
+  :mod:`epsparql.algebra.elements`); :meth:`RuleGraph.origins_of` finds
+  them for a node made from unannotated text inside an annotated one.
 
 Other terms are as :func:`epsparql.core.terms.from_json` gives them
 (:class:`~epsparql.core.terms.Compound`, ``str`` atoms, numbers,
@@ -79,6 +84,7 @@ class Node:
     policy: str
     children: list[int]
     stores: list[Store] = field(default_factory=list)
+    origins: list[Any] = field(default_factory=list)
 
     @property
     def kind(self) -> str:
@@ -155,7 +161,8 @@ class RuleGraph:
     def from_reply(cls, reply: dict) -> "RuleGraph":
         """Read ``CoreEngine.rule_graph()``'s reply."""
         nodes = {n["id"]: Node(n["id"], n["pattern"], _read(n["term"]), n["vars"],
-                               _seconds(n["window"]), n["policy"], list(n["children"]))
+                               _seconds(n["window"]), n["policy"], list(n["children"]),
+                               origins=list(n.get("origins", ())))
                  for n in reply.get("nodes", [])}
         stores = [Store(s["name"], s["node"], s["side"], list(s["args"]), _seconds(s["window"]),
                         s["goals"]) for s in reply.get("stores", [])]
@@ -196,6 +203,37 @@ class RuleGraph:
             seen.add(n)
             todo.extend(self.nodes[n].children)
         return seen
+
+    def parents(self) -> dict[int, list[int]]:
+        """Each node's parents (the nodes that have it as a child)."""
+        out: dict[int, list[int]] = {n: [] for n in self.nodes}
+        for n in self.nodes.values():
+            for c in n.children:
+                if c in out and n.id not in out[c]:
+                    out[c].append(n.id)
+        return out
+
+    def origins_of(self, node: int, parents: dict[int, list[int]] | None = None
+                   ) -> tuple[list[Any], bool]:
+        """What ``node`` implements: its own origins, or else those of the
+        nearest annotated nodes above it (``True`` then: it is part of
+        them, a step the text of one element made several of)."""
+        if self.nodes[node].origins:
+            return list(self.nodes[node].origins), False
+        parents = self.parents() if parents is None else parents
+        out: list[Any] = []
+        seen = {node}
+        todo = list(parents.get(node, ()))
+        while todo:
+            p = todo.pop(0)
+            if p in seen:
+                continue
+            seen.add(p)
+            if self.nodes[p].origins:
+                out.extend(o for o in self.nodes[p].origins if o not in out)
+            else:
+                todo.extend(parents.get(p, ()))
+        return out, True
 
     def rules_above(self, node: int) -> list[Rule]:
         """The rules whose body reaches ``node``."""

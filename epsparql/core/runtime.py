@@ -30,11 +30,18 @@ if not (PROLOG_DIR / "epsparql_core.pl").exists():  # installed as a wheel
 
 
 class PrologError(RuntimeError):
-    """An error raised inside Prolog, carrying Prolog's own message."""
+    """An error raised inside Prolog, carrying Prolog's own message, and
+    the error as data: ``kind`` (the error's name: ``type_error``,
+    ``existence_error``, ``invalid_engine_state``, ...; ``exception`` for
+    a ball that is not ``error(Formal, Context)``) and ``formal`` (that
+    term, as :func:`epsparql.core.terms.from_json` reads terms)."""
 
-    def __init__(self, message: str, term: str | None = None):
+    def __init__(self, message: str, term: str | None = None, kind: str | None = None,
+                 formal: Any = None):
         super().__init__(message)
         self.prolog_term = term
+        self.kind = kind
+        self.formal = formal
 
 
 class _Text:
@@ -139,7 +146,8 @@ class _Runtime:
 def check(reply: Any) -> Any:
     """Raise :class:`PrologError` if a bridge reply is an error."""
     if isinstance(reply, dict) and "error" in reply:
-        raise PrologError(reply["error"].strip(), reply.get("term"))
+        raise PrologError(reply["error"].strip(), reply.get("term"), reply.get("kind"),
+                          reply.get("formal"))
     return reply
 
 

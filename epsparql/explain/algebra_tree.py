@@ -3,6 +3,9 @@
 One :class:`~.tree.TreeNode` per operator of section 4.2, with the join
 variables of every binary operator, conditions and windows; terms and
 expressions written as in the query, IRIs abbreviated with its prefixes.
+Every operator and triple carries its number (``#5``,
+:mod:`epsparql.algebra.elements`): the rule graph says which of them each
+of its steps implements.
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import Any
 
 from rdflib.term import BNode, Literal, URIRef
 
+from ..algebra.elements import numbers
 from ..algebra.passes import all_vars
 from ..rdf.prefixes import Prefixes
 from ..times import format_time
@@ -85,14 +89,25 @@ def _triple_text(t: Any, prefixes: Prefixes) -> str:
 
 
 def algebra_tree(alg: Any, prefixes: Prefixes) -> TreeNode:
-    """The algebra of a translated query (after the rewrites) as a TreeNode."""
+    """The algebra of a translated query (after the rewrites) as a TreeNode,
+    each operator and triple numbered."""
+    number = numbers(alg)
 
+    def no(x: Any) -> str:
+        n = number.get(id(x))
+        return "" if n is None else f"#{n} "
+
+    # walkers (epsparql/trampoline.py): OPTIONAL and BIND chains nest thousands deep
     def pat(p: Any) -> Walk[TreeNode]:
-        # a walker (epsparql/trampoline.py): OPTIONAL and BIND chains nest thousands deep
+        node = yield _pat(p)
+        node.label = no(p) + node.label
+        return node
+
+    def _pat(p: Any) -> Walk[TreeNode]:
         kind = type(p).__name__
         if kind == "BGP":
             n = TreeNode(f"BGP ({len(p.triples)} triple{'s' if len(p.triples) != 1 else ''})")
-            n.details = [_triple_text(t, prefixes) for t in p.triples]
+            n.details = [no(t) + _triple_text(t, prefixes) for t in p.triples]
             return n
         if kind in _ALG_NAMES:
             keys = sorted(all_vars(p.left) & all_vars(p.right))
@@ -135,7 +150,8 @@ def algebra_tree(alg: Any, prefixes: Prefixes) -> TreeNode:
             proj = " ".join(items)
         else:
             proj = "*"
-        return TreeNode(f"SELECT{' DISTINCT' if alg.distinct else ''}", [proj], [body])
+        return TreeNode(f"#0 SELECT{' DISTINCT' if alg.distinct else ''}", [proj], [body])
     if alg.form == "CONSTRUCT":
-        return TreeNode("CONSTRUCT", [_triple_text(t, prefixes) for t in alg.template], [body])
-    return TreeNode(alg.form, [], [body])
+        return TreeNode("#0 CONSTRUCT", [no(t) + _triple_text(t, prefixes) for t in alg.template],
+                        [body])
+    return TreeNode(f"#0 {alg.form}", [], [body])

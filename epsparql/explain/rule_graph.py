@@ -17,6 +17,7 @@ from ..core.rule_graph import (JOIN_OPS, Child, Node, Rule, RuleGraph, Var, func
 from ..core.terms import Compound
 from ..rdf.codec import decode
 from ..rdf.prefixes import Prefixes
+from .origins import GraphOrigins
 from .tree import TreeNode, clip, duration_text
 
 __all__ = ["GraphNames", "rule_graph_tree", "is_iri"]
@@ -156,8 +157,11 @@ def node_label(n: Node) -> str:
     return f"n{n.id} {kind}"
 
 
-def rule_graph_tree(graph: RuleGraph, names: GraphNames, prefixes: Prefixes) -> list[TreeNode]:
-    """One tree per rule; a node reached again is a reference to it."""
+def rule_graph_tree(graph: RuleGraph, names: GraphNames, prefixes: Prefixes,
+                    origins: GraphOrigins | None = None) -> list[TreeNode]:
+    """One tree per rule; a node reached again is a reference to it.  With
+    ``origins``, each node also says which algebra element of which query
+    it implements."""
     shown: set[int] = set()
 
     def build(root: int) -> TreeNode:
@@ -172,7 +176,10 @@ def rule_graph_tree(graph: RuleGraph, names: GraphNames, prefixes: Prefixes) -> 
                 continue
             shown.add(nid)
             n = graph.nodes[nid]
-            node = TreeNode(node_label(n), node_details(n, names, prefixes))
+            details = node_details(n, names, prefixes)
+            if origins is not None:
+                details = origins.lines(nid) + details
+            node = TreeNode(node_label(n), details)
             parent.children.append(node)
             stack.extend((c, node) for c in reversed(n.children) if c in graph.nodes)
         return top.children[0]

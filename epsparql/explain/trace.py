@@ -15,6 +15,10 @@ hold, each operand as a term) and the goal store before and after each
 triple (``CoreEngine.goals()``), so the trace adds no Prolog code.  The
 "checked" counts are therefore an estimate (see docs/CLI.md): the core
 does not report which checking clause ran.
+
+With ``justify`` (an engine made with ``Engine(justify=True)``), each
+answer also comes with why it was detected (:mod:`.justification`); and
+the errors rules raised at a triple are reported with it.
 """
 from __future__ import annotations
 
@@ -29,6 +33,8 @@ from ..core.rule_graph import Child, RuleGraph, Var, functor, subterms, variable
 from ..core.terms import Compound
 from ..memo import BoundedCache
 from ..rdf.codec import decode
+from .justification import JustificationView, justify_answer
+from .origins import GraphOrigins
 from .rule_graph import GraphNames, is_iri
 
 _OPTIONAL_KINDS = ("optseq", "eqopt", "leftjoin")
@@ -181,11 +187,15 @@ class Tracer:
     """Wraps an :class:`~epsparql.Engine` whose queries are registered:
     :meth:`push` one row and get what it did; :meth:`end` ends the stream."""
 
-    def __init__(self, engine: Any, queries: Sequence[Any]) -> None:
+    def __init__(self, engine: Any, queries: Sequence[Any], justify: bool = False) -> None:
         self.engine = engine
         self.queries = list(queries)
         self.graph = engine.rule_graph()
         self.names = GraphNames(self.graph, self.queries)
+        self.origins = GraphOrigins(self.graph, self.queries)
+        self.justify = justify
+        self.view = JustificationView(self.graph, self.names, self.origins, self.queries)
+        self._errors = len(engine.errors)
         self.layouts = store_layouts(self.graph, self.names)
         self._keycache = BoundedCache(200_000)
         # children first: a step's partners found at this triple feed the steps above
@@ -353,6 +363,7 @@ class Tracer:
                "late": self.engine.late > late0}
         if held is not None:
             rec["held"] = held
+        self._explain(rec)
         self._goals = after
         self._count(rec)
         return rec
@@ -365,8 +376,17 @@ class Tracer:
             row = (row[0], row[1], row[2], row[3], row[3])
         rec = {"step": step, "row": row, "now": self.now, "checked": [], "inserted": [],
                "removed": [], "answers": [], "late": True, "late_by": by}
+        self._explain(rec)
         self._count(rec)
         return rec
+
+    def _explain(self, rec: dict) -> None:
+        """Why each answer of a step was detected (with ``justify``), and
+        the errors rules raised in it."""
+        rec["why"] = [justify_answer(self.engine, a) for a in rec["answers"]] \
+            if self.justify else [None] * len(rec["answers"])
+        errors = self.engine.errors
+        rec["errors"], self._errors = errors[self._errors:], len(errors)
 
     def end(self) -> dict:
         """End of stream (``Engine.flush()``): what it decided."""
@@ -378,6 +398,7 @@ class Tracer:
         rec = {"step": "end", "row": None, "now": now, "checked": [], "inserted": new,
                "removed": [(g, self._reason(g, now)) for g in gone],
                "answers": self._drain(), "late": False}
+        self._explain(rec)
         self._goals = after
         self._count(rec)
         return rec

@@ -68,6 +68,7 @@ class TextRenderer:
         self.out.write(line + "\n")
 
     def header(self, tracer: Tracer, source: str, rows: int) -> None:
+        self._view = tracer.view
         n = len(tracer.graph.nodes)
         self.write(f"trace of {rows:,} triple{'s' if rows != 1 else ''} from {source}: "
                    f"{len(tracer.queries)} quer{'ies' if len(tracer.queries) != 1 else 'y'}, "
@@ -82,6 +83,10 @@ class TextRenderer:
                 what += "; joins on " + (", ".join(keys) if keys else "nothing")
             else:
                 what = "layout not known: values shown by position"
+            found, _ = tracer.origins.of(lay.node)
+            if found:
+                what += "; implements " + ", ".join(f"{o.query} #{o.number} {o.element.kind}"
+                                                    for o in found[:3])
             self.write(f"  {lay.title} store {lay.name}: window {win}; {what}")
         self.write("  (epsparql explain shows the whole rule graph)")
 
@@ -111,8 +116,16 @@ class TextRenderer:
         for g, why in rec["removed"]:
             if why == "consumed":
                 lines.append(f"    consumed  {g.layout.title} partial match {self.goal(g)}")
-        for a in rec["answers"]:
+        for a, why in zip(rec["answers"], rec.get("why") or [None] * len(rec["answers"])):
             lines.append(f"    answer    {self.answer(a)}")
+            if why is not None:
+                tree = self._view.lines(why, self.term, self.time)
+                lines.append(f"    why       {tree[0]}")
+                lines.extend(f"              {line}" for line in tree[1:])
+        for e in rec.get("errors", ()):
+            where = f"step n{e.node}" if e.node is not None else "outside a step"
+            who = f", {', '.join(e.queries)}" if e.queries else ""
+            lines.append(f"    error     {e.kind or 'error'} in {where}{who}: {e.message}")
         for g, why in rec["removed"]:
             if why == "expired":
                 age = as_number(rec["now"]) - as_number(g.start)
@@ -207,13 +220,15 @@ class JsonRenderer:
         self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
 
     def header(self, tracer: Tracer, source: str, rows: int) -> None:
+        self._view = tracer.view
         stores = []
         for lay in tracer.layouts.values():
             stores.append({"store": lay.name, "node": lay.node, "kind": lay.kind,
                            "window": lay.window if math.isfinite(lay.window) else None,
                            "variables": [lay.labels.get(v, v) for v in lay.vars]
                            if lay.vars is not None else None,
-                           "join": [lay.labels.get(v, v) for v in lay.keys]})
+                           "join": [lay.labels.get(v, v) for v in lay.keys],
+                           "implements": [o.as_json() for o in tracer.origins.of(lay.node)[0]]})
         self.write({"type": "header", "source": source, "triples": rows,
                     "queries": [q.name for q in tracer.queries], "stores": stores})
 
@@ -237,7 +252,15 @@ class JsonRenderer:
             obj["checked"].append(item)
         obj["inserted"] = [self.goal(g) for g in rec["inserted"]]
         obj["removed"] = [dict(self.goal(g), reason=why) for g, why in rec["removed"]]
-        obj["answers"] = [answer_to_json(a, time_format=self.time_format) for a in rec["answers"]]
+        obj["answers"] = []
+        for a, why in zip(rec["answers"], rec.get("why") or [None] * len(rec["answers"])):
+            item = answer_to_json(a, time_format=self.time_format)
+            if why is not None:
+                item["justification"] = self._view.as_json(why, self._term, self._time)
+            obj["answers"].append(item)
+        if rec.get("errors"):
+            obj["errors"] = [{"message": e.message, "kind": e.kind, "node": e.node,
+                              "queries": e.queries} for e in rec["errors"]]
         if rec["late"]:
             obj["late"] = True
             if rec.get("late_by") is not None:

@@ -1,4 +1,4 @@
 """Algebra -> rules of the Prolog core."""
-from .compile import CompiledQuery, compile_query
+from .from_algebra import CompiledQuery, compile_query
 
 __all__ = ["CompiledQuery", "compile_query"]

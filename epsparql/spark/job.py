@@ -73,7 +73,7 @@ class JobSpec:
                on_late: Any = None) -> Any:
         """An :class:`~epsparql.Engine` with the options of this spec and the
         queries ``names`` (of :attr:`queries`) registered, in order."""
-        from ..engine import Engine, UnboundedStateWarning
+        from ..query_engine import Engine, UnboundedStateWarning
         eng = Engine(base=self.base, reasoning=self.reasoning, gc_every=self.gc_every,
                      allowed_lateness=self.allowed_lateness, on_late=on_late)
         if load_background and self.background:

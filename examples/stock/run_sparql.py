@@ -65,7 +65,7 @@ def run(prices: Path = HERE / "prices.csv", ratings: Path = HERE / "ratings.nt",
     import warnings
 
     from epsparql import Engine
-    from epsparql.engine import UnboundedStateWarning
+    from epsparql.query_engine import UnboundedStateWarning
 
     engine = Engine()
     queries = []

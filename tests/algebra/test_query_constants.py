@@ -28,7 +28,7 @@ from epsparql.core.terms import to_prolog
 from epsparql.language import QueryError, parse_query
 from epsparql.language.regex import regex_problem
 from epsparql.rdf import encode
-from epsparql.rules.compile import RuleWriter
+from epsparql.rules.from_algebra import RuleWriter
 
 from conftest import ROOT
 from cli.test_cli import cli  # tests/cli/

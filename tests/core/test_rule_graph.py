@@ -23,7 +23,7 @@ import pytest
 
 import sparql_reference as R
 from core.test_core_differential import gen_case
-from core_reference import rule_text
+from core_reference import pattern_text, rule_text
 from epsparql import Engine
 from epsparql.core import CoreEngine, term
 from epsparql.core.rule_graph import Child, RuleGraph, Var, subterms, variables
@@ -105,6 +105,102 @@ def test_core_rules(seed):
         assert [r.name for r in g.rules] == [r[0] for r in rules]
     finally:
         eng.close()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_rules_with_actions_alarms_and_justification(seed):
+    """Every rule is in the graph whatever its emitting clause does: a
+    do-action, an alarm head, the justification record."""
+    rules, events, _, _ = gen_case(seed)
+    rng = random.Random(seed)
+    eng = CoreEngine(gc_every=1000)
+    try:
+        eng.set_option("justify", rng.random() < 0.5)
+        texts, names = [], []
+        for r in rules:
+            head, body = rule_text(*r).rstrip(".").split(" <- ", 1)
+            kind = rng.choice(["plain", "do", "alarm"])
+            if kind == "do":
+                texts.append(f"{head} <- {body} do true.")
+                names.append(r[0])
+            elif kind == "alarm":
+                texts.append(f"exceptionAlarm({head}, 5) <- {body}.")
+                names.append("exceptionAlarm")
+            else:
+                texts.append(f"{head} <- {body}.")
+                names.append(r[0])
+        eng.add_rules("\n".join(texts))
+        eng.push_many([(term(n, *args), s, e) for (n, args, s, e) in events])
+        g = RuleGraph.of(eng)
+        check_graph(g, eng.goals())
+        assert [r.name for r in g.rules] == names
+    finally:
+        eng.close()
+
+
+def dets_of(detections):
+    return sorted((repr(d.event), d.start, d.end) for d in detections)
+
+
+def annotated_text(pattern, rng, origins):
+    """core_reference.pattern_text with random sub-patterns wrapped as
+    '$origin'(o(K), ...); ``origins`` collects K -> the sub-pattern."""
+    kind = pattern[0]
+    if kind == "ev":
+        text = pattern_text(pattern)
+    elif kind in ("where",):
+        text = f"({annotated_text(pattern[1], rng, origins)} where ({pattern[2].prolog}))"
+    elif kind == "within":
+        text = f"({annotated_text(pattern[1], rng, origins)} within {pattern[2]!r})"
+    else:
+        text = (f"({annotated_text(pattern[1], rng, origins)} {kind} "
+                f"{annotated_text(pattern[2], rng, origins)})")
+    if rng.random() < 0.6:
+        k = len(origins)
+        origins[k] = pattern
+        text = f"'$origin'(o({k}), {text})"
+    return text
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_origin_annotations_change_nothing_but_the_origins(seed):
+    """The same rules with and without '$origin' wrappers: the same graph
+    (patterns, edges, stores), the same state fingerprint, the same
+    detections; and each annotated sub-pattern's origin is on a step whose
+    pattern is that sub-pattern (or a join fused with its condition)."""
+    rules, events, _, _ = gen_case(seed)
+    rng = random.Random(seed)
+    plain, marked = CoreEngine(gc_every=1000), CoreEngine(gc_every=1000)
+    try:
+        origins: dict[int, tuple] = {}
+        plain.add_rules("\n".join(rule_text(*r) for r in rules))
+        texts = []
+        for name, args, body in rules:
+            head = rule_text(name, args, ("ev", "x", ())).split(" <- ")[0]
+            texts.append(f"{head} <- {annotated_text(body, rng, origins)}.")
+        marked.add_rules("\n".join(texts))
+        g1, g2 = RuleGraph.of(plain), RuleGraph.of(marked)
+        assert [(n.id, n.text, n.children, n.window) for n in g1.nodes.values()] == \
+            [(n.id, n.text, n.children, n.window) for n in g2.nodes.values()]
+        assert [(r.text, r.node) for r in g1.rules] == [(r.text, r.node) for r in g2.rules]
+        assert all(not n.origins for n in g1.nodes.values())
+        stream = [(term(n, *a), s, e) for (n, a, s, e) in events]
+        assert dets_of(plain.push_many(stream)) == dets_of(marked.push_many(stream))
+        marked.import_state(plain.export_state())            # same fingerprint
+        seen = set()
+        for n in g2.nodes.values():
+            for o in n.origins:
+                k = o.args[0]
+                seen.add(k)
+                kind = origins[k][0]
+                want = origins[k][1] if kind == "ev" else kind
+                # the step of that sub-pattern: its operator (a join may
+                # carry its condition: where(seq(...), C)), or its event
+                assert want in (n.kind, n.op), (pattern_text(origins[k]), n.text)
+        assert seen == set(origins)                      # every annotation is on some step
+    finally:
+        plain.close()
+        marked.close()
 
 
 @pytest.mark.parametrize("seed", range(40))

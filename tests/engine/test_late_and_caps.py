@@ -22,9 +22,9 @@ from rdflib import Literal, URIRef
 from ordering_reference import disorder, late_reference
 from sparql_reference import QueryGen, answers, diff_message, engine_counter, gen_stream, render
 from epsparql import Engine, parse_query
-from epsparql.engine import AnswerLimitError, LimitError, StateLimitError
+from epsparql.query_engine import AnswerLimitError, LimitError, StateLimitError
 
-pytestmark = pytest.mark.filterwarnings("ignore::epsparql.engine.UnboundedStateWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::epsparql.query_engine.UnboundedStateWarning")
 
 EX = "http://ex/"
 

@@ -30,7 +30,7 @@ from epsparql.language import QueryError, parse_query
 from epsparql.language.parser import MAX_NESTING
 from epsparql.rdf import encode
 from epsparql.rules import compile_query
-from epsparql.rules.compile import MAX_EXPR_DEPTH, MAX_TERM_DEPTH, MAX_VARIABLES
+from epsparql.rules.from_algebra import MAX_EXPR_DEPTH, MAX_TERM_DEPTH, MAX_VARIABLES
 
 from cli.test_cli import cli  # tests/cli/
 

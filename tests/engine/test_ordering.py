@@ -125,7 +125,7 @@ def test_reorderer_releases_in_end_order_and_is_stable():
 import pytest  # noqa: E402
 
 from epsparql.core import PrologError  # noqa: E402
-from epsparql.engine import StateLimitError, UnboundedStateWarning  # noqa: E402
+from epsparql.query_engine import StateLimitError, UnboundedStateWarning  # noqa: E402
 
 
 def test_unbounded_query_warns_and_bounded_does_not():

@@ -35,9 +35,9 @@ from conftest import as_tuple
 from core_reference import rule_text
 from epsparql import Engine
 from epsparql.core import CoreEngine, PlString, term
-from epsparql.core.engine import CORE_STATE_MAGIC
+from epsparql.core.event_engine import CORE_STATE_MAGIC
 from epsparql.core.runtime import swipl_executable
-from epsparql.engine import SNAPSHOT_MAGIC
+from epsparql.query_engine import SNAPSHOT_MAGIC
 # the case generators of tests/core/ and tests/engine/ (folders under tests/, on sys.path)
 from core.test_core_differential import gen_case
 from engine.test_sparql_differential import construct_case
@@ -45,7 +45,7 @@ from engine.test_sparql_differential import construct_case
 from conftest import ROOT  # the repository root, wherever this file sits
 NS = R.NS
 
-pytestmark = pytest.mark.filterwarnings("ignore::epsparql.engine.UnboundedStateWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::epsparql.query_engine.UnboundedStateWarning")
 
 
 # ---------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from sparql_reference import (BGP, NS, And, Bound, Cmp, Construct, Dur, EVar,
                               Union, Var, answers, construct_answers,
                               diff_message, engine_counter, gen_stream, render,
                               plain_cases, rdflib_answers, shrink)
-from epsparql.engine import Engine
+from epsparql.query_engine import Engine
 
 A, B, C = R.SUBJECTS
 P, Q, RR = R.PREDICATES

@@ -24,7 +24,7 @@ from sparql_reference import (BGP, NS, And, Arith, Bound, Cmp, Construct, Dur,
                               answers, construct_answers, diff_message,
                               engine_counter, gen_stream, plain_cases, render,
                               rdflib_answers)
-from epsparql.engine import Engine
+from epsparql.query_engine import Engine
 
 DAY = 86400
 N = NS

@@ -182,3 +182,24 @@ def test_trace_of_construct_and_optional_steps(tmp_path, capsys):
     assert "answer    twice {?s=<http://example.org/s1>, ?a=30, ?b=31} [0, 60]" in b["3"]
     # the reading at 60 closes instant 0 ... and the end closes instant 60: ?t=31 alone
     assert "answer    hum {?s=<http://example.org/s1>, ?t=31} [60, 60]" in b["end of stream"]
+
+
+def test_the_trace_reports_rule_errors_at_their_triple_and_step():
+    """Errors cross as data: the trace names the step and the query."""
+    from rdflib import Literal, URIRef
+    from epsparql import Engine
+    from epsparql.explain.trace import Tracer
+    with Engine() as eng:
+        q = eng.register(QUERY, name="rise")
+        eng.add_rules("boom(S) <- triple(S, 'http://example.org/ns#humidity', O) "
+                      "where O = n(V, _, _), V > 25, atom_length(O, _).")
+        tracer = Tracer(eng, [q])
+        s1 = URIRef("http://example.org/s1")
+        ok = tracer.push((s1, URIRef("http://example.org/ns#humidity"), Literal(20), 1, 1))
+        bad = tracer.push((s1, URIRef("http://example.org/ns#humidity"), Literal(30), 2, 2))
+        assert ok["errors"] == []
+        (err,) = bad["errors"]
+        graph = eng.rule_graph()
+        (boom,) = [r for r in graph.rules if r.name == "boom"]
+        assert err.node == boom.node and err.queries == ["boom"]
+        assert err.kind == "type_error" and "atom_length" in err.message

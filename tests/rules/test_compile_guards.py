@@ -10,7 +10,7 @@ from rdflib import Literal, URIRef
 from epsparql import Engine
 from epsparql.algebra.nodes import (BGP, Background, EqJoin, EqLeftJoin, Extend, Filter, Join,
                                     LeftJoin, SeqJoin, SeqRightJoin, Triple, Union_, Window)
-from epsparql.rules.compile import certainly_bound
+from epsparql.rules.from_algebra import certainly_bound
 
 NS = "http://epsparql.org/ns#"
 

@@ -20,10 +20,30 @@ from .terms import Compound, batch_text, from_json, to_prolog
 
 
 class RuleError(NamedTuple):
-    """An exception raised inside a rule, and the event that triggered it."""
+    """An exception raised inside a rule, as data (``engine_errors/2`` in
+    ``prolog/epsparql_core.pl``): Prolog's message, what triggered it
+    (``event(E, [T1, T2])``, ``action(Head, [T1, T2])``, ``hook(...)``,
+    ``close(T)``, ``alarm(...)``, ``function(IRI, Args)``, ...), the
+    error's ``kind`` and term, the rule-graph ``node`` it was raised in
+    (None: not in a step) and the ``rules`` concerned (their head names;
+    ``heads``: the heads as text)."""
 
     message: str
     context: Any
+    kind: str = "exception"
+    error: Any = None
+    node: int | None = None
+    rules: tuple[str, ...] = ()
+    heads: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, err: dict) -> "RuleError":
+        """Read one error of a bridge reply (``write_errors`` in
+        ``prolog/bridge_python.pl``)."""
+        rules = err.get("rules") or ()
+        return cls(err["message"].strip(), err.get("context"), err.get("kind", "exception"),
+                   err.get("error"), err.get("node"), tuple(r["name"] for r in rules),
+                   tuple(r["head"] for r in rules))
 
 
 #: First bytes of a CoreEngine.export_state() blob (then zlib-compressed text).
@@ -190,8 +210,7 @@ class CoreEngine:
         if rec.error is not None:          # on_chunk raised: the call stopped there
             raise rec.error
         if isinstance(reply, dict) and "e" in reply:
-            for err in reply["e"]:
-                self.errors.append(RuleError(err["message"].strip(), err["context"]))
+            self.errors.extend(RuleError.from_json(err) for err in reply["e"])
         check(reply)
         if notify and self.on_detected is not None:
             for c in chunks:
@@ -234,6 +253,17 @@ class CoreEngine:
         window, goals stored now)."""
         return self._call("py_rule_graph", self.module)
 
+    def justifications(self, name: str, arity: int, start: float, end: float) -> list[Any]:
+        """Why the engine detected events ``name/arity`` over ``[start,
+        end]``: one tree per recorded detection (rules added with the option
+        ``justify`` on; docs/CORE.md, Justification), as terms:
+        ``detection(Event, [T1, T2], RuleText, Why)``, Why being
+        ``step(Node, Values, [T1, T2], Children)``, ``received(Event, [T1,
+        T2])``, a ``detection(...)`` of another rule, ``alarm(Why)`` or
+        ``unknown(Node, [T1, T2])``."""
+        return self._call("py_justify", self.module, name, str(arity),
+                          f"[{float(start)!r}, {float(end)!r}]")
+
     def goals(self) -> list[dict[str, Any]]:
         """Every stored goal (partial match) now: ``store``, ``node`` and the
         ``goal`` arguments (join values, other values, start, end).  For
@@ -274,10 +304,9 @@ class CoreEngine:
     def _import_text(self, text: str) -> None:
         """Import the text of engine_export_state/2 (one crossing)."""
         reply = from_json(self._rt.call("py_import_state", self.module, ("s", text)))
-        if isinstance(reply, dict) and "error" in reply:
-            if str(reply.get("term", "")).startswith("error(invalid_engine_state("):
-                raise ValueError(reply["error"].strip())
-            check(reply)
+        if isinstance(reply, dict) and reply.get("kind") == "invalid_engine_state":
+            raise ValueError(reply["error"].strip())
+        check(reply)
         self._pending.clear()
         self.errors.clear()
 

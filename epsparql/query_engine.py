@@ -32,7 +32,7 @@ from .algebra.partition import NO_SCHEMA, Plan, Schema, plan
 from .answer import Answer
 from .core import CoreEngine, Compound
 from .core.columns import Columns
-from .core.engine import Detection, unpack_state
+from .core.event_engine import Detection, unpack_state
 from .core.rule_graph import RuleGraph
 from .core.runtime import PROLOG_DIR, check, runtime
 from .core.terms import from_json
@@ -270,13 +270,17 @@ class Query:
 class EngineError:
     """An error inside a rule: the queries it concerns, a message, and what
     triggered it (the event ``event(Term, [Start, End])`` for rule errors,
-    the arguments for extension functions)."""
+    the arguments for extension functions); for errors of the core, the
+    error's ``kind`` (``type_error``, ``event_loop``, ...) and the node
+    of the rule graph it was raised in (``Engine.rule_graph()``)."""
 
     queries: list[str]
     message: str
     context: Any
     function: str | None = None
     exception: BaseException | None = None
+    kind: str | None = None
+    node: int | None = None
 
     def __str__(self) -> str:
         where = ", ".join(self.queries) or "a rule"
@@ -338,8 +342,9 @@ class Engine:
     processed) with ``on_late(row, source)`` for the later ones,
     ``max_goals`` and ``max_answers`` (caps: :class:`StateLimitError`,
     :class:`AnswerLimitError`), ``on_answers`` (called as answers come,
-    during a push), ``gc_every``, ``gc_period``, ``batch_size``,
-    ``max_depth`` (the core's, docs/CORE.md).
+    during a push), ``justify`` (record why each answer was detected),
+    ``gc_every``, ``gc_period``, ``batch_size``, ``max_depth`` (the core's,
+    docs/CORE.md).
 
     A cap stops the engine where it is hit: ``max_goals`` after the batch
     that crosses it, ``max_answers`` at the answer after the last allowed
@@ -353,7 +358,8 @@ class Engine:
                  on_late: Callable[[tuple, str], None] | None = None,
                  max_goals: int | None = None, gc_every: int = 100,
                  gc_period: float | None = None, batch_size: int = 5000,
-                 max_depth: int = 200, max_answers: int | None = None,
+                 max_depth: int = 200, justify: bool = False,
+                 max_answers: int | None = None,
                  on_answers: Callable[[], None] | None = None) -> None:
         if reasoning not in ("rdfs", "owlrl", "none"):
             raise ValueError(f"reasoning must be 'rdfs', 'owlrl' or 'none', got {reasoning!r}")
@@ -387,6 +393,8 @@ class Engine:
         #: without holding a whole batch's answers
         self.on_answers = on_answers
         self.core.set_option("dedup", True)
+        if justify:            # record why every answer was detected (epsparql.explain.justification)
+            self.core.set_option("justify", True)
         self._background_call("mode", "none" if reasoning == "none" else "rdfs")
         self._queries: dict[str, Query] = {}
         self._by_head: dict[str, Query] = {}
@@ -725,27 +733,23 @@ class Engine:
                 iri = str(ctx.args[0])
                 names = [q.name for q in self._queries.values() if iri in q.compiled.rules]
                 out.append(EngineError(names, f"extension function <{iri}>: {err.message}",
-                                       tuple(decode(a) for a in ctx.args[1]), iri))
+                                       tuple(decode(a) for a in ctx.args[1]), iri, kind=err.kind))
                 continue
-            out.append(EngineError(self._queries_of_message(err.message), err.message, ctx))
+            out.append(EngineError(self._queries_of_rules(err.rules), err.message, ctx,
+                                   kind=err.kind, node=err.node))
         for iri, args, exc in self._function_errors:
             names = [q.name for q in self._queries.values() if iri in q.compiled.rules]
             out.append(EngineError(names, f"extension function <{iri}> raised "
                                           f"{type(exc).__name__}: {exc}", args, iri, exc))
         return out
 
-    def _queries_of_message(self, message: str) -> list[str]:
-        """The queries a failing rule step belongs to: the rules of the rule
-        graph above the step Prolog's message names (``ep_n<N>/<Arity>``,
-        the predicate that raised; the core records errors as text)."""
-        import re
-        m = re.search(r"\bep_[nc](\d+)/\d+", message)
-        if not m:
-            return []
+    def _queries_of_rules(self, heads: Sequence[str]) -> list[str]:
+        """The queries a rule error concerns, from the names of the rules
+        the core recorded with it (a rule that is no query's: its name)."""
         names = set()
-        for rule in self.rule_graph().rules_above(int(m.group(1))):
-            q = self._by_head.get(rule.name)
-            names.add(q.name if q is not None else rule.name)
+        for head in heads:
+            q = self._by_head.get(head)
+            names.add(q.name if q is not None else head)
         return sorted(names)
 
     # -- snapshots -------------------------------------------------------------

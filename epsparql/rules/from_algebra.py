@@ -15,6 +15,13 @@ Operator mapping (section 4.2 -> docs/CORE.md):
 
 All data (IRIs, literals) is written through epsparql.core.terms, quoted
 and escaped: a query's constants are never Prolog source.
+
+Origins: the text written for each element of the algebra (an operator,
+a triple; numbered by :mod:`epsparql.algebra.elements`) is wrapped as
+``'$origin'(Head-Number, Text)``.  The core compiles the rule as if the
+wrappers were not there and keeps each number on the step it made from
+that text, so ``epsparql explain`` can say which element of which query
+every step of the rule graph implements.
 """
 from __future__ import annotations
 
@@ -24,6 +31,7 @@ from typing import Any, Callable
 
 from rdflib import RDF, XSD, BNode, Literal, URIRef
 
+from ..algebra.elements import numbers
 from ..algebra.nodes import (BGP, Background, Empty, EqJoin, EqLeftJoin, Extend, Filter,
                              Join, LeftJoin, Pattern, SeqJoin, SeqRightJoin,
                              Triple, Union_, Window)
@@ -77,8 +85,10 @@ class RuleWriter:
 
     def __init__(self, head: str, encode: Callable[[Any], Any],
                  is_function: Callable[[str], bool], module: str = "",
-                 reasoning: str = "none", hoist: bool = False):
+                 reasoning: str = "none", hoist: bool = False,
+                 origins: dict[int, int] | None = None):
         self.head = head
+        self.origins = origins or {}          # id(algebra element) -> its number
         self.module = to_prolog(module) if module else "_"
         self.reasoning = reasoning
         self.encode = encode
@@ -136,16 +146,25 @@ class RuleWriter:
             return to_prolog(self.encode(t))
         raise QueryError(f"unsupported term in a pattern: {t!r}")
 
+    def origin(self, element: Any, text: str) -> str:
+        """``text``, written for ``element`` of the algebra, with the
+        element's number around it (when it has one)."""
+        n = self.origins.get(id(element))
+        return text if n is None else f"'$origin'({self.head}-{n}, {text})"
+
     # -- patterns ------------------------------------------------------------
     def pattern(self, p: Pattern) -> str:
         """The rule-language text of a pattern."""
         return run(self._pattern(p))
 
     def _pattern(self, p: Pattern) -> Walk[str]:
+        return self.origin(p, (yield self._pattern_text(p)))
+
+    def _pattern_text(self, p: Pattern) -> Walk[str]:
         if isinstance(p, BGP):
             if not p.triples:
                 raise QueryError("an empty group pattern {} cannot be detected on a stream")
-            return balanced_text([self.triple(t) for t in p.triples], "and")
+            return balanced_text([self.origin(t, self.triple(t)) for t in p.triples], "and")
         if isinstance(p, Join):
             left_bg, right_bg = _timeless(p.left), _timeless(p.right)
             if left_bg and right_bg:
@@ -576,7 +595,7 @@ def _write(q: Any, qid: int, encode: Callable[[Any], Any], is_function: Callable
            module: str, reasoning: str, *, hoist: bool) -> tuple[CompiledQuery, int]:
     """The compiled query and the most variables one step of it holds."""
     head = f"sparql_q{qid}"
-    w = RuleWriter(head, encode, is_function, module, reasoning, hoist)
+    w = RuleWriter(head, encode, is_function, module, reasoning, hoist, numbers(q))
     body = w.pattern(q.pattern)
     names = sorted(all_vars(q.pattern))
     for n in names:
@@ -594,7 +613,7 @@ def _write(q: Any, qid: int, encode: Callable[[Any], Any], is_function: Callable
             computed.append(run(w.goal(w._assign(expr, var.name, span), span or ())))
             extra.append(var.name)
     if computed:
-        body = f"({body} where ({', '.join(computed)}))"
+        body = w.origin(q, f"({body} where ({', '.join(computed)}))")
     variables = names + [n for n in extra if n not in names]
     # template blank nodes: fresh per answer, part of the answer event
     bnodes: list[str] = []
@@ -604,7 +623,7 @@ def _write(q: Any, qid: int, encode: Callable[[Any], Any], is_function: Callable
                 bnodes.append(str(x))
     if bnodes:
         gens = ", ".join(f"sparql_construct:construct_fresh_bnode({w.var('_:tpl:' + b)})" for b in bnodes)
-        body = f"({body} where ({gens}))"
+        body = w.origin(q, f"({body} where ({gens}))")
         variables += ["_:tpl:" + b for b in bnodes]
     args = ", ".join(w.var(n) for n in variables) if variables else ""
     head_term = f"{head}({args})" if args else head
@@ -612,8 +631,10 @@ def _write(q: Any, qid: int, encode: Callable[[Any], Any], is_function: Callable
     for t in q.template:
         pos = [w.var("_:tpl:" + str(x)) if isinstance(x, BNode) else w.term(x)
                for x in (t.s, t.p, t.o)]
-        rules.append(f"triple({pos[0]}, {pos[1]}, {pos[2]}) <- {head_term} "
-                     f"where sparql_construct:construct_valid_triple({pos[0]}, {pos[1]}, {pos[2]}).")
+        answer = w.origin(q, head_term)
+        rules.append(f"triple({pos[0]}, {pos[1]}, {pos[2]}) <- " + w.origin(
+            t, f"({answer} where sparql_construct:construct_valid_triple("
+               f"{pos[0]}, {pos[1]}, {pos[2]}))") + ".")
     size = rule_variables(body)
     if q.template:                  # the answer event is a pattern of the template rules
         size = max(size, len(variables))
