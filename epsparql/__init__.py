@@ -11,10 +11,11 @@ that run in SWI-Prolog (the ETALIS execution model).
     q.results()
 """
 from .core import CoreEngine, Compound, Detection, PlString, PrologError, term
-from .query_engine import Answer, Engine, Query, StateLimitError, UnboundedStateWarning
+from .query_engine import (AnswerLimitError, Answer, Engine, LimitError, Query, StateLimitError,
+                           UnboundedStateWarning)
 from .language import QueryError, QuerySyntaxError, QueryWarning, parse_query
 
 __version__ = "0.1.0"
-__all__ = ["Engine", "Query", "Answer", "UnboundedStateWarning", "StateLimitError", "QueryError", "QuerySyntaxError", "QueryWarning",
-           "parse_query",
+__all__ = ["Engine", "Query", "Answer", "UnboundedStateWarning", "LimitError", "StateLimitError",
+           "AnswerLimitError", "QueryError", "QuerySyntaxError", "QueryWarning", "parse_query",
            "CoreEngine", "Compound", "Detection", "PlString", "PrologError", "term"]

@@ -45,8 +45,11 @@ class Reorderer:
     def watermark(self) -> float:
         return min(self._sources.values()) if self._sources else -math.inf
 
-    def add(self, rows: Sequence[Row], source: str = "default") -> list[Row]:
-        """Take rows from ``source``; return the rows that may go to the core now."""
+    def add(self, rows: Sequence[Row], source: str = "default",
+            late: list[int] | None = None) -> list[Row]:
+        """Take rows from ``source``; return the rows that may go to the core now.
+        The positions in ``rows`` of the rows found late are appended to
+        ``late`` when it is given (so a caller can say which input line it was)."""
         wm = self._sources.get(source, -math.inf)
         lateness = self.lateness
         released = self._released
@@ -69,10 +72,12 @@ class Reorderer:
                     self._sources.setdefault(source, wm)
                 return list(rows)
         out: list[Row] = []
-        for r in rows:
+        for i, r in enumerate(rows):
             e = r[4]
             if e < self._released:
                 self._late(r, source)
+                if late is not None:
+                    late.append(i)
                 continue
             heapq.heappush(self._heap, (e, self._seq, r))
             self._seq += 1

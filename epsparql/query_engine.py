@@ -40,6 +40,7 @@ from .algebra.partition import NO_SCHEMA, Plan, Schema, plan
 from .algebra.window_partition import window_plan
 from .answer import Answer
 from .core import CoreEngine, Compound
+from .core.columns import Columns
 from .core.event_engine import Detection, unpack_state
 from .core.rule_graph import RuleGraph
 from .core.runtime import PROLOG_DIR, check, runtime, runtime_alive
@@ -47,6 +48,7 @@ from .core.terms import from_json
 from .ordering import Reorderer
 from .rdf.codec import decode
 from .rdf.json_terms import node_from_json, node_to_json
+from .rdf.ntriples import absolute_iri_problem
 from .rdf.wire import term_text, triple_batch_text
 from .prepare import EP_SPARQL, PreparedQuery, dialect_of, prepare, prepare_windowed
 from .rules import CompiledQuery
@@ -65,23 +67,31 @@ BACKGROUND = "urn:epsparql:background"
 
 
 def _unbounded(p: Any) -> bool:
-    """Does the pattern store partial matches with no window above them?"""
+    """Does the pattern store partial matches with no window above them?
+    (Iterative: chains of BINDs or OPTIONALs can be thousands deep.)"""
     from .algebra.nodes import (BGP, Background, EqJoin, EqLeftJoin, Join, LeftJoin,
                                 SeqJoin, SeqRightJoin, Union_, Window)
-    if isinstance(p, Window):
-        return False
-    if isinstance(p, BGP):
-        return len(p.triples) > 1
-    if isinstance(p, (Join, LeftJoin)) and isinstance(p.right, Background):
-        return _unbounded(p.left)           # a background join stores nothing
-    if isinstance(p, Join) and isinstance(p.left, Background):
-        return _unbounded(p.right)
-    if isinstance(p, (Join, SeqJoin, EqJoin, LeftJoin, SeqRightJoin, EqLeftJoin)):
-        return True
-    if isinstance(p, Union_):
-        return _unbounded(p.left) or _unbounded(p.right)
-    inner = getattr(p, "pattern", None)
-    return _unbounded(inner) if inner is not None else False
+    stack = [p]
+    while stack:
+        p = stack.pop()
+        if isinstance(p, Window):
+            continue
+        if isinstance(p, BGP):
+            if len(p.triples) > 1:
+                return True
+        elif isinstance(p, (Join, LeftJoin)) and isinstance(p.right, Background):
+            stack.append(p.left)            # a background join stores nothing
+        elif isinstance(p, Join) and isinstance(p.left, Background):
+            stack.append(p.right)
+        elif isinstance(p, (Join, SeqJoin, EqJoin, LeftJoin, SeqRightJoin, EqLeftJoin)):
+            return True
+        elif isinstance(p, Union_):
+            stack += (p.right, p.left)
+        else:
+            inner = getattr(p, "pattern", None)
+            if inner is not None:
+                stack.append(inner)
+    return False
 
 
 _TERM_TYPES = (URIRef, Literal, BNode)
@@ -160,7 +170,10 @@ class Query:
         from .io.dataframe import to_dataframe
         return to_dataframe(self.results(), variables=self.variables, **options)
 
-    def _deliver(self, d: Detection) -> None:
+    def _answer(self, d: Detection) -> Answer | None:
+        """The answer a detection of this query's head makes; None when it
+        makes none (an ASK already answered, a DISTINCT repeat, a CONSTRUCT
+        answer with no complete template triple)."""
         values = d.event.args if isinstance(d.event, Compound) else ()
         row: dict[str, Node] = {}
         for name, v in zip(self.compiled.variables, values):
@@ -168,7 +181,7 @@ class Query:
                 row[name] = decode(v)
         if self.form == "ASK":
             if self._asked:
-                return
+                return None
             self._asked = True
             ans = Answer({}, d.start, d.end, query=self.name)
         elif self.form == "CONSTRUCT":
@@ -185,7 +198,7 @@ class Query:
                 if all(p is not None for p in pos):
                     triples.append(tuple(pos))
             if not triples:
-                return
+                return None
             ans = Answer({k: v for k, v in row.items() if not k.startswith("_:")},
                          d.start, d.end, tuple(triples), self.name)
         else:
@@ -195,9 +208,13 @@ class Query:
             if self.distinct:
                 key = tuple(sorted(bindings.items()))
                 if key in self._seen:
-                    return
+                    return None
                 self._seen.add(key)
             ans = Answer(bindings, d.start, d.end, query=self.name)
+        return ans
+
+    def _add(self, ans: Answer) -> None:
+        """Deliver an answer: kept for results(), passed to on_result."""
         self._answers.append(ans)
         if self.on_result is not None:
             self.on_result(ans)
@@ -261,8 +278,24 @@ class UnboundedStateWarning(UserWarning):
     """A query keeps partial matches forever (no getDURATION() bound)."""
 
 
-class StateLimitError(RuntimeError):
+class LimitError(RuntimeError):
+    """A cap set on the engine was reached: ``limit`` names it
+    (``"max_goals"``, ``"max_answers"``), ``cap`` is its value and
+    ``value`` what was reached.  The engine stopped at the end of the batch
+    that crossed it; the answers found until then were delivered."""
+
+    def __init__(self, message: str, limit: str, cap: int, value: int) -> None:
+        super().__init__(message)
+        self.limit, self.cap, self.value = limit, cap, value
+
+
+class StateLimitError(LimitError):
     """The engine's stored partial matches exceeded ``max_goals``."""
+
+
+class AnswerLimitError(LimitError):
+    """The engine delivered ``max_answers`` answers (the first ones; the
+    rest of the batch's answers were dropped)."""
 
 
 class Source:
@@ -284,7 +317,27 @@ class Source:
 
 
 class Engine:
-    """An EP-SPARQL engine over one Prolog core engine."""
+    """An EP-SPARQL engine over one Prolog core engine.
+
+    Options: ``base`` (an absolute IRI, for bare names and relative IRIs of
+    the queries), ``reasoning`` (``"rdfs"``, ``"owlrl"``, ``"none"``),
+    ``allowed_lateness`` (seconds a row may come out of order and still be
+    processed) with ``on_late(row, source)`` for the later ones,
+    ``max_goals`` and ``max_answers`` (caps: :class:`StateLimitError`,
+    :class:`AnswerLimitError`), ``on_answers`` (called as answers come,
+    during a push), ``justify`` (record why each answer was detected),
+    ``incremental_windows`` (the stream dialects' aggregates kept per pane),
+    ``gc_every``, ``gc_period``, ``batch_size``, ``max_depth`` (the core's,
+    docs/CORE.md).
+
+    A cap stops the engine where it is hit: ``max_goals`` after the batch
+    that crosses it, ``max_answers`` at the answer after the last allowed
+    one, inside its batch (the rest of that batch is not processed; the
+    engine's state is then that of a batch cut short: :meth:`clear_state`
+    or :meth:`restore` before going on).  Either way the answers delivered
+    before are there to take with ``results()``.  Windowed queries' answers
+    count toward ``max_answers`` too; they are delivered (and
+    ``on_answers`` called) when each call into the windows returns."""
 
     def __init__(self, *, base: str | None = None, reasoning: str = "rdfs",
                  allowed_lateness: float = 0.0,
@@ -292,13 +345,26 @@ class Engine:
                  max_goals: int | None = None, gc_every: int = 100,
                  gc_period: float | None = None, batch_size: int = 5000,
                  max_depth: int = 200, justify: bool = False,
-                 incremental_windows: bool = True) -> None:
+                 incremental_windows: bool = True,
+                 max_answers: int | None = None,
+                 on_answers: Callable[[], None] | None = None) -> None:
         if reasoning not in ("rdfs", "owlrl", "none"):
             raise ValueError(f"reasoning must be 'rdfs', 'owlrl' or 'none', got {reasoning!r}")
+        if base is not None:
+            problem = absolute_iri_problem(base)
+            if problem is not None:
+                raise ValueError(f"base must be an absolute IRI, got {base!r}: {problem}")
         self.base = base
         self.reasoning = reasoning
+        for cap, v in (("max_goals", max_goals), ("max_answers", max_answers)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                raise ValueError(f"{cap} must be a whole number >= 0 or None, got {v!r}")
         self._order = Reorderer(allowed_lateness, on_late)
         self.max_goals = max_goals
+        #: stop once this many answers were delivered (all queries together)
+        self.max_answers = max_answers
+        #: answers delivered so far (all queries; DISTINCT and ASK repeats not counted)
+        self.answers = 0
         self._function_errors: list[tuple] = []
         from . import functions
         self._seen_function_errors = functions.error_count
@@ -307,6 +373,12 @@ class Engine:
             rt.consult(PROLOG_DIR / module)
         self.core = CoreEngine(gc_every=gc_every, gc_period=gc_period,
                                batch_size=batch_size, max_depth=max_depth)
+        self.core.on_chunk = self._take
+        #: called (no arguments) whenever answers were delivered during a
+        #: push, flush or advance, as they come (after each chunk of up to
+        #: 4,096 detections): take them with results() to write them out
+        #: without holding a whole batch's answers
+        self.on_answers = on_answers
         self.core.set_option("dedup", True)
         if justify:            # record why every answer was detected (epsparql.explain.justification)
             self.core.set_option("justify", True)
@@ -349,7 +421,8 @@ class Engine:
             warnings.warn(UnboundedStateWarning(
                 f"query {q.name} joins stream patterns without a getDURATION() < … bound: "
                 f"its partial matches are kept forever on an unbounded stream "
-                f"(set Engine(max_goals=…) to fail clearly at a cap)"), stacklevel=2)
+                f"(a cap fails clearly: Engine(max_goals=…), --max-goals N on the command "
+                f"line)"), stacklevel=2)
         # prolog/core_compile.pl: binarise the rules, compile them to EDBC clauses
         self.core.add_rules(prepared.compiled.rules)
         self._core_fed = True
@@ -379,7 +452,7 @@ class Engine:
                 f"query {name} has an [ALL] window: its content grows with the stream"),
                 stacklevel=3)
         if self._windows is None:
-            self._windows = WindowRuntime(self.core.module)
+            self._windows = WindowRuntime(self.core.module, self._admit)
         q = WindowQuery(self, name, prepared, on_result)
         self._mark()
         try:
@@ -525,7 +598,7 @@ class Engine:
         self.push_many([(s, p, o, start, end)], source=source, stream=stream)
 
     def push_many(self, rows: Iterable[Sequence[Any]], *, source: str = "default",
-                  stream: str | None = None) -> None:
+                  stream: str | None = None) -> list[int]:
         """Push (s, p, o, start[, end]) rows, batched (one Prolog crossing per
         ``batch_size`` rows; any iterable, consumed incrementally).  Rows may
         arrive out of order within the allowed lateness.  Each batch is
@@ -536,10 +609,14 @@ class Engine:
         ``(s, p, o, start, end, stream)`` carry their own stream (``end``
         may be None); ``stream=`` names the stream of the rows without one;
         otherwise a row is on :data:`DEFAULT_STREAM`.  EP-SPARQL queries
-        see every stream."""
+        see every stream.
+
+        Returns the positions (0-based, in ``rows``) of the rows that came
+        too late to be processed (see :attr:`late`); usually empty."""
         size = self.core.batch_size
         it = iter(rows)
         base = 0
+        late: list[int] = []
         if stream is not None:
             stream = _stream_iri(stream)
         while True:
@@ -547,8 +624,12 @@ class Engine:
             if not chunk:
                 break
             norm = self._normalise(chunk, base, stream)
-            self._feed(self._order.add(norm, source))
+            found: list[int] = []
+            ready = self._order.add(norm, source, found)
+            late.extend(base + i for i in found)
+            self._feed(ready)
             base += len(chunk)
+        return late
 
     def source(self, name: str) -> "Source":
         """A named input whose watermark counts separately: the engine only
@@ -620,10 +701,7 @@ class Engine:
         self._mark()
         if ready and self._windows is not None:
             # the stream dialects' windows (rows grouped by stream, one crossing)
-            try:
-                self._windows.push(ready)
-            finally:
-                self._collect_function_errors()
+            self._window_call(self._windows.push, ready)
         if ready and (self._core_fed or self._windows is None):
             size = self.core.batch_size
             push = self.core.push_table_text
@@ -640,7 +718,8 @@ class Engine:
                     raise StateLimitError(
                         f"{goals} partial matches stored, more than max_goals={self.max_goals}: "
                         f"bound the queries with FILTER (getDURATION() < …) or raise the cap "
-                        f"(nothing was evicted; the answers so far were delivered)")
+                        f"(nothing was evicted; the answers so far were delivered)",
+                        "max_goals", self.max_goals, goals)
 
     def advance(self, t: float | datetime, *, source: str | None = None) -> None:
         """A heartbeat: no more triples (from ``source``, or from any source)
@@ -652,11 +731,7 @@ class Engine:
             self._mark()
             self._route(self.core.advance(wm))
             if self._windows is not None:
-                self._mark()
-                try:
-                    self._windows.advance(wm)
-                finally:
-                    self._collect_function_errors()
+                self._window_call(self._windows.advance, wm)
 
     def flush(self) -> None:
         """End of stream: release everything and decide every waiting answer."""
@@ -664,17 +739,37 @@ class Engine:
         self._mark()
         self._route(self.core.flush())
         if self._windows is not None:
-            self._mark()
-            try:
-                self._windows.flush()
-            finally:
-                self._collect_function_errors()
+            self._window_call(self._windows.flush)
+
+    def _window_call(self, call: Callable[..., None], *args: Any) -> None:
+        """One call of the window runtime: its answers are delivered when it
+        returns (windowed answers come out per call, i.e. per batch, not per
+        chunk), counted against ``max_answers``, then ``on_answers``."""
+        self._mark()
+        before = self.answers
+        try:
+            call(*args)
+        finally:
+            self._collect_function_errors()
+        if self.answers != before and self.on_answers is not None:
+            self.on_answers()
 
     @property
     def late(self) -> int:
         """Triples that arrived after the watermark had passed their end time
         (not processed; passed to ``on_late`` or kept in ``late_rows``)."""
         return self._order.late
+
+    @property
+    def allowed_lateness(self) -> float:
+        """How late (seconds) a row may come and still be processed in order."""
+        return self._order.lateness
+
+    @property
+    def buffered(self) -> int:
+        """Rows held in the reorder buffer, waiting for the watermark to pass
+        their end (processed by :meth:`advance` or :meth:`flush`)."""
+        return self._order.buffered
 
     @property
     def late_rows(self) -> list[tuple]:
@@ -691,11 +786,39 @@ class Engine:
     def _route(self, detections: list[Detection]) -> None:
         self._collect_function_errors()
         self.core.discard_detections()   # answers are kept per query, not in the core buffer
-        for d in detections:
+        for d in detections:             # (detections made outside a bridge call)
             name = d.event.name if isinstance(d.event, Compound) else d.event
             q = self._by_head.get(name)
             if q is not None:
-                q._deliver(d)
+                self._deliver(q, d)
+
+    def _take(self, chunk: Columns) -> None:
+        """A chunk of detections, during the core call that makes it: its
+        answers go to their query now, so a batch never holds all of its
+        answers, and a cap stops the call at once."""
+        q = self._by_head.get(chunk.name)
+        if q is not None:
+            for d in chunk.detections():
+                self._deliver(q, d)
+            if self.on_answers is not None:
+                self.on_answers()
+
+    def _deliver(self, q: Query, d: Detection) -> None:
+        ans = q._answer(d)
+        if ans is not None:
+            self._admit(q, ans)
+
+    def _admit(self, q: "Query | WindowQuery", ans: Answer) -> None:
+        """Deliver one answer of ``q`` unless it is over ``max_answers``
+        (EP-SPARQL and windowed queries count together)."""
+        cap = self.max_answers
+        if cap is not None and self.answers >= cap:
+            raise AnswerLimitError(
+                f"more than max_answers={cap} answers: the engine stopped at the next one "
+                f"(the first {cap} were delivered; raise the cap, or bound the queries)",
+                "max_answers", cap, self.answers + 1)
+        q._add(ans)
+        self.answers += 1
 
     @property
     def errors(self) -> list["EngineError"]:
@@ -833,6 +956,7 @@ class Engine:
             self._windows.clear()
             self._windows.errors.clear()
         self._order = self._order.cleared()
+        self.answers = 0
         for q in self._queries.values():
             if isinstance(q, Query):
                 q._seen, q._asked = set(), False

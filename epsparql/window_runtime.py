@@ -103,7 +103,8 @@ class WindowQuery:
         from .io.dataframe import to_dataframe
         return to_dataframe(self.results(), variables=self.variables, **options)
 
-    def _deliver(self, values: list[Any], start: float, end: float) -> None:
+    def _answer(self, values: list[Any], start: float, end: float) -> Answer:
+        """The answer one evaluation row of this query makes."""
         row = {}
         for name, v in zip(self.compiled.variables, values):
             if v is not None:
@@ -128,6 +129,10 @@ class WindowQuery:
             ans = Answer({"ask": row.get("ask")}, start, end, query=self.name)
         else:
             ans = Answer(row, start, end, query=self.name)
+        return ans
+
+    def _add(self, ans: Answer) -> None:
+        """Deliver an answer: kept for results(), passed to on_result."""
         self._answers.append(ans)
         if self.on_result is not None:
             self.on_result(ans)
@@ -152,15 +157,19 @@ class WindowQuery:
 class WindowRuntime:
     """The windowed queries of one engine module and the calls that run them.
 
-    Every call returns the answers and errors it produced: answers go to
-    their query (:meth:`WindowQuery._deliver`), errors to :attr:`errors`
-    as ``(query ids, message, context)``."""
+    Every call returns the answers and errors it produced: errors go to
+    :attr:`errors` as ``(message, context)``, then each answer to
+    ``deliver(query, answer)`` (the engine's: it counts answers against its
+    cap, which may stop the delivery by raising) or else straight to its
+    query."""
 
-    def __init__(self, module: str) -> None:
+    def __init__(self, module: str,
+                 deliver: Callable[[WindowQuery, Answer], None] | None = None) -> None:
         rt = runtime()
         for m in _MODULES:
             rt.consult(PROLOG_DIR / m)
         self.module = module
+        self.deliver = deliver
         self.queries: dict[int, WindowQuery] = {}
         self.errors: list[tuple[str, str]] = []
 
@@ -228,13 +237,18 @@ class WindowRuntime:
 
     def _call(self, name: str, *args: Any) -> None:
         reply = check(from_json(runtime().call(name, self.module, *args)))
+        for e in reply.get("e", ()):
+            self.errors.append((e["message"].strip(), e["context"]))
         queries = self.queries
+        deliver = self.deliver
         for qid, values, start, end in reply.get("a", ()):
             q = queries.get(qid)
             if q is not None:
-                q._deliver(values, start, end)
-        for e in reply.get("e", ()):
-            self.errors.append((e["message"].strip(), e["context"]))
+                ans = q._answer(values, start, end)
+                if deliver is None:
+                    q._add(ans)
+                else:
+                    deliver(q, ans)
 
 
 def _stream_of(row: tuple) -> str:

@@ -14,14 +14,14 @@ from typing import Any
 
 from ..algebra.partition import NO_SCHEMA, schema_of
 from ..explain.algebra_tree import algebra_tree
-from ..explain.drawing import draw_png
+from ..explain.drawing import TooLargeToDraw, draw_png
 from ..explain.origins import GraphOrigins
 from ..explain.rule_graph import GraphNames, rule_graph_tree
 from ..explain.tree import TreeNode, duration_text, tree_lines
 from ..explain.window_tree import window_algebra_tree
 from ..rdf.prefixes import Prefixes
-from .common import (EXIT_OK, PROG, UsageError, add_dialect_option, make_engine, read_queries,
-                     register_queries, say)
+from .common import (EXIT_OK, PROG, UsageError, add_dialect_option, add_engine_options, flat,
+                     make_engine, read_queries, register_queries, say)
 
 __all__ = ["add_parser", "cmd_explain"]
 
@@ -33,18 +33,17 @@ def add_parser(sub: Any) -> None:
                        "of queries (compiled together), optionally drawn as a PNG.")
     e.add_argument("queries", nargs="+", metavar="QUERY.rq")
     e.add_argument("--png", metavar="FILE", help="also draw both as a PNG image")
-    e.add_argument("--base", metavar="IRI", help="base IRI of the queries (bare names)")
+    add_engine_options(e)
     add_dialect_option(e)
     e.add_argument("--background", action="append", metavar="FILE",
                    help="background knowledge the partitioning must respect (RDFS schema)")
     e.set_defaults(func=cmd_explain)
 
 
-
 def cmd_explain(args: argparse.Namespace) -> int:
     """``epsparql explain``: print (and draw) the algebra and the rule graph."""
     qfs = read_queries(args.queries)
-    engine = make_engine(args.base)
+    engine = make_engine(args.base, reasoning=args.reasoning)
     queries = register_queries(engine, qfs, getattr(args, "dialect", None))
     schema = _schema(args.background or ())
     known: dict[str, str] = {}
@@ -105,6 +104,8 @@ def _draw(path: str, qfs: Any, panels: list) -> None:
     title = "epsparql explain: " + ", ".join(Path(qf.path).name for qf in qfs)
     try:
         draw_png(path, panels, title)
+    except TooLargeToDraw as e:
+        raise UsageError(f"--png: {e}") from None
     except OSError as e:
         raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
     say(f"{PROG}: wrote {path}")
@@ -119,5 +120,8 @@ def _schema(paths: Any) -> Any:
     for b in paths:
         if not Path(b).is_file():
             raise UsageError(f"background file not found: {b}")
-        g.parse(b)
+        try:
+            g.parse(b)
+        except Exception as e:            # rdflib's parsers raise many kinds
+            raise UsageError(f"cannot read background file {b}: {flat(e)}") from None
     return schema_of(g)

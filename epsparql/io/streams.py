@@ -63,7 +63,7 @@ from ..rdf.sparql_json import term_from_json, term_to_json
 from ..times import NUMBER_RE, format_time, parse_time, seconds
 
 __all__ = [
-    "FORMATS", "Row", "StreamFormatError", "StreamReader", "StreamWriter",
+    "FORMATS", "Row", "StreamFormatError", "StreamHeaderError", "StreamReader", "StreamWriter",
     "read_stream", "write_stream", "guess_format", "open_output",
     "parse_term", "format_term", "parse_time", "format_time",
     "term_to_json", "term_from_json",
@@ -106,6 +106,11 @@ class StreamFormatError(ValueError):
 
     def __reduce__(self):
         return (type(self), (self.message, self.path, self.line, self.column))
+
+
+class StreamHeaderError(StreamFormatError):
+    """A CSV header that cannot be read: the whole file is unusable, so it
+    stops reading whatever ``on_error`` says."""
 
 
 _WS_RE = re.compile(r"[ \t]*")
@@ -584,7 +589,7 @@ class StreamReader:
                 continue
             if any(bad_utf8 in x for x in fields):
                 if header is None:
-                    raise StreamFormatError("the header is not valid UTF-8", self.path, self.line)
+                    raise StreamHeaderError("the header is not valid UTF-8", self.path, self.line)
                 self._error("not valid UTF-8")
                 continue
             if header is None:
@@ -592,7 +597,7 @@ class StreamReader:
                 index = {h: i for i, h in enumerate(header)}
                 missing = [c for c in ("s", "p", "o", "start") if c not in index]
                 if missing or len(index) != len(header):
-                    raise StreamFormatError(
+                    raise StreamHeaderError(
                         "the CSV header must name the columns s,p,o,start[,end][,stream] "
                         f"(found {','.join(fields)!r}" + (f"; missing {', '.join(missing)}" if missing else
                                                              "; a column is named twice") + ")",

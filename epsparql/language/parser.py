@@ -116,6 +116,7 @@ _STRING_QUOTES = {"STRING_LITERAL1": 1, "STRING_LITERAL2": 1,
 _ECHAR = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f",
           '"': '"', "'": "'", "\\": "\\"}
 _ABSOLUTE_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+_NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|^`\\]')
 
 
 # ------------------------------------------------------------------ entry
@@ -130,6 +131,9 @@ def parse_query(text: str, *, base: str | None = None) -> A.Query:
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_query() needs a str, not {type(text).__name__}")
+    if base is not None and not (isinstance(base, str) and _ABSOLUTE_IRI.match(base)
+                                 and not _NOT_IN_IRI.search(base)):
+        raise ValueError(f"base must be an absolute IRI, got {base!r}")
     try:
         return _parse(text, base)
     except QueryError as err:
@@ -617,6 +621,9 @@ def _strip_leading_sign(expr: object) -> tuple[str, object]:
         spine.append(expr)
         expr = expr.left
     text = str(expr)
+    if not text.startswith(("+", "-")):
+        # rdflib normalised "+1" to "1": the sign was a plus
+        text = "+" + text
     result: object = Literal(text[1:], datatype=expr.datatype)
     for node in reversed(spine):
         result = A.BinaryOp(node.op, result, node.right, node.pos)

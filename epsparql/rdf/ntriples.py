@@ -17,7 +17,7 @@ from ..memo import BoundedCache
 
 __all__ = ["TermSyntaxError", "parse_term", "format_term", "term_at", "iri", "literal",
            "unescape", "IRI_PATTERN", "IRI_PLAIN_PATTERN", "BNODE_LABEL_PATTERN",
-           "STRING_PATTERN", "SCHEME_RE", "RDF_LANGSTRING"]
+           "STRING_PATTERN", "SCHEME_RE", "RDF_LANGSTRING", "absolute_iri_problem"]
 
 RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 
@@ -90,6 +90,25 @@ def iri(raw: str, col: int = 0) -> URIRef:
     if not SCHEME_RE.match(text):
         raise TermSyntaxError(f"relative IRI <{text}> (N-Triples IRIs are absolute)", col)
     return _IRIS.put(raw, URIRef(text))
+
+
+_IRI_BODY_RE = re.compile(r'[^\x00-\x20<>"{}|^`\\]*')
+
+
+def absolute_iri_problem(text: str) -> str | None:
+    """Why ``text`` is not an absolute IRI (as written between ``<>``,
+    without escapes), or None when it is one: a base IRI given on a
+    command line or to :class:`~epsparql.Engine` is checked with this."""
+    if not isinstance(text, str):
+        return f"not text: {text!r}"
+    if not SCHEME_RE.match(text):
+        return "it has no scheme (such as http:)"
+    bad = _IRI_BODY_RE.match(text).end()
+    if bad < len(text):
+        ch = text[bad]
+        what = "a space" if ch == " " else f"the character {ch!r}"
+        return f"{what} at position {bad + 1} is not allowed in an IRI"
+    return None
 
 
 def literal(raw: str, lang: str | None, dt: str | None) -> Literal:
