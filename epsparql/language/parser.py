@@ -66,6 +66,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Iterable
 from pathlib import Path as _FsPath
 from urllib.parse import urljoin
 
@@ -80,7 +81,7 @@ from . import ast as A
 from .errors import QueryError, QuerySyntaxError
 from .scope import check_scopes
 
-__all__ = ["parse_query", "DEFAULT_BASE", "BUILTIN_ARITY", "MAX_NESTING"]
+__all__ = ["parse_query", "DEFAULT_BASE", "BUILTIN_ARITY", "MAX_NESTING", "check_nesting"]
 
 #: Base for bare names and the undeclared empty prefix when there is no BASE.
 DEFAULT_BASE = "http://epsparql.org/ns#"
@@ -158,13 +159,14 @@ _CLOSE = {"RBRACE", "RPAR", "RSQB"}
 _PREFIX = {"BANG", "PLUS", "DASH"}
 
 
-def _check_nesting(text: str) -> None:
-    """QueryError at the first bracket or prefix operator nested more than
-    :data:`MAX_NESTING` levels deep (tokens that do not lex are left to
-    the parser to report)."""
+def check_nesting(tokens: Iterable[Token]) -> None:
+    """QueryError at the first bracket or prefix operator of ``tokens`` (a
+    Lark lexer's, of this grammar or a stream dialect's) nested more than
+    :data:`MAX_NESTING` levels deep; a lexing error ends the check (the
+    parser reports it)."""
     depth = run = 0
     try:
-        for token in _lark().lex(text):
+        for token in tokens:
             if token.type in _PREFIX:
                 run += 1
             else:
@@ -180,6 +182,10 @@ def _check_nesting(text: str) -> None:
                     token.column)
     except UnexpectedInput:
         return
+
+
+def _check_nesting(text: str) -> None:
+    check_nesting(_lark().lex(text))
 
 
 def _parse(text: str, base: str | None) -> A.Query:

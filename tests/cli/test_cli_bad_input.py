@@ -50,6 +50,27 @@ FILES = {
     "s.jsonl": '{"s": "<http://ex/s>", "p": "<http://ex/p>", "o": "\\"1\\"", "start": 1}\n{oops\n',
     "nohead.csv": "s,p\n<http://ex/s>,<http://ex/p>\n",
     "bad.ttl": "garbage {{{\n",
+    # the stream dialects (issue 13): the same errors, with file:line:column
+    "win.rq": ("REGISTER QUERY win AS\nSELECT (COUNT(*) AS ?n)\n"
+               "FROM STREAM <http://ex/st> [RANGE 4s STEP 2s]\nWHERE { ?s <http://ex/p> ?v }\n"),
+    "wsyntax.rq": "SELECT ?s WHERE { STREAM <http://ex/st> [RANGE 5s { ?s <http://ex/p> ?o } }\n",
+    "wagg.rq": ("SELECT ?s (COUNT(?o) AS ?n) WHERE { STREAM <http://ex/st> [RANGE 5s] "
+                "{ ?s <http://ex/p> ?o } }\n"),
+    "wunit.rq": "SELECT ?s WHERE { STREAM <http://ex/st> [RANGE 5 parsecs] { ?s <http://ex/p> ?o } }\n",
+    "wzero.rq": "SELECT ?s WHERE { STREAM <http://ex/st> [RANGE 0s] { ?s <http://ex/p> ?o } }\n",
+    "wdeep.rq": ("SELECT ?s WHERE { STREAM <http://ex/st> [NOW] " + "{ " * 1200 + "?s ?p ?o"
+                 + " }" * 1200 + " }\n"),
+    "wrelative.rq": "SELECT ?s WHERE { STREAM <http://ex/st> [NOW] { ?s <p> ?o } }\n",
+    "s.nqt": "".join(f'<http://ex/s> <http://ex/p> "{i}" <http://ex/st> {i} .\n' for i in range(1, 6)),
+    "rels.nqt": ('<http://ex/s> <http://ex/p> "1" <http://ex/st> 1 .\n'
+                 '<http://ex/s> <http://ex/p> "2" <st> 2 .\n'),
+    "st.jsonl": ('{"s": "<http://ex/s>", "p": "<http://ex/p>", "o": "\\"1\\"", "start": 1, '
+                 '"stream": "http://ex/st"}\n'
+                 '{"s": "<http://ex/s>", "p": "<http://ex/p>", "o": "\\"2\\"", "start": 2, '
+                 '"stream": 5}\n'),
+    "st.csv": ("s,p,o,start,stream\n<http://ex/s>,<http://ex/p>,\"\"\"1\"\"\",1,<http://ex/st>\n"
+               "<http://ex/s>,<http://ex/p>,\"\"\"2\"\"\",2,not an iri\n"),
+    "twice.csv": "s,p,o,start,stream,stream\n",
     "good.ttl": "<http://ex/a> <http://ex/b> <http://ex/c> .\n",
 }
 BINARY = {
@@ -122,6 +143,28 @@ RUN = [
     (["run", "ok.rq", "--stream", "nohead.csv"], 1, "the CSV header must name the columns", 0),
     (["run", "ok.rq", "--stream", "nohead.csv", "--on-error", "skip"], 1, "the CSV header", 0),
     (["run", "ok.rq", "--stream", "trunc.nt.gz"], 1, "error reading trunc.nt.gz:", None),
+    # queries and streams of the stream dialects
+    (["run", "wsyntax.rq", "--stream", "s.nqt"], 2, "wsyntax.rq:1:51: expected ']', SLIDE or "
+     "TUMBLING, found '{' (in a CQELS-QL query)", 0),
+    (["run", "wagg.rq", "--stream", "s.nqt"], 2, "wagg.rq:1:8: ?s is neither grouped nor aggregated", 0),
+    (["run", "wunit.rq", "--stream", "s.nqt"], 2, "wunit.rq:1:48: expected DURATION", 0),
+    (["run", "wzero.rq", "--stream", "s.nqt"], 2, "wzero.rq:1:", 0),
+    (["run", "wdeep.rq", "--stream", "s.nqt"], 2, "levels deep, the limit", 0),
+    (["run", "win.rq", "--stream", "s.nqt", "--dialect", "cqels"], 2,
+     "win.rq:1:1: expected PREFIX/BASE or SELECT/CONSTRUCT/ASK, found 'REGISTER' (in a CQELS-QL", 0),
+    (["run", "win.rq", "--stream", "s.nqt", "--dialect", "sql"], 2, "--dialect: invalid choice: 'sql'", 0),
+    (["run", "win.rq", "--stream", "s.nqt", "--base", "st"], 2, "argument --base: not an absolute IRI", 0),
+    (["run", "win.rq", "--stream", "s.nqt", "--trace"], 2,
+     "--trace shows the partial matches of EP-SPARQL queries; win use windows", 0),
+    (["run", "win.rq", "--stream", "rels.nqt"], 1, "rels.nqt:2:33: relative IRI <st>", 0),
+    (["run", "win.rq", "--stream", "st.jsonl"], 1, 'st.jsonl:2: "stream": a term is', 0),
+    (["run", "win.rq", "--stream", "st.csv"], 1, 'st.csv:3: "stream": malformed IRI', 0),
+    (["run", "win.rq", "--stream", "twice.csv"], 1, "the CSV header must name the columns "
+     "s,p,o,start[,end][,stream] (found 's,p,o,start,stream,stream'; a column is named twice)", 0),
+    (["run", "win.rq", "--stream", "s.nqt", "--background", "http://ex/g=no.ttl"], 2,
+     "background file not found: no.ttl (for the named graph <http://ex/g>)", 0),
+    (["run", "win.rq", "--stream", "s.nqt", "--background", "http://ex/g=bad.ttl"], 2,
+     "cannot read background file bad.ttl: at line 1", 0),
     # flags
     (["run", "ok.rq"], 2, "the following arguments are required: --stream", 0),
     (["run", "ok.rq", "--stream", "s.nt", "--base", "not an iri"], 2,
@@ -187,6 +230,12 @@ def test_the_trace_keeps_what_it_traced(files, capsys):
     (["check", "ok.rq", "--base", "x"], 2, "argument --base: not an absolute IRI: 'x'"),
     (["check"], 2, "the following arguments are required: QUERY.rq"),
     (["explain", "syntax.rq"], 2, "syntax.rq:3:14:"),
+    (["check", "win.rq", "wagg.rq"], 2, "wagg.rq:1:8:"),
+    (["check", "win.rq", "--dialect", "rspql"], 2, "win.rq:1:10: expected"),
+    (["explain", "wsyntax.rq"], 2, "wsyntax.rq:1:51:"),
+    (["explain", "win.rq", "--base", "x"], 2, "argument --base: not an absolute IRI: 'x'"),
+    (["spark", "run", "win.rq", "--stream", "s.nqt", "--out", "o", "--background",
+      "http://ex/g=good.ttl"], 2, "named background graphs (IRI=FILE) go with epsparql run"),
     (["explain", "ok.rq", "--background", "no.ttl"], 2, "background file not found: no.ttl"),
     (["explain", "ok.rq", "--background", "bad.ttl"], 2, "cannot read background file bad.ttl"),
     (["explain", "ok.rq", "--png", "adir"], 2, "cannot write adir: Is a directory"),
@@ -232,4 +281,13 @@ def test_warnings_name_file_and_position_every_time(files, capsys):
     assert any(x.startswith("relative.rq:1:19: warning: <p> is a relative IRI and the query "
                             "has no BASE") for x in lines)
     code, out, err = run(capsys, "check", "relative.rq", "--base", "http://ex/")
+    assert code == 0 and "relative IRI" not in err
+
+
+def test_dialect_queries_warn_of_relative_iris_as_ep_sparql_does(files, capsys):
+    code, out, err = run(capsys, "check", "wrelative.rq")
+    assert code == 0 and out.splitlines() == ["wrelative.rq: ok (cqels: SELECT ?s)"]
+    assert any(x.startswith("wrelative.rq:1:52: warning: <p> is a relative IRI and the query "
+                            "has no BASE") for x in err.splitlines()), err
+    code, out, err = run(capsys, "check", "wrelative.rq", "--base", "http://ex/")
     assert code == 0 and "relative IRI" not in err

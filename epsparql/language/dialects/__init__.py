@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ...rdf.ntriples import absolute_iri_problem
 from ..errors import QueryError
 from .ast import DIALECTS, DialectQuery
 from .cqels import CQELS
@@ -59,6 +60,10 @@ def parse_dialect(text: str, dialect: str | None = None, base: str | None = None
     """Parse a stream-dialect query (``dialect`` forces one, see
     :data:`DIALECTS`).  Raises QuerySyntaxError/QueryError with line and
     column."""
+    if base is not None:
+        problem = absolute_iri_problem(base)
+        if problem is not None:
+            raise ValueError(f"base must be an absolute IRI, got {base!r}: {problem}")
     name = dialect or detect_dialect(text)
     if name is None:
         raise QueryError("this is not a query of a stream dialect (no window, no STREAM "

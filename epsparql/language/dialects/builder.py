@@ -71,6 +71,9 @@ class SparqlBuilder(Transformer):
         self.base = base
         self.prefixes: list[tuple[str, str]] = []
         self._fresh = 0
+        #: IRIs left relative (no BASE to resolve them), each with where it
+        #: first appears: they never match a stream's or the background's
+        self.relative: dict[str, tuple[int, int]] = {}
 
     # -- prologue and IRIs -------------------------------------------------
     def _resolve(self, iri: str) -> str:
@@ -100,7 +103,10 @@ class SparqlBuilder(Transformer):
     def iri(self, meta, c):
         tok = c[0]
         if tok.type == "IRIREF":
-            return URIRef(self._resolve(str(tok)[1:-1]))
+            iri = self._resolve(str(tok)[1:-1])
+            if not _ABSOLUTE_IRI.match(iri):
+                self.relative.setdefault(iri, (tok.line, tok.column))
+            return URIRef(iri)
         prefix, _, local = str(tok).partition(":")
         local = re.sub(r"\\(.)", r"\1", local)
         return URIRef(self.namespace(prefix, tok) + local)

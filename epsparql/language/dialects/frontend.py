@@ -7,6 +7,7 @@ parser is built once per process.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -15,8 +16,8 @@ from lark import Lark
 from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
                              UnexpectedToken, VisitError)
 
-from ..errors import QueryError, QuerySyntaxError
-from ..parser import describe_expected
+from ..errors import QueryError, QuerySyntaxError, QueryWarning
+from ..parser import check_nesting, describe_expected
 from . import ast as D
 
 _BASE = (Path(__file__).with_name("sparql11.lark")).read_text(encoding="utf-8")
@@ -35,19 +36,36 @@ class Dialect:
         """Text -> DialectQuery; QuerySyntaxError/QueryError with line and column."""
         if not isinstance(text, str):
             raise TypeError(f"a query is a str, not {type(text).__name__}")
+        parser = _parser(self.name, self.grammar)
         try:
-            tree = _parser(self.name, self.grammar).parse(text)
+            check_nesting(parser.lex(text))          # bounds the builder's recursion
+        except QueryError as e:
+            raise e.with_source(text) from None
+        try:
+            tree = parser.parse(text)
         except UnexpectedInput as e:
             raise _syntax_error(e, text, self.title).with_source(text) from None
         b = self.builder(base)
         try:
-            return b.finish(b.transform(tree))
+            query = b.finish(b.transform(tree))
         except VisitError as e:
             if isinstance(e.orig_exc, QueryError):
                 raise e.orig_exc.with_source(text) from None
+            if isinstance(e.orig_exc, RecursionError):
+                raise QueryError("the query is nested too deeply to be parsed",
+                                 source=text) from None
             raise
         except QueryError as e:
             raise e.with_source(text) from None
+        except RecursionError:
+            raise QueryError("the query is nested too deeply to be parsed", source=text) from None
+        for iri, (line, column) in b.relative.items():   # as EP-SPARQL's (algebra/constants.py)
+            warnings.warn(QueryWarning(
+                f"<{iri}> is a relative IRI and the query has no BASE to resolve it against: "
+                f"it never matches a triple of a stream or of the background, whose IRIs are "
+                f"absolute (declare BASE <...> or give a base: --base, Engine(base=...))",
+                line, column), stacklevel=4)
+        return query
 
 
 @lru_cache(maxsize=None)
