@@ -332,15 +332,17 @@ class Tracer:
         return out
 
     def push(self, row: tuple, step: int | None = None, held: int | str | None = None) -> dict:
-        """Push one row ``(s, p, o, start, end)``; what it did.  ``step``
-        numbers it (default: one more than the last); ``held`` is the step
-        whose arrival released it, when the reorder buffer held it back."""
+        """Push one row ``(s, p, o, start[, end[, stream]])``; what it did.
+        ``step`` numbers it (default: one more than the last); ``held`` is
+        the step whose arrival released it, when the reorder buffer held it
+        back.  The record's row is ``(s, p, o, start, end)`` (EP-SPARQL
+        queries, the ones traced, see every stream)."""
         self.step_no = step if step is not None else self.step_no + 1
-        if len(row) == 4 or row[4] is None:
-            row = (row[0], row[1], row[2], row[3], row[3])
+        stream = row[5] if len(row) > 5 else None
+        row = _five(row)
         before = self._goals
         late0 = self.engine.late
-        self.engine.push(*row)
+        self.engine.push(*row, stream=stream)
         self.engine.gc()                   # expire at the step the window passes
         after = self._snapshot()
         if self.engine.late == late0:      # the core's clock: the latest end time pushed
@@ -372,8 +374,7 @@ class Tracer:
         """A row the reorder buffer found late (``by`` seconds before a row
         already processed): not pushed, and nothing happened."""
         self.step_no = step
-        if len(row) == 4 or row[4] is None:
-            row = (row[0], row[1], row[2], row[3], row[3])
+        row = _five(row)
         rec = {"step": step, "row": row, "now": self.now, "checked": [], "inserted": [],
                "removed": [], "answers": [], "late": True, "late_by": by}
         self._explain(rec)
@@ -418,6 +419,12 @@ class Tracer:
         self.totals["answers"] += len(rec["answers"])
         if rec["late"]:
             self.totals["late"] += 1
+
+
+def _five(row: tuple) -> tuple:
+    """A stream row as ``(s, p, o, start, end)`` (end filled in, stream dropped)."""
+    end = row[4] if len(row) > 4 and row[4] is not None else row[3]
+    return (row[0], row[1], row[2], row[3], end)
 
 
 def late_note(gap: float) -> str:

@@ -163,3 +163,18 @@ def test_background_specs_and_their_errors(tmp_path):
     assert r.returncode == 2
     [err] = error_lines(r.stderr)
     assert "named background graphs (IRI=FILE) go with epsparql run" in err
+
+
+def test_the_trace_reads_a_stream_file_with_streams():
+    """--trace over nqt rows (6-tuples): the EP-SPARQL query traced sees
+    every stream and gives the answers of a normal run."""
+    from cli_child import answer_counter
+    rise, nqt = ROOT / "examples" / "formats" / "rise.rq", ROOT / "examples" / "formats" / "readings.nqt"
+    r = cli("run", rise, "--stream", nqt, "--output-format", "jsonl")
+    assert r.returncode == 0 and r.stdout
+    t = cli("run", rise, "--stream", nqt, "--trace", "--output-format", "jsonl")
+    assert t.returncode == 0, t.stderr
+    objs = [json.loads(x) for x in t.stdout.splitlines()]
+    traced = "\n".join(json.dumps(a) for o in objs if o["type"] in ("triple", "end")
+                       for a in o["answers"])
+    assert answer_counter(traced) == answer_counter(r.stdout)
