@@ -45,8 +45,11 @@ class Reorderer:
     def watermark(self) -> float:
         return min(self._sources.values()) if self._sources else -math.inf
 
-    def add(self, rows: Sequence[Row], source: str = "default") -> list[Row]:
-        """Take rows from ``source``; return the rows that may go to the core now."""
+    def add(self, rows: Sequence[Row], source: str = "default",
+            late: list[int] | None = None) -> list[Row]:
+        """Take rows from ``source``; return the rows that may go to the core now.
+        The positions in ``rows`` of the rows found late are appended to
+        ``late`` when it is given (so a caller can say which input line it was)."""
         wm = self._sources.get(source, -math.inf)
         lateness = self.lateness
         released = self._released
@@ -69,10 +72,12 @@ class Reorderer:
                     self._sources.setdefault(source, wm)
                 return list(rows)
         out: list[Row] = []
-        for r in rows:
+        for i, r in enumerate(rows):
             e = r[4]
             if e < self._released:
                 self._late(r, source)
+                if late is not None:
+                    late.append(i)
                 continue
             heapq.heappush(self._heap, (e, self._seq, r))
             self._seq += 1
@@ -127,7 +132,10 @@ class Reorderer:
         output, not state: they are not in it.  ``encode_node`` turns a
         triple position into JSON-ready data."""
         return {
-            "heap": [[seq, [encode_node(r[0]), encode_node(r[1]), encode_node(r[2]), r[3], r[4]]]
+            # rows may carry more plain-string fields after the end time (the
+            # stream of epsparql.windowed's rows): kept as they are
+            "heap": [[seq, [encode_node(r[0]), encode_node(r[1]), encode_node(r[2]), r[3], r[4],
+                            *r[5:]]]
                      for _, seq, r in self._heap],
             "seq": self._seq,
             "released": _num_out(self._released),
@@ -145,8 +153,11 @@ class Reorderer:
             heap = []
             for item in data["heap"]:
                 seq, row = item
-                s, p, o, t1, t2 = row
-                row = (decode_node(s), decode_node(p), decode_node(o), _time(t1), _time(t2))
+                s, p, o, t1, t2, *extra = row
+                if any(type(x) is not str for x in extra):
+                    raise ValueError(f"bad buffered row {str(item)[:100]}")
+                row = (decode_node(s), decode_node(p), decode_node(o), _time(t1), _time(t2),
+                       *extra)
                 if type(seq) is not int or row[3] > row[4]:
                     raise ValueError(f"bad buffered row {str(item)[:100]}")
                 heap.append((row[4], seq, row))

@@ -9,6 +9,14 @@
     answers = q.results()                      # drains: a sequence of Answer
     table = q.results(format="arrow")          # or as a pyarrow Table
 
+Queries of the stream dialects (C-SPARQL, CQELS-QL, SPARQLstream,
+Streaming SPARQL, LUPOSDATE, RSP-QL; detected, or ``dialect=``) register
+the same way and read named streams: ``push(..., stream=IRI)``, rows
+``(s, p, o, start, end, stream)``; a row without a stream is on
+:data:`DEFAULT_STREAM`.  EP-SPARQL queries see every stream.  Their
+windows run in the same Prolog module (epsparql/window_runtime.py,
+prolog/stream_window.pl); docs/DIALECTS.md.
+
 Each engine owns one module of the process's SWI-Prolog: its queries,
 pending goals and answers are its own.  The stream is a set of triple
 occurrences: pushing the same triple over the same interval twice counts
@@ -23,27 +31,32 @@ import json
 import math
 import warnings
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Callable, Iterable, Sequence
 
 from rdflib.term import BNode, Literal, Node, URIRef
 
 from .algebra.partition import NO_SCHEMA, Plan, Schema, plan
+from .algebra.window_partition import window_plan
 from .answer import Answer
 from .answers import AnswerBatch, AnswerShape, RepeatFilter, Results, TermNodes
 from .core import CoreEngine, Compound
 from .core.columns import VALUE, Columns
 from .core.event_engine import unpack_state
 from .core.rule_graph import RuleGraph
-from .core.runtime import PROLOG_DIR, check, runtime
+from .core.runtime import PROLOG_DIR, check, runtime, runtime_alive
 from .core.terms import from_json
 from .ordering import Reorderer
 from .rdf.codec import decode
+from .rdf.json_terms import node_from_json, node_to_json
+from .rdf.ntriples import absolute_iri_problem
 from .rdf.wire import term_text, triple_batch_text
-from .prepare import PreparedQuery, prepare
+from .prepare import EP_SPARQL, PreparedQuery, dialect_of, prepare, prepare_windowed
 from .rules import CompiledQuery
 from .times import seconds
+from .language.dialects import DialectQuery
+from .window_runtime import DEFAULT_STREAM, UnboundedWindowWarning, WindowQuery, WindowRuntime
 
 
 #: First bytes of an Engine.snapshot() blob (then zlib-compressed: one line
@@ -51,57 +64,36 @@ from .times import seconds
 SNAPSHOT_MAGIC = b"EPSE1"
 
 
-def _node_out(node: Node) -> Any:
-    """An RDF term as JSON data for snapshots: an IRI as its string, a
-    blank node as ["b", id], a literal as ["l", lexical, datatype, lang]."""
-    if type(node) is URIRef:
-        return str(node)
-    if isinstance(node, Literal):
-        dt = node.datatype
-        return ["l", str(node), None if dt is None else str(dt), node.language]
-    if isinstance(node, BNode):
-        return ["b", str(node)]
-    if isinstance(node, URIRef):
-        return str(node)
-    raise TypeError(f"not an RDF term: {node!r}")
-
-
-def _node_in(x: Any) -> Node:
-    """The inverse of _node_out (the lexical form kept as it was)."""
-    if type(x) is str:
-        return URIRef(x)
-    if type(x) is list and len(x) == 2 and x[0] == "b" and type(x[1]) is str:
-        return BNode(x[1])
-    if type(x) is list and len(x) == 4 and x[0] == "l" and type(x[1]) is str \
-            and (x[2] is None or type(x[2]) is str) and (x[3] is None or type(x[3]) is str) \
-            and not (x[2] is not None and x[3] is not None):
-        return Literal(x[1], lang=x[3], datatype=None if x[2] is None else URIRef(x[2]),
-                       normalize=False)
-    raise ValueError(f"not an encoded RDF term: {str(x)[:100]!r}")
-
-
 #: The background graph triples go to when no graph is named.
 BACKGROUND = "urn:epsparql:background"
 
 
 def _unbounded(p: Any) -> bool:
-    """Does the pattern store partial matches with no window above them?"""
+    """Does the pattern store partial matches with no window above them?
+    (Iterative: chains of BINDs or OPTIONALs can be thousands deep.)"""
     from .algebra.nodes import (BGP, Background, EqJoin, EqLeftJoin, Join, LeftJoin,
                                 SeqJoin, SeqRightJoin, Union_, Window)
-    if isinstance(p, Window):
-        return False
-    if isinstance(p, BGP):
-        return len(p.triples) > 1
-    if isinstance(p, (Join, LeftJoin)) and isinstance(p.right, Background):
-        return _unbounded(p.left)           # a background join stores nothing
-    if isinstance(p, Join) and isinstance(p.left, Background):
-        return _unbounded(p.right)
-    if isinstance(p, (Join, SeqJoin, EqJoin, LeftJoin, SeqRightJoin, EqLeftJoin)):
-        return True
-    if isinstance(p, Union_):
-        return _unbounded(p.left) or _unbounded(p.right)
-    inner = getattr(p, "pattern", None)
-    return _unbounded(inner) if inner is not None else False
+    stack = [p]
+    while stack:
+        p = stack.pop()
+        if isinstance(p, Window):
+            continue
+        if isinstance(p, BGP):
+            if len(p.triples) > 1:
+                return True
+        elif isinstance(p, (Join, LeftJoin)) and isinstance(p.right, Background):
+            stack.append(p.left)            # a background join stores nothing
+        elif isinstance(p, Join) and isinstance(p.left, Background):
+            stack.append(p.right)
+        elif isinstance(p, (Join, SeqJoin, EqJoin, LeftJoin, SeqRightJoin, EqLeftJoin)):
+            return True
+        elif isinstance(p, Union_):
+            stack += (p.right, p.left)
+        else:
+            inner = getattr(p, "pattern", None)
+            if inner is not None:
+                stack.append(inner)
+    return False
 
 
 _TERM_TYPES = (URIRef, Literal, BNode)
@@ -248,15 +240,17 @@ class Query:
             template.append(tuple(pos))
         return AnswerShape(self.name, self.form, names, [head[n] for n in names], template)
 
-    def _deliver(self, chunk: Columns, nodes: TermNodes) -> int:
+    def _deliver(self, chunk: Columns, nodes: TermNodes,
+                 room: int | None = None) -> tuple[int, bool]:
         """Keep a run of detections of this query's head as answers: repeats
         of a detection (same arguments and interval) are dropped, an ASK
         query keeps its first, DISTINCT drops repeated projections,
-        CONSTRUCT the rows with no complete template triple.  Returns how
-        many it kept."""
+        CONSTRUCT the rows with no complete template triple.  At most
+        ``room`` are kept (the engine's ``max_answers``).  Returns how many
+        it kept, and whether answers were left out for want of room."""
         n = len(chunk)
         if n == 0:
-            return 0
+            return 0, False
         cols: list[Any] = []
         tables: list[TermNodes] = []
         for a in range(chunk.arity):
@@ -270,7 +264,7 @@ class Query:
         rows = self._repeats.fresh(cols, tables, chunk.start, chunk.end)
         if rows is not None:
             if not rows:
-                return 0
+                return 0, False
             cols, tables, start, end = self._select(rows, cols, tables, chunk.start, chunk.end)
             n = len(rows)
         else:
@@ -278,7 +272,7 @@ class Query:
         rows = None
         if self.form == "ASK":
             if self._asked:
-                return 0
+                return 0, False
             self._asked = True
             rows = [0]
         elif self.form == "CONSTRUCT":
@@ -287,15 +281,20 @@ class Query:
             rows = self._new_rows(cols, tables, n)
         if rows is not None:
             if not rows:
-                return 0
+                return 0, False
             if len(rows) == n:
                 rows = None
         batch = AnswerBatch(self._shape, cols, tables, start, end, rows)
+        cut = room is not None and len(batch) > room
+        if cut:
+            batch = batch.split(room)[0]
+            if not len(batch):
+                return 0, True
         self._batches.append(batch)
         if self.on_result is not None:
             for ans in batch.answers():
                 self.on_result(ans)
-        return len(batch)
+        return len(batch), cut
 
     @staticmethod
     def _select(rows: list[int], cols: list[Any], tables: list[TermNodes], start: Sequence[Any],
@@ -353,8 +352,8 @@ class Query:
         if self.form == "ASK":
             out["asked"] = self._asked
         if self.distinct:
-            out["seen"] = [[[k, _node_out(v)] for k, v in key] for key in self._seen]
-        open_instant = self._repeats.export(_node_out)
+            out["seen"] = [[[k, node_to_json(v)] for k, v in key] for key in self._seen]
+        open_instant = self._repeats.export(node_to_json)
         if open_instant is not None:
             out["open"] = open_instant
         return out
@@ -374,8 +373,8 @@ class Query:
             raise ValueError(f"malformed snapshot: ASK flag {asked!r}")
         seen: set = set()
         for key in data.get("seen", []):
-            seen.add(tuple((str(k), _node_in(v)) if type(k) is str else _bad(k) for k, v in key))
-        return seen, asked, RepeatFilter.restored(data.get("open"), _node_in)
+            seen.add(tuple((str(k), node_from_json(v)) if type(k) is str else _bad(k) for k, v in key))
+        return seen, asked, RepeatFilter.restored(data.get("open"), node_from_json)
 
 
 @dataclass(frozen=True)
@@ -407,8 +406,24 @@ class UnboundedStateWarning(UserWarning):
     """A query keeps partial matches forever (no getDURATION() bound)."""
 
 
-class StateLimitError(RuntimeError):
+class LimitError(RuntimeError):
+    """A cap set on the engine was reached: ``limit`` names it
+    (``"max_goals"``, ``"max_answers"``), ``cap`` is its value and
+    ``value`` what was reached.  The engine stopped at the end of the batch
+    that crossed it; the answers found until then were delivered."""
+
+    def __init__(self, message: str, limit: str, cap: int, value: int) -> None:
+        super().__init__(message)
+        self.limit, self.cap, self.value = limit, cap, value
+
+
+class StateLimitError(LimitError):
     """The engine's stored partial matches exceeded ``max_goals``."""
+
+
+class AnswerLimitError(LimitError):
+    """The engine delivered ``max_answers`` answers (the first ones; the
+    rest of the batch's answers were dropped)."""
 
 
 class Source:
@@ -430,20 +445,54 @@ class Source:
 
 
 class Engine:
-    """An EP-SPARQL engine over one Prolog core engine."""
+    """An EP-SPARQL engine over one Prolog core engine.
+
+    Options: ``base`` (an absolute IRI, for bare names and relative IRIs of
+    the queries), ``reasoning`` (``"rdfs"``, ``"owlrl"``, ``"none"``),
+    ``allowed_lateness`` (seconds a row may come out of order and still be
+    processed) with ``on_late(row, source)`` for the later ones,
+    ``max_goals`` and ``max_answers`` (caps: :class:`StateLimitError`,
+    :class:`AnswerLimitError`), ``on_answers`` (called as answers come,
+    during a push), ``justify`` (record why each answer was detected),
+    ``incremental_windows`` (the stream dialects' aggregates kept per pane),
+    ``gc_every``, ``gc_period``, ``batch_size``, ``max_depth`` (the core's,
+    docs/CORE.md).
+
+    A cap stops the engine where it is hit: ``max_goals`` after the batch
+    that crosses it, ``max_answers`` at the answer after the last allowed
+    one, inside its batch (the rest of that batch is not processed; the
+    engine's state is then that of a batch cut short: :meth:`clear_state`
+    or :meth:`restore` before going on).  Either way the answers delivered
+    before are there to take with ``results()``.  Windowed queries' answers
+    count toward ``max_answers`` too; they are delivered (and
+    ``on_answers`` called) when each call into the windows returns."""
 
     def __init__(self, *, base: str | None = None, reasoning: str = "rdfs",
                  allowed_lateness: float = 0.0,
                  on_late: Callable[[tuple, str], None] | None = None,
                  max_goals: int | None = None, gc_every: int = 100,
                  gc_period: float | None = None, batch_size: int = 5000,
-                 max_depth: int = 200, justify: bool = False) -> None:
+                 max_depth: int = 200, justify: bool = False,
+                 incremental_windows: bool = True,
+                 max_answers: int | None = None,
+                 on_answers: Callable[[], None] | None = None) -> None:
         if reasoning not in ("rdfs", "owlrl", "none"):
             raise ValueError(f"reasoning must be 'rdfs', 'owlrl' or 'none', got {reasoning!r}")
+        if base is not None:
+            problem = absolute_iri_problem(base)
+            if problem is not None:
+                raise ValueError(f"base must be an absolute IRI, got {base!r}: {problem}")
         self.base = base
         self.reasoning = reasoning
+        for cap, v in (("max_goals", max_goals), ("max_answers", max_answers)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                raise ValueError(f"{cap} must be a whole number >= 0 or None, got {v!r}")
         self._order = Reorderer(allowed_lateness, on_late)
         self.max_goals = max_goals
+        #: stop once this many answers were delivered (all queries together)
+        self.max_answers = max_answers
+        #: answers delivered so far (all queries; DISTINCT and ASK repeats not counted)
+        self.answers = 0
         self._function_errors: list[tuple] = []
         from . import functions
         self._seen_function_errors = functions.error_count
@@ -455,22 +504,45 @@ class Engine:
         # set semantics: the core removes repeats of what it feeds back, each
         # query those of its answers (Query._deliver, on the columns)
         self.core.set_option("dedup", "listened")
+        # answers are taken chunk by chunk during the core call that makes
+        # them (_take), so a batch never holds all of its answers
+        self.core.on_chunk = self._take
+        #: called (no arguments) whenever answers were delivered during a
+        #: push, flush or advance, as they come (after each chunk of up to
+        #: 4,096 detections): take them with results() to write them out
+        #: without holding a whole batch's answers
+        self.on_answers = on_answers
         if justify:            # record why every answer was detected (epsparql.explain.justification)
             self.core.set_option("justify", True)
         self._background_call("mode", "none" if reasoning == "none" else "rdfs")
-        self._queries: dict[str, Query] = {}
+        self._queries: dict[str, Query | WindowQuery] = {}
         self._by_head: dict[str, Query] = {}
         self._nodes: TermNodes | None = None
         self._next_qid = 1
+        #: the stream dialects' windows (created with the first windowed query)
+        self._windows: WindowRuntime | None = None
+        self.incremental_windows = incremental_windows
+        self._core_fed = False          # has the core rules that read the stream?
 
     # -- queries ---------------------------------------------------------------
-    def register(self, text: str, on_result: Callable[[Answer], None] | None = None,
-                 name: str | None = None) -> Query:
+    def register(self, text: "str | DialectQuery", on_result: Callable[[Answer], None] | None = None,
+                 name: str | None = None, *, dialect: str | None = None) -> Query | WindowQuery:
         """Parse, compile and start a continuous query.
 
-        Raises QuerySyntaxError (with line and column) or QueryError."""
+        The language is detected: EP-SPARQL, or a stream dialect when the
+        text has its constructs (``dialect=`` forces one of ``ep-sparql``,
+        ``csparql``, ``cqels``, ``sparqlstream``, ``streaming-sparql``,
+        ``luposdate``, ``rspql``); a dialect query becomes a
+        :class:`~epsparql.window_runtime.WindowQuery` (docs/DIALECTS.md).
+        ``text`` may also be a parsed dialect query
+        (:class:`~epsparql.language.dialects.DialectQuery`, e.g. built in
+        code).  Raises QuerySyntaxError (with line and column) or QueryError."""
+        if not isinstance(text, str) or dialect_of(text, dialect) != EP_SPARQL:
+            return self._register_windowed(text, on_result, name, dialect)
         qid = self._next_qid
         name = name or f"q{qid}"
+        if name in self._queries:
+            raise ValueError(f"a query named {name!r} is registered already")
         # prepare.py: parse, translate, rewrite, compile to core rules (each
         # stage's result is kept on the query)
         prepared = prepare(text, qid=qid, name=name, base=self.base,
@@ -482,19 +554,60 @@ class Engine:
             warnings.warn(UnboundedStateWarning(
                 f"query {q.name} joins stream patterns without a getDURATION() < … bound: "
                 f"its partial matches are kept forever on an unbounded stream "
-                f"(set Engine(max_goals=…) to fail clearly at a cap)"), stacklevel=2)
+                f"(a cap fails clearly: Engine(max_goals=…), --max-goals N on the command "
+                f"line)"), stacklevel=2)
         # prolog/core_compile.pl: binarise the rules, compile them to EDBC clauses
         self.core.add_rules(prepared.compiled.rules)
+        self._core_fed = True
         # answers: the core's detections of the rules' head go to this query
         self._queries[q.name] = q
         self._by_head[prepared.compiled.head] = q
         return q
 
+    def _register_windowed(self, text: "str | DialectQuery", on_result: Callable[[Answer], None] | None,
+                           name: str | None, dialect: str | None) -> WindowQuery:
+        """A query of a stream dialect: prepared (prepare.py), then started
+        in the window runtime of this engine's module."""
+        qid = self._next_qid
+        # prepare.py: parse the dialect, translate to the windowed algebra,
+        # compile to stream_window.pl clauses (each stage kept on the query)
+        prepared = prepare_windowed(text, qid=qid, dialect=dialect, base=self.base,
+                                    is_function=self.has_function, module=self.core.module,
+                                    reasoning="none" if self.reasoning == "none" else "rdfs",
+                                    panes=self.incremental_windows)
+        name = name or prepared.syntax.name or f"q{qid}"
+        if name in self._queries:
+            raise ValueError(f"a query named {name!r} is registered already")
+        self._next_qid += 1
+        prepared = replace(prepared, name=name)
+        if any(w.window.kind == "all" for w in prepared.algebra.windows):
+            warnings.warn(UnboundedWindowWarning(
+                f"query {name} has an [ALL] window: its content grows with the stream"),
+                stacklevel=3)
+        if self._windows is None:
+            self._windows = WindowRuntime(self.core.module, self._admit)
+        q = WindowQuery(self, name, prepared, on_result)
+        self._mark()
+        try:
+            # prolog/stream_window.pl: the windows, policy and R2S start
+            self._windows.register(q)
+        finally:
+            self._collect_function_errors()
+        self._queries[name] = q
+        return q
+
     def partitioning(self, schema: Schema = NO_SCHEMA) -> Plan:
         """How ``epsparql spark`` partitions this engine's queries (the key
         each can be partitioned on, or why not), given an RDFS ``schema``
-        of the background (:func:`epsparql.algebra.partition.schema_of`)."""
-        return plan([(q.name, q.algebra) for q in self._queries.values()], schema)
+        of the background (:func:`epsparql.algebra.partition.schema_of`;
+        the default stands for no background).  Windowed queries are
+        planned by :mod:`epsparql.algebra.window_partition`."""
+        eps = [(q.name, q.algebra) for q in self._queries.values() if isinstance(q, Query)]
+        win = [(q.name, q.algebra) for q in self._queries.values() if isinstance(q, WindowQuery)]
+        p = plan(eps, schema)
+        if win:
+            p = window_plan(p, win, schema, order=list(self._queries))
+        return p
 
     def has_function(self, iri: str) -> bool:
         """Is ``iri`` a registered extension function (Python or Prolog)?"""
@@ -597,37 +710,59 @@ class Engine:
         encoded as in docs/LANGUAGE.md); a rule whose head is such a triple
         feeds the stream as CONSTRUCT output does."""
         self.core.add_rules(text)
+        self._core_fed = True
 
     def load_rules(self, path: str) -> None:
         """Load a rule file of the core's rule language (see add_rules)."""
         self.core.load_rules(path)
+        self._core_fed = True
 
     @property
-    def queries(self) -> list[Query]:
+    def queries(self) -> list[Query | WindowQuery]:
+        """Every registered query, EP-SPARQL and windowed, in order."""
         return list(self._queries.values())
 
     # -- stream ----------------------------------------------------------------
     def push(self, s: Node, p: Node, o: Node, start: float | datetime,
-             end: float | datetime | None = None, *, source: str = "default") -> None:
-        """Push one triple occurring over [start, end] (end defaults to start)."""
-        self.push_many([(s, p, o, start, end)], source=source)
+             end: float | datetime | None = None, *, source: str = "default",
+             stream: str | None = None) -> None:
+        """Push one triple occurring over [start, end] (end defaults to start)
+        on ``stream`` (an IRI; default :data:`DEFAULT_STREAM`)."""
+        self.push_many([(s, p, o, start, end)], source=source, stream=stream)
 
-    def push_many(self, rows: Iterable[Sequence[Any]], *, source: str = "default") -> None:
+    def push_many(self, rows: Iterable[Sequence[Any]], *, source: str = "default",
+                  stream: str | None = None) -> list[int]:
         """Push (s, p, o, start[, end]) rows, batched (one Prolog crossing per
         ``batch_size`` rows; any iterable, consumed incrementally).  Rows may
         arrive out of order within the allowed lateness.  Each batch is
         validated before any of it is pushed: a bad row rejects its batch
-        (earlier batches are in)."""
+        (earlier batches are in).
+
+        Named streams (the stream dialects' windows read them): rows
+        ``(s, p, o, start, end, stream)`` carry their own stream (``end``
+        may be None); ``stream=`` names the stream of the rows without one;
+        otherwise a row is on :data:`DEFAULT_STREAM`.  EP-SPARQL queries
+        see every stream.
+
+        Returns the positions (0-based, in ``rows``) of the rows that came
+        too late to be processed (see :attr:`late`); usually empty."""
         size = self.core.batch_size
         it = iter(rows)
         base = 0
+        late: list[int] = []
+        if stream is not None:
+            stream = _stream_iri(stream)
         while True:
             chunk = list(itertools.islice(it, size))
             if not chunk:
                 break
-            norm = self._normalise(chunk, base)
-            self._feed(self._order.add(norm, source))
+            norm = self._normalise(chunk, base, stream)
+            found: list[int] = []
+            ready = self._order.add(norm, source, found)
+            late.extend(base + i for i in found)
+            self._feed(ready)
             base += len(chunk)
+        return late
 
     def source(self, name: str) -> "Source":
         """A named input whose watermark counts separately: the engine only
@@ -636,15 +771,19 @@ class Engine:
         return Source(self, name)
 
     @staticmethod
-    def _normalise(rows: Sequence[Sequence[Any]], base: int = 0) -> list[tuple]:
+    def _normalise(rows: Sequence[Sequence[Any]], base: int = 0,
+                   stream: str | None = None) -> list[tuple]:
         """Validated rows ``(s, p, o, t1, t2)``, times as plain finite
-        ``int``/``float`` seconds.  The common case (exact rdflib term types,
-        int/float times) takes the first branch; anything else is checked
-        and converted by the general one."""
+        ``int``/``float`` seconds, and ``(s, p, o, t1, t2, stream)`` for a
+        row on a named stream (its own, or ``stream``).  The common case
+        (exact rdflib term types, int/float times) takes the first branch;
+        anything else is checked and converted by the general one."""
         out = []
         append = out.append
+        checked = stream              # the last stream name found to be an IRI
         for i, row in enumerate(rows, start=base):
             n = len(row)
+            g = stream
             if n == 4:
                 s, p, o, t1 = row
                 t2 = t1
@@ -652,14 +791,25 @@ class Engine:
                 s, p, o, t1, t2 = row
                 if t2 is None:
                     t2 = t1
+            elif n == 6:
+                s, p, o, t1, t2, g = row
+                if t2 is None:
+                    t2 = t1
+                if g is None:
+                    g = stream
+                elif g is not checked and (type(g) is not str or g != checked):
+                    try:
+                        g = checked = _stream_iri(g)
+                    except (TypeError, ValueError) as e:
+                        raise type(e)(f"row {i}: {e}") from None
             else:
-                raise ValueError(f"row {i}: expected (s, p, o, start[, end]), got {row!r}")
+                raise ValueError(f"row {i}: expected (s, p, o, start[, end[, stream]]), got {row!r}")
             tt1, tt2 = type(t1), type(t2)
             if ((type(s) in _TERM_TYPES and type(p) in _TERM_TYPES and type(o) in _TERM_TYPES)
                     and (tt1 is int or (tt1 is float and t1 - t1 == 0.0))
                     and (tt2 is int or (tt2 is float and t2 - t2 == 0.0))
                     and t1 <= t2):
-                append((s, p, o, t1, t2))
+                append((s, p, o, t1, t2) if g is None else (s, p, o, t1, t2, g))
                 continue
             for x in (s, p, o):
                 if not isinstance(x, (URIRef, Literal, BNode)):
@@ -672,7 +822,7 @@ class Engine:
                 raise type(e)(f"row {i}: {e}") from None
             if t2 < t1:
                 raise ValueError(f"row {i}: end {t2!r} is before start {t1!r}")
-            append((s, p, o, t1, t2))
+            append((s, p, o, t1, t2) if g is None else (s, p, o, t1, t2, g))
         return out
 
     def _mark(self) -> None:
@@ -682,18 +832,25 @@ class Engine:
 
     def _feed(self, ready: list[tuple]) -> None:
         self._mark()
-        if ready:
+        if ready and self._windows is not None:
+            # the stream dialects' windows (rows grouped by stream, one crossing)
+            self._window_call(self._windows.push, ready)
+        if ready and (self._core_fed or self._windows is None):
             size = self.core.batch_size
             push = self.core.push_table_text_columns
             for i in range(0, len(ready), size):
-                self._route(push(triple_batch_text(ready[i:i + size])))
+                part = ready[i:i + size]
+                if len(part[0]) > 5 or len(part[-1]) > 5:
+                    part = [r[:5] for r in part]         # the core has no streams
+                self._route(push(triple_batch_text(part)))
             if self.max_goals is not None:
                 goals = self.core.stats()["goals"]
                 if goals > self.max_goals:
                     raise StateLimitError(
                         f"{goals} partial matches stored, more than max_goals={self.max_goals}: "
                         f"bound the queries with FILTER (getDURATION() < …) or raise the cap "
-                        f"(nothing was evicted; the answers so far were delivered)")
+                        f"(nothing was evicted; the answers so far were delivered)",
+                        "max_goals", self.max_goals, goals)
 
     def advance(self, t: float | datetime, *, source: str | None = None) -> None:
         """A heartbeat: no more triples (from ``source``, or from any source)
@@ -704,12 +861,29 @@ class Engine:
         if math.isfinite(wm):
             self._mark()
             self._route(self.core.advance_columns(wm))
+            if self._windows is not None:
+                self._window_call(self._windows.advance, wm)
 
     def flush(self) -> None:
         """End of stream: release everything and decide every waiting answer."""
         self._feed(self._order.flush())
         self._mark()
         self._route(self.core.flush_columns())
+        if self._windows is not None:
+            self._window_call(self._windows.flush)
+
+    def _window_call(self, call: Callable[..., None], *args: Any) -> None:
+        """One call of the window runtime: its answers are delivered when it
+        returns (windowed answers come out per call, i.e. per batch, not per
+        chunk), counted against ``max_answers``, then ``on_answers``."""
+        self._mark()
+        before = self.answers
+        try:
+            call(*args)
+        finally:
+            self._collect_function_errors()
+        if self.answers != before and self.on_answers is not None:
+            self.on_answers()
 
     @property
     def late(self) -> int:
@@ -718,22 +892,53 @@ class Engine:
         return self._order.late
 
     @property
+    def allowed_lateness(self) -> float:
+        """How late (seconds) a row may come and still be processed in order."""
+        return self._order.lateness
+
+    @property
+    def buffered(self) -> int:
+        """Rows held in the reorder buffer, waiting for the watermark to pass
+        their end (processed by :meth:`advance` or :meth:`flush`)."""
+        return self._order.buffered
+
+    @property
     def late_rows(self) -> list[tuple]:
         return self._order.late_rows
 
-    def _route(self, chunks: list[Columns]) -> None:
-        """Hand each run of detections to the query of its head (the
-        core's detection buffer is not used: answers are kept per query)."""
+    def _collect_function_errors(self) -> None:
+        """The Python extension functions' errors since :meth:`_mark` are this engine's."""
         from . import functions
         new = functions.error_count - self._seen_function_errors
         if new > 0:
             self._function_errors.extend(functions.errors[-new:])
         self._seen_function_errors = functions.error_count
+
+    def _route(self, chunks: list[Columns]) -> None:
+        """Hand each run of detections the core returned (not taken during
+        the call) to the query of its head; the core's detection buffer is
+        not used: answers are kept per query."""
+        self._collect_function_errors()
         self.core.discard_detections()
         for c in chunks:
-            q = self._by_head.get(c.name)
-            if q is not None:
-                q._deliver(c, self._term_nodes(c.terms))
+            self._take(c, notify=False)
+
+    def _take(self, chunk: Columns, notify: bool = True) -> None:
+        """A chunk of detections, during the core call that makes it: its
+        answers go to their query now, so a batch never holds all of its
+        answers, and a cap stops the call at once (the first answers up to
+        ``max_answers`` are delivered)."""
+        q = self._by_head.get(chunk.name)
+        if q is None:
+            return
+        cap = self.max_answers
+        room = None if cap is None else max(cap - self.answers, 0)
+        kept, cut = q._deliver(chunk, self._term_nodes(chunk.terms), room)
+        self.answers += kept
+        if cut:
+            raise self._over_cap()
+        if kept and notify and self.on_answers is not None:
+            self.on_answers()
 
     def _term_nodes(self, terms: list[Any]) -> TermNodes:
         """The decoded view of the core's term table ``terms`` (one per
@@ -742,6 +947,22 @@ class Engine:
         if nodes is None or nodes.terms is not terms:
             nodes = self._nodes = TermNodes(terms)
         return nodes
+
+    def _over_cap(self) -> "AnswerLimitError":
+        cap = self.max_answers
+        return AnswerLimitError(
+            f"more than max_answers={cap} answers: the engine stopped at the next one "
+            f"(the first {cap} were delivered; raise the cap, or bound the queries)",
+            "max_answers", cap, self.answers + 1)
+
+    def _admit(self, q: "WindowQuery", ans: Answer) -> None:
+        """Deliver one answer of a windowed query unless it is over
+        ``max_answers`` (EP-SPARQL and windowed queries count together)."""
+        cap = self.max_answers
+        if cap is not None and self.answers >= cap:
+            raise self._over_cap()
+        q._add(ans)
+        self.answers += 1
 
     @property
     def errors(self) -> list["EngineError"]:
@@ -756,14 +977,23 @@ class Engine:
             ctx = err.context
             if isinstance(ctx, Compound) and ctx.name == "function" and len(ctx.args) == 2:
                 iri = str(ctx.args[0])
-                names = [q.name for q in self._queries.values() if iri in q.compiled.rules]
+                names = [q.name for q in self._queries.values() if iri in q.rules]
                 out.append(EngineError(names, f"extension function <{iri}>: {err.message}",
                                        tuple(decode(a) for a in ctx.args[1]), iri, kind=err.kind))
                 continue
             out.append(EngineError(self._queries_of_rules(err.rules), err.message, ctx,
                                    kind=err.kind, node=err.node))
+        if self._windows is not None:
+            # errors of windowed evaluations: the instant (or arriving triple) as context
+            import re
+            for message, ctx in self._windows.errors:
+                m = re.match(r"eval\((\d+),", ctx)
+                q = self._windows.queries.get(int(m.group(1))) if m else None
+                names = [q.name] if q is not None else \
+                    [w.name for w in self._windows.queries.values()]
+                out.append(EngineError(names, message, ctx))
         for iri, args, exc in self._function_errors:
-            names = [q.name for q in self._queries.values() if iri in q.compiled.rules]
+            names = [q.name for q in self._queries.values() if iri in q.rules]
             out.append(EngineError(names, f"extension function <{iri}> raised "
                                           f"{type(exc).__name__}: {exc}", args, iri, exc))
         return out
@@ -792,12 +1022,17 @@ class Engine:
         queries registered in the same order, makes ``other`` continue
         exactly as ``engine`` would.  See docs/LANGUAGE.md, "State
         snapshots"."""
-        core = self.core.state_text()
+        core = self.core.state_text().encode("utf-8")
         py = {"v": 1,
-              "order": self._order.export_state(_node_out),
+              "order": self._order.export_state(node_to_json),
               "queries": [q._state() for q in self._queries.values()]}
+        windows = b""
+        if self._windows is not None:
+            # the windows' state (prolog/stream_window.pl's sw_export/2) after the core's
+            windows = self._windows.export().encode("utf-8")
+            py["windows"] = len(windows)
         head = json.dumps(py, separators=(",", ":"))      # ASCII: no newline, any str
-        return SNAPSHOT_MAGIC + zlib.compress(head.encode("utf-8") + b"\n" + core.encode("utf-8"), 1)
+        return SNAPSHOT_MAGIC + zlib.compress(head.encode("utf-8") + b"\n" + core + windows, 1)
 
     def restore(self, state: bytes) -> None:
         """Replace this engine's stream state by a snapshot's (see
@@ -811,13 +1046,20 @@ class Engine:
             if not sep:
                 raise ValueError("no core state")
             py = json.loads(head.decode("utf-8"))
-            core_text = core.decode("utf-8")
+            wlen = py.get("windows", 0) if isinstance(py, dict) else 0
+            if type(wlen) is not int or not 0 <= wlen <= len(core):
+                raise ValueError(f"bad window state length {wlen!r}")
+            window_text = core[len(core) - wlen:].decode("utf-8") if wlen else None
+            core_text = core[:len(core) - wlen].decode("utf-8")
         except (UnicodeDecodeError, ValueError) as e:
             raise ValueError(f"malformed Engine snapshot: {e}") from None
         if not isinstance(py, dict) or py.get("v") != 1:
             raise ValueError("malformed Engine snapshot: unknown version "
                              f"{py.get('v') if isinstance(py, dict) else py!r}")
-        order = self._order.restored(py.get("order"), _node_in)
+        if (window_text is None) != (self._windows is None or not self._windows.queries):
+            raise ValueError("the snapshot's windowed queries are not this engine's: register "
+                             "the same queries in the same order before restoring")
+        order = self._order.restored(py.get("order"), node_from_json)
         qs = py.get("queries")
         mine = list(self._queries.values())
         if not isinstance(qs, list) or len(qs) != len(mine):
@@ -828,11 +1070,25 @@ class Engine:
             qstates = [q._restored(d) for q, d in zip(mine, qs)]
         except (TypeError, AttributeError) as e:
             raise ValueError(f"malformed Engine snapshot: {e}") from None
-        self.core.load_state_text(core_text)      # validates, then replaces (atomic)
+        if window_text is not None and self._windows is not None:
+            # both parts validate before they replace; the windows' old state is
+            # put back if the core's part is then refused
+            before = self._windows.export()
+            self._windows.restore(window_text)
+            try:
+                self.core.load_state_text(core_text)
+            except BaseException:
+                self._windows.restore(before)
+                raise
+        else:
+            self.core.load_state_text(core_text)      # validates, then replaces (atomic)
         self._order = order
-        for q, (seen, asked, repeats) in zip(mine, qstates):
-            q._seen, q._asked, q._repeats = seen, asked, repeats
-            q._batches = []
+        for q, (seen, asked, *rest) in zip(mine, qstates):
+            if isinstance(q, Query):
+                q._seen, q._asked, q._repeats = seen, asked, rest[0]
+                q._batches = []
+            else:
+                q._answers = []
         self._function_errors.clear()
 
     def clear_state(self) -> None:
@@ -842,10 +1098,17 @@ class Engine:
         knowledge, options and declared sources.  The engine then behaves
         as a fresh one with the same queries."""
         self.core.clear_state()
+        if self._windows is not None:
+            self._windows.clear()
+            self._windows.errors.clear()
         self._order = self._order.cleared()
+        self.answers = 0
         for q in self._queries.values():
-            q._seen, q._asked, q._batches = set(), False, []
-            q._repeats = RepeatFilter()
+            if isinstance(q, Query):
+                q._seen, q._asked, q._batches = set(), False, []
+                q._repeats = RepeatFilter()
+            else:
+                q._answers = []
         self._function_errors.clear()
 
     # -- state, for schedulers (the Spark worker) --------------------------------
@@ -859,13 +1122,30 @@ class Engine:
         """Is nothing waiting: no partial match stored, no answer waiting for
         its instant to close, no row held in the reorder buffer?"""
         st = self.core.stats()
+        if self._windows is not None and self._windows.queries:
+            ws = self._windows.stats()
+            if ws.get("content", 0) or ws.get("pending", 0):
+                return False
         return st.get("goals", 0) == 0 and st.get("waiting", 0) == 0 and self._order.buffered == 0
+
+    def window_stats(self) -> dict[str, Any]:
+        """The stream dialects' windows now: ``content`` (distinct triples
+        all windows hold), ``pending`` (occurrences kept for windows in the
+        past), ``late``, ``queries`` (windowed queries), ``due`` (the next
+        instant a query waits for, in seconds; None: none)."""
+        if self._windows is None:
+            return {"content": 0, "pending": 0, "late": 0, "queries": 0, "due": None}
+        return self._windows.stats()
 
     @property
     def largest_window(self) -> float:
         """The longest window of a store of partial matches, in seconds
         (``math.inf``: some store keeps them without bound; 0: none is kept)."""
-        return self.rule_graph().largest_window
+        longest = self.rule_graph().largest_window if self._core_fed else 0
+        for q in self._queries.values():
+            if isinstance(q, WindowQuery):
+                longest = max(longest, q.prepared.span)
+        return longest
 
     def rule_graph(self) -> RuleGraph:
         """The binarised rule graph of every query and rule of this engine,
@@ -874,6 +1154,8 @@ class Engine:
         return RuleGraph.of(self.core)
 
     def close(self) -> None:
+        if self._windows is not None and runtime_alive():
+            self._windows.close()
         self.core.close()
 
     def __enter__(self) -> "Engine":
@@ -881,3 +1163,13 @@ class Engine:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _stream_iri(g: Any) -> str:
+    """A stream name as the IRI text the windows compare (str or URIRef)."""
+    if isinstance(g, URIRef) or type(g) is str:
+        g = str(g)
+        if g and not any(c in g for c in ' <>"{}|^`\\') and not g.isspace():
+            return g
+        raise ValueError(f"a stream must be an IRI, got {g!r}")
+    raise TypeError(f"a stream must be an IRI (str or URIRef), got {g!r}")

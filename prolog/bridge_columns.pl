@@ -211,11 +211,17 @@ all_equal([X|Xs], M) :- X == M, all_equal(Xs, M).
 same_head(E, Name, Ar) :-
     (   compound(E) -> compound_name_arity(E, Name, Ar) ; E = Name, Ar = 0 ).
 
+%   A receiver that raises (it will take no more: a cap on answers was
+%   reached, its output was closed) stops the call at once: the error is
+%   kept and raised as a resource error, which the core never records as
+%   a rule's error but passes up, so the rest of the batch is not run for
+%   detections nobody takes.
 send(C, News, Name, Ar, Masks, Values) :-
     C = c(_, _, Receiver, _, _, Gen, _, Err0, _),
     (   Err0 == none
     ->  catch(janus:py_call(Receiver:take(Gen, News, Name, Ar, Masks, Values)), E,
-              nb_setarg(8, C, E))
+              ( nb_setarg(8, C, E),
+                throw(error(resource_error(detection_receiver), E)) ))
     ;   true                            % an earlier chunk was lost: send no more
     ).
 

@@ -405,7 +405,9 @@ py_justify(M, Name, ArityText, IText, R) :-
 %   {"v": I}, I its place among the node's "vars" variables (the
 %   arguments of its occurrence predicate, then the interval); a
 %   compound is {"f": Name, "a": Args}, wrapped in {"node": Child,
-%   "term": ...} where it is a child node's pattern; other terms as
+%   "vars": Places, "term": ...} where it is a child node's pattern
+%   (Places: the places of its variables, term_variables/2 order; its
+%   term cut a few levels down, see child_depth/1); other terms as
 %   write_json/2 writes them.  A store's "args" are the places of the variables its
 %   goals hold before their interval.  A node's "origins" are what the
 %   rules that made it say it implements (core_compile:node_origins/3;
@@ -462,14 +464,33 @@ write_graph_store(Nodes, s(Name, Id, W, C), Sep, ",") :-
     write(',"window":'), write_json(current_output, W),
     format(',"goals":~d}', [C]).
 
+%   child_places(+Vs, +CVs, -Places): the place in Vs of each variable of
+%   CVs, in linear time (a child of a node with thousands of variables).
+child_places(Vs, CVs, Places) :-
+    findall(Ps, ( number_places(Vs, 0), maplist(place_value, CVs, Ps) ), [Places]).
+
+number_places([], _).
+number_places([V|Vs], I) :-
+    V = '$place'(I),
+    I1 is I + 1,
+    number_places(Vs, I1).
+
+place_value(V, P) :-
+    (   nonvar(V), V = '$place'(P0) -> P = P0 ; true ).     % unbound: null
+
 arg_place(Vs, V, I) :-
     (   var_place(V, Vs, 0, I0) -> I = I0 ; true ).      % unbound: null
 
 %   A term as text, as the Prolog toplevel prints it (A, B, ... and _).
+%   Deep terms are cut (max_depth, as the graph's terms are): a node's
+%   pattern holds its whole subgraph, and a chain of thousands of steps
+%   would otherwise print its length squared.
 write_term_text(T) :-
     copy_term(T, T1),
     numbervars(T1, 0, _, [singletons(true)]),
-    with_output_to(string(S), print(T1)),
+    graph_depth(D),
+    with_output_to(string(S), write_term(T1, [portray(true), numbervars(true), quoted(true),
+                                              max_depth(D)])),
     json:json_write_string(current_output, S).
 
 %   graph_term(+Term, +G, +AllKids, +Kids0, -Kids): write Term, G being
@@ -484,35 +505,57 @@ write_graph_root(P, G, Kids) :-
     compound(P), \+ is_list(P), !,
     compound_name_arguments(P, F, As),
     write('{"f":'), json:json_write_string(current_output, F),
-    write(',"a":['), graph_args(As, G, Kids, Kids, _, ""), write(']}').
+    write(',"a":['), graph_args(As, G, Kids, Kids, _, "", 1), write(']}').
 write_graph_root(P, G, _) :-
     graph_term(P, G, [], [], _).
 
-graph_term(X, g(Vs, _), _, K, K) :- var(X), !,
+%   Terms nested deeper than graph_depth/1 (a condition over a chain of
+%   thousands of BINDs) are cut there, written as the atom '...': the
+%   graph is for reading, and JSON readers (Python's) refuse deep nesting.
+graph_depth(100).
+%   A child node's pattern inside its parent's is written this many levels
+%   deep, with its variables ("vars", their places in the parent): the
+%   child's own node has the whole of it, and a chain of thousands of steps
+%   would otherwise write its length squared.
+child_depth(6).
+
+graph_term(X, G, All, K0, K) :-
+    graph_term(X, G, All, K0, K, 0).
+
+graph_term(X, g(Vs, _), _, K, K, _) :- var(X), !,
     (   var_place(X, Vs, 0, I)
     ->  format('{"v":~d}', [I])
     ;   write('{"v":null}')                 % a head variable the body does not bind
     ).
-graph_term(X, G, All, K0, K) :- is_list(X), !,
-    write('['), graph_args(X, G, All, K0, K, ""), write(']').
-graph_term(X, G, All, K0, K) :- compound(X), !,
+graph_term(X, _, _, K, K, D) :- compound(X), graph_depth(Max), D >= Max, !,
+    write('"..."').
+graph_term(X, G, All, K0, K, D) :- is_list(X), !,
+    D1 is D + 1,
+    write('['), graph_args(X, G, All, K0, K, "", D1), write(']').
+graph_term(X, G, All, K0, K, D) :- compound(X), !,
     compound_name_arguments(X, F, As),
+    D1 is D + 1,
     (   child_of(X, All, K0, C, K)
-    ->  G = g(_, Nodes),
+    ->  G = g(Vs, Nodes),
         (   memberchk(node(C, _, _, _, Cs, _), Nodes) -> kids(Cs, Nodes, Inner) ; Inner = [] ),
-        format('{"node":~d,"term":{"f":', [C]), json:json_write_string(current_output, F),
-        write(',"a":['), graph_args(As, G, Inner, Inner, _, ""), write(']}}')
+        term_variables(X, CVs),
+        child_places(Vs, CVs, Places),
+        format('{"node":~d,"vars":', [C]), write_json(current_output, Places),
+        write(',"term":{"f":'), json:json_write_string(current_output, F),
+        graph_depth(Max), child_depth(CD),
+        Dc is max(D1, Max - CD),            % the child's own node has the rest
+        write(',"a":['), graph_args(As, G, Inner, Inner, _, "", Dc), write(']}}')
     ;   write('{"f":'), json:json_write_string(current_output, F),
-        write(',"a":['), graph_args(As, G, All, K0, K, ""), write(']}')
+        write(',"a":['), graph_args(As, G, All, K0, K, "", D1), write(']}')
     ).
-graph_term(X, _, _, K, K) :-
+graph_term(X, _, _, K, K, _) :-
     write_json(current_output, X).
 
-graph_args([], _, _, K, K, _).
-graph_args([A|As], G, All, K0, K, Sep) :-
+graph_args([], _, _, K, K, _, _).
+graph_args([A|As], G, All, K0, K, Sep, D) :-
     write(Sep),
-    graph_term(A, G, All, K0, K1),
-    graph_args(As, G, All, K1, K, ",").
+    graph_term(A, G, All, K0, K1, D),
+    graph_args(As, G, All, K1, K, ",", D).
 
 child_of(X, All, K0, C, K) :-
     (   select(C-PC, K0, K1), X =@= PC

@@ -132,11 +132,8 @@ def check_constants(query: ast.Query) -> None:
     for problem, pos in _problems(query):
         if isinstance(problem, QueryError):
             raise problem
-        warnings.warn(QueryWarning(_at(problem, pos)), stacklevel=4)
-
-
-def _at(message: str, pos: ast.Pos | None) -> str:
-    return f"{pos}: {message}" if pos is not None else message
+        warnings.warn(QueryWarning(problem, pos.line if pos else None,
+                                   pos.column if pos else None), stacklevel=4)
 
 
 def _error(message: str, pos: ast.Pos | None) -> QueryError:
@@ -148,15 +145,25 @@ def _error(message: str, pos: ast.Pos | None) -> QueryError:
 def _problems(query: ast.Query) -> Iterator[tuple[Any, ast.Pos | None]]:
     """Errors (QueryError) first in text order, then warnings (text)."""
     warned: list[tuple[str, ast.Pos | None]] = list(unbound_variables(query))
+    relative: set[str] = set()
     for expr, pos in _expressions_and_terms(query, warned):
         if isinstance(expr, (URIRef, Literal, BNode)):
             problem = _term_problem(expr)
             if problem:
                 yield _error(problem, pos), pos
+            elif isinstance(expr, URIRef) and not _SCHEME.match(expr) and expr not in relative:
+                relative.add(expr)
+                warned.append((f"<{expr}> is a relative IRI and the query has no BASE to "
+                               f"resolve it against: it never matches a triple of a stream "
+                               f"or of the background, whose IRIs are absolute (declare "
+                               f"BASE <...> or give a base: --base, Engine(base=...))", pos))
             continue
         run(_type(expr, pos, warned))
     for message, pos in warned:
         yield message, pos
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
 def _term_problem(term: Any) -> str | None:

@@ -47,6 +47,9 @@ class Schema:
     sub_property: bool = False
     domain: bool = False
     range: bool = False
+    #: the predicates of the background's triples (None: not known, so any);
+    #: windowed queries need them (algebra/window_partition.py)
+    predicates: frozenset | None = frozenset()
 
     @property
     def any(self) -> bool:
@@ -56,12 +59,15 @@ class Schema:
 NO_SCHEMA = Schema()
 
 
-def schema_of(triples: Iterable[Sequence[Node]]) -> Schema:
-    """The entailments a background graph enables (reasoning on)."""
+def schema_of(triples: Iterable[Sequence[Node]], entailment: bool = True) -> Schema:
+    """The entailments a background graph enables (``entailment=False``:
+    reasoning off, none), and the predicates it holds."""
     from rdflib import RDFS
-    preds = {t[1] for t in triples}
+    preds = frozenset(t[1] for t in triples)
+    if not entailment:
+        return Schema(predicates=preds)
     return Schema(RDFS.subClassOf in preds, RDFS.subPropertyOf in preds,
-                  RDFS.domain in preds, RDFS.range in preds)
+                  RDFS.domain in preds, RDFS.range in preds, preds)
 
 
 def _var(x: Any) -> str | None:

@@ -9,18 +9,24 @@ with the source line and a caret.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..core.runtime import PrologError
-from ..language import QueryError
+from ..language import QueryError, QueryWarning
+from ..rdf.ntriples import absolute_iri_problem
 
 __all__ = ["EXIT_OK", "EXIT_RUNTIME", "EXIT_USAGE", "PROG", "UsageError", "QueryFileError",
            "say", "warning_hook", "QueryFile", "read_queries", "format_query_error",
-           "register_queries", "make_engine", "ArgumentParser"]
+           "register_query", "register_queries", "make_engine", "ArgumentParser",
+           "base_iri", "add_engine_options", "engine_failure", "one_line",
+           "silence_closed_output", "load_background", "background_spec",
+           "count_arg", "seconds_arg", "flat", "DIALECT_CHOICES", "add_dialect_option"]
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 PROG = "epsparql"
@@ -35,8 +41,33 @@ class QueryFileError(Exception):
 
 
 def say(msg: str) -> None:
-    """A message for the user, on standard error."""
-    print(msg, file=sys.stderr, flush=True)
+    """A message for the user, on standard error (nothing more once its
+    reader has gone away)."""
+    try:
+        print(msg, file=sys.stderr, flush=True)
+    except BrokenPipeError:
+        silence_closed_output(sys.stderr)
+    except ValueError:                    # standard error closed in this process
+        pass
+
+
+def silence_closed_output(stream: Any = None) -> None:
+    """Standard output (or ``stream``) goes to /dev/null from now on: its
+    reader went away (``| head``), and Python would complain when it
+    flushes it at exit."""
+    import os
+    stream = sys.stdout if stream is None else stream
+    try:
+        fd = stream.fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except (AttributeError, OSError, ValueError):
+        return
+    try:
+        os.dup2(devnull, fd)
+    except OSError:
+        pass
+    finally:
+        os.close(devnull)
 
 
 def warning_hook(message, category, filename, lineno, file=None, line=None) -> None:
@@ -84,34 +115,106 @@ def read_queries(paths: Sequence[str]) -> list[QueryFile]:
 
 
 def format_query_error(qf: QueryFile, e: Exception) -> str:
-    """``FILE:LINE:COLUMN: message``, the source line and a caret."""
+    """``FILE:LINE:COLUMN: message``, then the source line (an excerpt of a
+    long one) and a caret under the column."""
     message = getattr(e, "message", None) or str(e)
     line, column = getattr(e, "line", None), getattr(e, "column", None)
     if line is None:
         return f"{qf.path}: {message}"
-    column = column or 1
-    lines = qf.text.split("\n")
-    src = lines[line - 1].rstrip("\r") if 1 <= line <= len(lines) else None
-    out = f"{qf.path}:{line}:{column}: {message}"
-    if src is not None:
-        pad = "".join(ch if ch == "\t" else " " for ch in src[:column - 1])
-        out += f"\n  {src}\n  {pad}^"
-    return out
+    out = f"{qf.path}:{line}:{column or 1}: {message}"
+    if isinstance(e, QueryError):
+        caret = e.with_source(qf.text).caret_lines()
+    else:
+        caret = QueryError(message, line, column, source=qf.text).caret_lines()
+    return "\n".join([out, *("  " + x for x in caret)])
 
 
-def register_queries(engine: Any, qfs: Sequence[QueryFile]) -> list[Any]:
-    """Register every query; all errors are collected, then raised."""
+def _format_warning(qf: QueryFile, w: Warning) -> str:
+    """A warning of registering ``qf``: ``FILE:LINE:COLUMN: warning: ...``
+    with the caret when it has a position, else ``FILE: warning: ...``."""
+    if isinstance(w, QueryWarning) and w.line is not None:
+        caret = QueryError(w.message, w.line, w.column, source=qf.text).caret_lines()
+        return "\n".join([f"{qf.path}:{w.line}:{w.column or 1}: warning: {w.message}",
+                          *("  " + x for x in caret)])
+    return f"{qf.path}: warning: {w}"
+
+
+def register_query(engine: Any, qf: QueryFile, dialect: str | None = None) -> Any:
+    """Register one query file (``dialect`` forces the language); its
+    warnings are shown (every one, each with the file and position), a bad
+    query raises :class:`QueryFileError`."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            q = engine.register(qf.text, name=qf.name, dialect=dialect)
+        except QueryError as e:
+            raise QueryFileError(format_query_error(qf, e)) from None
+        except PrologError as e:
+            raise QueryFileError(f"{qf.path}: the core rejected the compiled rules: "
+                                 f"{one_line(e)}") from None
+    for w in caught:
+        if issubclass(w.category, UserWarning):
+            say(_format_warning(qf, w.message))
+        else:                                  # not ours (a library's): as Python shows it
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return q
+
+
+#: What ``--dialect`` takes: EP-SPARQL or one of the stream dialects.
+DIALECT_CHOICES = ("ep-sparql", "csparql", "cqels", "sparqlstream", "streaming-sparql",
+                   "luposdate", "rspql")
+
+
+def add_dialect_option(parser: Any) -> None:
+    """``--dialect``: the query language, when detection is not wanted."""
+    parser.add_argument("--dialect", choices=DIALECT_CHOICES, metavar="NAME",
+                        help="the language of the queries (default: detected per query): "
+                        + ", ".join(DIALECT_CHOICES))
+
+
+def register_queries(engine: Any, qfs: Sequence[QueryFile],
+                     dialect: str | None = None) -> list[Any]:
+    """Register every query (``dialect`` forces the language); all errors
+    are collected, then raised."""
     queries, errors = [], []
     for qf in qfs:
         try:
-            queries.append(engine.register(qf.text, name=qf.name))
-        except QueryError as e:
-            errors.append(format_query_error(qf, e))
-        except PrologError as e:
-            errors.append(f"{qf.path}: the core rejected the compiled rules: {e}")
+            queries.append(register_query(engine, qf, dialect))
+        except QueryFileError as e:
+            errors.append(str(e))
     if errors:
         raise QueryFileError("\n".join(errors))
     return queries
+
+
+def flat(e: BaseException, limit: int = 300) -> str:
+    """An error's whole message on one line (a parser's message spread
+    over lines), cut at ``limit`` characters."""
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def one_line(e: BaseException) -> str:
+    """The first line of an error's message (Prolog's messages go on with
+    stack sizes, goals and advice a command-line user cannot act on)."""
+    text = (getattr(e, "message", None) or str(e)).strip()
+    text = re.sub(r"^bridge_python:\w+/\d+ raised: ", "", text)
+    line = text.splitlines()[0].strip() if text else type(e).__name__
+    return line if len(line) <= 500 else line[:499] + "…"
+
+
+def engine_failure(e: BaseException) -> str:
+    """One line for an error the engine raised while running, naming the
+    cause and what the user can change."""
+    text = one_line(e)
+    term = str(getattr(e, "prolog_term", "") or "")
+    if "resource_error" in term or "Stack limit" in text or "resource_error" in text:
+        return (f"the engine ran out of memory ({text}): a batch too large, a query that "
+                f"keeps too many partial matches or makes too many answers at once; push "
+                f"fewer rows at a time (--batch-size N), bound the queries (FILTER "
+                f"(getDURATION() < ...)), cap them (--max-goals N, --max-answers N), or "
+                f"raise the limit (environment variable EPSPARQL_STACK_LIMIT, bytes)")
+    return text
 
 
 def make_engine(base: str | None, **kw: Any) -> Any:
@@ -120,10 +223,88 @@ def make_engine(base: str | None, **kw: Any) -> Any:
     return Engine(base=base, **kw)
 
 
+def background_spec(text: str) -> tuple[str | None, str]:
+    """``--background FILE`` or ``--background IRI=FILE`` as ``(graph IRI
+    or None, file)``.  A text naming an existing file is that file (a file
+    name may hold ``=``); else it is ``IRI=FILE`` when what stands before an
+    ``=`` is an absolute IRI (the first such split whose file exists, so an
+    IRI may hold ``=`` too)."""
+    if Path(text).is_file():
+        return None, text
+    named: tuple[str, str] | None = None
+    for i, ch in enumerate(text):
+        if ch == "=" and absolute_iri_problem(text[:i]) is None:
+            if Path(text[i + 1:]).is_file():
+                return text[:i], text[i + 1:]
+            named = named or (text[:i], text[i + 1:])
+    return named if named is not None else (None, text)
+
+
+def load_background(engine: Any, specs: Sequence[str] | None, *, named: bool = True) -> None:
+    """Load ``--background`` files (``FILE``, or ``IRI=FILE`` into the named
+    graph IRI when ``named``) into the engine; exit 2 for a file that is
+    missing or that rdflib cannot read."""
+    for spec in specs or ():
+        graph, b = background_spec(spec)
+        if graph is not None and not named:
+            raise UsageError(f"--background {spec}: named background graphs (IRI=FILE) go "
+                             f"with epsparql run; here the background is one graph of files")
+        if not Path(b).is_file():
+            raise UsageError(f"background file not found: {b}"
+                             + (f" (for the named graph <{graph}>)" if graph else ""))
+        try:
+            engine.load_background(b, graph=graph)
+        except PrologError:
+            raise
+        except Exception as e:            # rdflib's parsers raise many kinds
+            raise UsageError(f"cannot read background file {b}: {flat(e)}") from None
+
+
+def count_arg(text: str) -> int:
+    """A whole number >= 1 (argparse type)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def seconds_arg(text: str) -> float:
+    """A finite number of seconds >= 0 (argparse type)."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (math.isfinite(x) and x >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text}")
+    return x
+
+
+def base_iri(text: str) -> str:
+    """``--base``: an absolute IRI (argparse type; exit 2 otherwise)."""
+    problem = absolute_iri_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"not an absolute IRI: {text!r}: {problem} "
+                                         f"(e.g. --base http://example.org/ns#)")
+    return text
+
+
+def add_engine_options(p: argparse.ArgumentParser) -> None:
+    """The options that shape how queries compile: ``--base``, ``--reasoning``."""
+    p.add_argument("--base", metavar="IRI", type=base_iri,
+                   help="base IRI of the queries (bare names and relative IRIs)")
+    p.add_argument("--reasoning", choices=("rdfs", "owlrl", "none"), default="rdfs",
+                   help="reasoning over the background: rdfs (default), owlrl "
+                   "(materialised first), none (stream patterns match only what is "
+                   "written: smaller rules)")
+
+
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse's parser, exiting with code 2 and the usage (no traceback)."""
+    """argparse's parser, exiting with code 2 and one line saying what is
+    wrong (the usage is one ``--help`` away)."""
 
     def error(self, message: str) -> None:
-        self.print_usage(sys.stderr)
-        say(f"{self.prog}: error: {message}")
+        say(f"{self.prog}: error: {message} (see {self.prog} --help)")
         raise SystemExit(EXIT_USAGE)

@@ -14,12 +14,14 @@ from typing import Any
 
 from ..algebra.partition import NO_SCHEMA, schema_of
 from ..explain.algebra_tree import algebra_tree
-from ..explain.drawing import draw_png
+from ..explain.drawing import TooLargeToDraw, draw_png
 from ..explain.origins import GraphOrigins
 from ..explain.rule_graph import GraphNames, rule_graph_tree
 from ..explain.tree import TreeNode, duration_text, tree_lines
+from ..explain.window_tree import window_algebra_tree
 from ..rdf.prefixes import Prefixes
-from .common import EXIT_OK, PROG, UsageError, make_engine, read_queries, register_queries, say
+from .common import (EXIT_OK, PROG, UsageError, add_dialect_option, add_engine_options, flat,
+                     make_engine, read_queries, register_queries, say)
 
 __all__ = ["add_parser", "cmd_explain"]
 
@@ -31,38 +33,54 @@ def add_parser(sub: Any) -> None:
                        "of queries (compiled together), optionally drawn as a PNG.")
     e.add_argument("queries", nargs="+", metavar="QUERY.rq")
     e.add_argument("--png", metavar="FILE", help="also draw both as a PNG image")
-    e.add_argument("--base", metavar="IRI", help="base IRI of the queries (bare names)")
+    add_engine_options(e)
+    add_dialect_option(e)
     e.add_argument("--background", action="append", metavar="FILE",
                    help="background knowledge the partitioning must respect (RDFS schema)")
     e.set_defaults(func=cmd_explain)
 
 
-
 def cmd_explain(args: argparse.Namespace) -> int:
     """``epsparql explain``: print (and draw) the algebra and the rule graph."""
     qfs = read_queries(args.queries)
-    engine = make_engine(args.base)
-    queries = register_queries(engine, qfs)
+    engine = make_engine(args.base, reasoning=args.reasoning)
+    queries = register_queries(engine, qfs, getattr(args, "dialect", None))
     schema = _schema(args.background or ())
     known: dict[str, str] = {}
     alg_roots: list[TreeNode] = []
     out: list[str] = []
     for qf, q in zip(qfs, queries):
-        tree = algebra_tree(q.algebra, Prefixes(q.prefixes))
+        dialect = getattr(q, "dialect", None)
+        if dialect is None:
+            tree = algebra_tree(q.algebra, Prefixes(q.prefixes))
+        else:
+            tree = window_algebra_tree(q.algebra, Prefixes(q.prefixes))
         tree.label = f"{q.name}: {tree.label}"
         alg_roots.append(tree)
-        out.append(f"== {qf.path} (query {q.name}, {q.form})")
+        out.append(f"== {qf.path} (query {q.name}, {dialect + ' ' if dialect else ''}{q.form})")
         out.append("")
-        out.append("algebra (after filter placement and window extraction):")
+        if dialect is None:
+            out.append("algebra (after filter placement and window extraction):")
+        else:
+            out.append("algebra (windows, report policy and relation-to-stream around SPARQL 1.1; "
+                       "evaluated in prolog/stream_window.pl"
+                       + (", aggregates kept per pane):" if q.incremental else "):"))
         out.extend("  " + line for line in tree_lines(tree))
         out.append("")
         known.update(q.prefixes)
     out.append("partitioning (epsparql spark): a key every stream pattern binds")
     out.extend("  " + line for line in engine.partitioning(schema).describe())
     out.append("")
+    if all(getattr(q, "dialect", None) for q in queries):
+        # only windowed queries: no core rules (their windows are above)
+        print("\n".join(out))
+        if args.png:
+            _draw(args.png, qfs, [("algebra", alg_roots)])
+        return EXIT_OK
     graph = engine.rule_graph()
-    roots = rule_graph_tree(graph, GraphNames(graph, queries), Prefixes(known),
-                            GraphOrigins(graph, queries))
+    eps = [q for q in queries if not getattr(q, "dialect", None)]      # the core's rules
+    roots = rule_graph_tree(graph, GraphNames(graph, eps), Prefixes(known),
+                            GraphOrigins(graph, eps))
     stores = graph.stores
     out.append(f"rule graph: {len(graph.nodes)} nodes, {len(graph.rules)} rules, "
                f"{len(stores)} stores of partial matches")
@@ -78,14 +96,19 @@ def cmd_explain(args: argparse.Namespace) -> int:
                        f"  {s.goals} goals")
     print("\n".join(out))
     if args.png:
-        panels = [("algebra", alg_roots), ("binarised rule graph", roots)]
-        title = "epsparql explain: " + ", ".join(Path(qf.path).name for qf in qfs)
-        try:
-            draw_png(args.png, panels, title)
-        except OSError as e:
-            raise UsageError(f"cannot write {args.png}: {e.strerror or e}") from None
-        say(f"{PROG}: wrote {args.png}")
+        _draw(args.png, qfs, [("algebra", alg_roots), ("binarised rule graph", roots)])
     return EXIT_OK
+
+
+def _draw(path: str, qfs: Any, panels: list) -> None:
+    title = "epsparql explain: " + ", ".join(Path(qf.path).name for qf in qfs)
+    try:
+        draw_png(path, panels, title)
+    except TooLargeToDraw as e:
+        raise UsageError(f"--png: {e}") from None
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+    say(f"{PROG}: wrote {path}")
 
 
 def _schema(paths: Any) -> Any:
@@ -97,5 +120,8 @@ def _schema(paths: Any) -> Any:
     for b in paths:
         if not Path(b).is_file():
             raise UsageError(f"background file not found: {b}")
-        g.parse(b)
+        try:
+            g.parse(b)
+        except Exception as e:            # rdflib's parsers raise many kinds
+            raise UsageError(f"cannot read background file {b}: {flat(e)}") from None
     return schema_of(g)

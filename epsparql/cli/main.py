@@ -15,13 +15,14 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import sys
 import warnings
 from typing import Sequence
 
 from . import check, explain, run, spark
-from .common import (EXIT_RUNTIME, EXIT_USAGE, PROG, ArgumentParser, QueryFileError, UsageError,
-                     say, warning_hook)
+from ..core.runtime import PrologError
+from .common import (EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, PROG, ArgumentParser, QueryFileError,
+                     UsageError, engine_failure, one_line, say, silence_closed_output,
+                     warning_hook)
 
 __all__ = ["main", "build_parser"]
 
@@ -60,19 +61,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(str(e))
         return EXIT_USAGE
     except BrokenPipeError:
-        # the reader of our output went away (e.g. `| head`): stop quietly
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        return EXIT_RUNTIME
+        # the reader of our output went away (`| head`): stop quietly, as a
+        # Unix filter does; what is still buffered goes nowhere
+        silence_closed_output()
+        return EXIT_OK
     except KeyboardInterrupt:
         say(f"{PROG}: interrupted")
         return 130
+    except PrologError as e:                       # the engine failed outside a run's loop
+        say(f"{PROG}: error in the engine: {engine_failure(e)}")
+        return EXIT_RUNTIME
     except Exception as e:                         # a bug, or the environment (no SWI-Prolog…)
         if os.environ.get("EPSPARQL_DEBUG"):
             raise
-        say(f"{PROG}: internal error: {type(e).__name__}: {e} "
+        say(f"{PROG}: internal error: {type(e).__name__}: {one_line(e)} "
             f"(set EPSPARQL_DEBUG=1 for the traceback)")
         return EXIT_RUNTIME

@@ -2,7 +2,11 @@
 
 The stream is read incrementally and pushed in batches; answers are
 written as they come (``--output-format``), progress and a summary go to
-standard error.  ``--trace`` hands over to :mod:`.trace`.  See docs/CLI.md.
+standard error.  Whatever stops a run (a malformed line, a cap, the engine
+running out of memory, an interrupt, the reader of the output going away)
+stops it with the answers found so far written and one line saying why
+and which flag to change.  ``--trace`` hands over to :mod:`.trace`.  See
+docs/CLI.md.
 """
 from __future__ import annotations
 
@@ -15,19 +19,29 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..core.runtime import PrologError
+from ..query_engine import AnswerLimitError, LimitError, StateLimitError
 from ..io.results import OUTPUT_FORMATS, answer_writer
-from ..io.streams import FORMATS, StreamFormatError, StreamReader, guess_format
-from .common import (EXIT_OK, EXIT_RUNTIME, PROG, UsageError, make_engine, read_queries,
-                     register_queries, say)
+from ..io.streams import (FORMATS, StreamFormatError, StreamHeaderError, StreamReader,
+                          guess_format)
+from .common import (EXIT_OK, EXIT_RUNTIME, PROG, UsageError, add_dialect_option,
+                     add_engine_options, count_arg, engine_failure, load_background, make_engine,
+                     one_line, read_queries, register_queries, say, seconds_arg,
+                     silence_closed_output)
+from .late import LateRows
 
 __all__ = ["add_parser", "cmd_run"]
+
+#: The flag of each engine cap.
+CAP_FLAGS = {"max_goals": "--max-goals", "max_answers": "--max-answers"}
 
 
 def add_parser(sub: Any) -> None:
     """The ``run`` command."""
     r = sub.add_parser("run", help="run queries over a stream",
-                       description="Run EP-SPARQL queries (CONSTRUCT rules and SELECT/ASK "
-                       "queries together, in one engine) over a timestamped stream.")
+                       description="Run queries (EP-SPARQL, or C-SPARQL, CQELS-QL, SPARQLstream, "
+                       "Streaming SPARQL, LUPOSDATE, RSP-QL: detected, or --dialect; CONSTRUCT "
+                       "rules and SELECT/ASK queries together, in one engine) over a timestamped "
+                       "stream.")
     r.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query files")
     r.add_argument("--stream", required=True, metavar="FILE",
                    help="the stream: a file (.gz read too) or - for standard input")
@@ -39,19 +53,33 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--on-error", choices=("stop", "skip"), default="stop",
                    help="at a malformed stream line: stop with exit code 1 (default), "
                    "or skip and count it")
-    r.add_argument("--base", metavar="IRI", help="base IRI of the queries (bare names)")
+    add_engine_options(r)
+    add_dialect_option(r)
+    r.add_argument("--background", action="append", metavar="[IRI=]FILE",
+                   help="background knowledge (any RDF format rdflib reads), joined with "
+                   "the stream and used for reasoning; IRI=FILE loads it as the named "
+                   "graph IRI (GRAPH <IRI> { ... }, FROM NAMED <IRI>); repeatable")
+    r.add_argument("--lateness", "--allowed-lateness", dest="lateness", type=seconds_arg,
+                   default=0.0, metavar="SECONDS",
+                   help="rows may come up to SECONDS out of order (by end time) and are "
+                   "still processed in order; later ones are counted, not processed "
+                   "(default 0)")
+    r.add_argument("--max-goals", type=count_arg, metavar="N",
+                   help="stop (exit 1) when more than N partial matches are stored")
+    r.add_argument("--max-answers", type=count_arg, metavar="N",
+                   help="stop (exit 1) after N answers, the first N written")
     r.add_argument("--time-format", choices=("seconds", "iso"), default="seconds",
                    help="write times as seconds (default) or xsd:dateTime in UTC")
     r.add_argument("--progress", action="store_true",
                    help="report progress every ~2 s even if standard error is not a terminal")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
-    r.add_argument("--batch-size", type=int, default=5000, metavar="N",
+    r.add_argument("--batch-size", type=count_arg, default=5000, metavar="N",
                    help="stream rows pushed per engine call (default 5000)")
     r.add_argument("--trace", action="store_true",
                    help="push the stream one triple at a time and show, after each, the "
                    "partial matches it stored, checked or expired and the answers it "
                    "completed (text, or JSON lines with --output-format jsonl)")
-    r.add_argument("--trace-limit", type=int, metavar="N",
+    r.add_argument("--trace-limit", type=count_arg, metavar="N",
                    help="with --trace: refuse streams of more than N triples (default 10000)")
     r.add_argument("--justify", action="store_true",
                    help="with --trace: show under each answer why it was detected, as the "
@@ -92,9 +120,8 @@ class _Progress:
             self.shown = False
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    """``epsparql run``: the queries over a stream, answers as they come."""
-    qfs = read_queries(args.queries)
+def check_stream_path(args: argparse.Namespace) -> None:
+    """The stream file exists and is a file (or is standard input)."""
     if args.stream == "-" and "-" in args.queries:
         raise UsageError("the queries and the stream cannot both come from standard input")
     if args.stream != "-":
@@ -103,7 +130,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(f"stream file not found: {args.stream}")
         if sp.is_dir():
             raise UsageError(f"stream path is a directory: {args.stream}")
-    if args.trace:                 # one triple at a time, with what it did (epsparql/trace.py)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``epsparql run``: the queries over a stream, answers as they come."""
+    qfs = read_queries(args.queries)
+    check_stream_path(args)
+    if args.trace:                 # one triple at a time, with what it did (explain/trace.py)
         from .trace import run_trace
         return run_trace(args, qfs)
     if args.trace_limit is not None:
@@ -112,11 +145,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--justify goes with --trace (run --trace --justify shows why each "
                          "answer of a small stream was detected)")
     fmt = args.format or guess_format(args.stream)
-    if args.batch_size < 1:
-        raise UsageError("--batch-size must be at least 1")
 
-    engine = make_engine(args.base)
-    queries = register_queries(engine, qfs)
+    engine = make_engine(args.base, reasoning=args.reasoning, allowed_lateness=args.lateness,
+                         max_goals=args.max_goals, max_answers=args.max_answers,
+                         batch_size=args.batch_size,
+                         on_late=lambda row, source: None)   # counted; LateRows names them
+    queries = register_queries(engine, qfs, args.dialect)
+    load_background(engine, args.background)
 
     out_format = args.output_format
     if out_format is None:
@@ -125,7 +160,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         skipped_forms = [q.name for q in queries if q.form != "CONSTRUCT"]
         if skipped_forms:
             say(f"{PROG}: note: --output-format nt writes the triples of CONSTRUCT answers; "
-                 f"the answers of {', '.join(skipped_forms)} are not written")
+                f"the answers of {', '.join(skipped_forms)} are not written")
     options: dict[str, Any] = {"time_format": args.time_format}
     if out_format == "table" and args.base:
         options["prefixes"] = {"": args.base}
@@ -134,115 +169,220 @@ def cmd_run(args: argparse.Namespace) -> int:
     except OSError as e:
         raise UsageError(f"cannot write {args.out}: {e.strerror or e}") from None
 
-    shown_skips = 0
+    run = _Run(args, engine, queries, writer, fmt)
+    run.go()
+    if not args.quiet:
+        run.summary()
+    return run.report()
 
-    def on_skip(err: StreamFormatError) -> None:
-        nonlocal shown_skips
-        if args.quiet:
+
+class _OutputClosed(Exception):
+    """Raised into the engine to stop a batch whose answers nobody reads."""
+
+
+class _Run:
+    """One run: the loop over the stream and what stopped it."""
+
+    def __init__(self, args: argparse.Namespace, engine: Any, queries: Sequence[Any],
+                 writer: Any, fmt: str) -> None:
+        self.args, self.engine, self.queries, self.writer = args, engine, queries, writer
+        self.shown_skips = 0
+        self.reader = StreamReader(args.stream, fmt, on_error=args.on_error,
+                                   on_skip=self._on_skip)
+        self.late = LateRows(self.reader.path, None if args.quiet else
+                             (lambda m: say(f"{PROG}: {m}")))
+        self.progress = _Progress(enabled=not args.quiet and (args.progress or sys.stderr.isatty()),
+                                  tty=sys.stderr.isatty())
+        self.counts = {q.name: 0 for q in queries}
+        self.events = 0
+        self.failure: BaseException | None = None
+        self.failed_lines: tuple[int, int] | None = None   # the batch the engine failed in
+        self.output_closed = False
+        self.write_error: OSError | None = None
+        self.ended = False                 # the stream was ended (Engine.flush)
+        self.elapsed = 0.0
+        engine.on_answers = self.answers_came
+
+    def _on_skip(self, err: StreamFormatError) -> None:
+        if self.args.quiet:
             return
-        shown_skips += 1
-        if shown_skips <= 10:
+        self.shown_skips += 1
+        if self.shown_skips <= 10:
             say(f"{PROG}: skipped {err}")
-        elif shown_skips == 11:
+        elif self.shown_skips == 11:
             say(f"{PROG}: (further skipped lines are counted, not shown)")
 
-    reader = StreamReader(args.stream, fmt, on_error=args.on_error, on_skip=on_skip)
-    progress = _Progress(enabled=not args.quiet and (args.progress or sys.stderr.isatty()),
-                         tty=sys.stderr.isatty())
-    counts = {q.name: 0 for q in queries}
-    events = 0
-    failure: BaseException | None = None
-    code = EXIT_OK
-    t0 = time.perf_counter()
-
-    def drain() -> None:
-        for q in queries:
+    def drain(self) -> None:
+        """Write the answers found so far (unless the output failed)."""
+        for q in self.queries:
             got = q.results()
             if got:
-                counts[q.name] += len(got)
-                writer.write_many(got)
-        writer.flush()
+                self.counts[q.name] += len(got)
+                if not self.output_closed:
+                    self._output(self.writer.write_many, got)
+        if not self.output_closed:
+            self._output(self.writer.flush)
 
-    try:
+    def _output(self, fn: Any, *args: Any) -> None:
+        """Call a writer method; a closed pipe or a failing device stops the output."""
+        try:
+            fn(*args)
+        except BrokenPipeError:
+            self._closed()
+        except OSError as e:               # a full disk, an I/O error
+            self.output_closed = True
+            self.write_error = e
+
+    def answers_came(self) -> None:
+        """The engine delivered answers inside a batch: write them now (a
+        batch's answers are never all held); stop the batch if nobody reads."""
+        self.drain()
+        if self.output_closed:
+            raise _OutputClosed()
+
+    def _closed(self) -> None:
+        """The reader of standard output went away (``| head``)."""
+        self.output_closed = True
+        if self.args.out in (None, "-"):
+            silence_closed_output()
+
+    def go(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            self._loop()
+        except KeyboardInterrupt:
+            self.failure = KeyboardInterrupt()
+            try:
+                self.drain()
+            except Exception:
+                pass
+        finally:
+            self.progress.done()
+            self.reader.close()
+            if self.output_closed:         # what is buffered can go nowhere
+                try:
+                    self.writer.close()
+                except OSError:
+                    pass
+            else:
+                self._output(self.writer.close)
+            self.elapsed = time.perf_counter() - t0
+
+    def _loop(self) -> None:
+        engine, reader = self.engine, self.reader
         rows = iter(reader)
-        batch = args.batch_size
-        while True:
+        batch = self.args.batch_size
+        while not self.output_closed:
             chunk: list[tuple] = []
+            lines: list[int] = []
             try:
                 for row in rows:
                     chunk.append(row)
+                    lines.append(reader.line)
                     if len(chunk) >= batch:
                         break
-            except (StreamFormatError, EOFError, zlib.error) as e:
-                failure = e                # push what was read before, then stop
-            except OSError as e:
-                if isinstance(e, BrokenPipeError):
-                    raise
-                failure = e
-            if chunk:
-                engine.push_many(chunk)
-                events += len(chunk)
-                drain()
-            progress.update(events, sum(counts.values()))
-            if failure is not None or len(chunk) < batch:
+            except (StreamFormatError, EOFError, zlib.error, OSError) as e:
+                self.failure = e           # push what was read before, then stop
+            if chunk and not self._push(chunk, lines):
+                return
+            self.progress.update(self.events, sum(self.counts.values()))
+            if self.failure is not None or len(chunk) < batch:
                 break
-        if failure is None:
-            engine.flush()
-            drain()
-    except KeyboardInterrupt:
-        failure = KeyboardInterrupt()
-        code = 130
+        if self.failure is None and not self.output_closed:
+            try:
+                engine.flush()
+                self.ended = True
+            except (LimitError, PrologError) as e:
+                self.failure = e
+            except _OutputClosed:
+                pass
+            self.drain()
+
+    def _push(self, chunk: list[tuple], lines: list[int]) -> bool:
+        """Push one batch and write its answers; False if the run must stop."""
         try:
-            drain()
-        except Exception:
-            pass
-    except PrologError as e:
-        failure = e
-    except (OSError, EOFError, zlib.error) as e:   # reading the stream failed (I/O, bad gzip)
-        if isinstance(e, BrokenPipeError):
-            raise
-        failure = e
-    finally:
-        progress.done()
-        reader.close()
-        writer.close()
-    elapsed = time.perf_counter() - t0
+            late = self.engine.push_many(chunk)
+        except StateLimitError as e:       # the batch went in; the cap stopped the run after it
+            self.failure = e
+            self.events += len(chunk)
+            self.drain()
+            return False
+        except _OutputClosed:              # the batch stopped part way: nobody reads on
+            self.failed_lines = (lines[0], lines[-1])
+            return False
+        except (AnswerLimitError, PrologError) as e:    # the batch stopped part way
+            self.failure = e
+            self.failed_lines = (lines[0], lines[-1])
+            self.drain()
+            return False
+        self.events += len(chunk)
+        self.late.pushed(chunk, lines, late)
+        self.drain()
+        return True
 
-    if not args.quiet:
-        _summary(engine, queries, counts, events, reader, elapsed)
-    if isinstance(failure, StreamFormatError):
-        say(f"{PROG}: error: {failure}")
-        if args.on_error == "stop":
-            say(f"{PROG}: stopped at the malformed line; the answers found before it were "
-                 f"written (--on-error skip skips such lines)")
-        return EXIT_RUNTIME
-    if isinstance(failure, KeyboardInterrupt):
-        say(f"{PROG}: interrupted; the answers found so far were written")
-        return code
-    if isinstance(failure, PrologError):
-        say(f"{PROG}: error in the engine: {failure}")
-        return EXIT_RUNTIME
-    if failure is not None:
-        say(f"{PROG}: error reading {reader.path}: {failure}")
-        return EXIT_RUNTIME
-    return EXIT_OK
+    # -- the end ----------------------------------------------------------------
+    def summary(self) -> None:
+        engine, queries = self.engine, self.queries
+        rate = self.events / self.elapsed if self.elapsed > 0 else 0.0
+        parts = [f"{self.events:,} events in {self.elapsed:.2f} s ({rate:,.0f} events/s)"]
+        if self.failed_lines is not None:
+            a, b = self.failed_lines
+            parts[0] += f", then it stopped inside the batch of lines {a:,}-{b:,}"
+        parts.append(f"{self.reader.skipped:,} skipped lines")
+        self.late.count = engine.late
+        late = self.late.summary()
+        if late:
+            parts.append(late)
+        if engine.buffered and not self.ended:
+            parts.append(f"{engine.buffered:,} rows still held for reordering (--lateness), "
+                         f"not processed")
+        say(f"{PROG}: " + ", ".join(parts))
+        width = max([len(q.name) for q in queries] + [5])
+        for q in queries:
+            say(f"  {q.name:<{width}}  {q.form:<9}  {self.counts[q.name]:,} answers")
+        if self.output_closed and self.write_error is None:
+            say("  (the output was closed by its reader: the run stopped there)")
+        errs = getattr(engine, "errors", [])
+        if errs:
+            say(f"  {len(errs):,} errors inside rules (first: {one_line(errs[0])})")
 
-
-def _summary(engine: Any, queries: Sequence[Any], counts: dict[str, int], events: int,
-             reader: Any, elapsed: float) -> None:
-    rate = events / elapsed if elapsed > 0 else 0.0
-    parts = [f"{events:,} events in {elapsed:.2f} s ({rate:,.0f} events/s)",
-             f"{reader.skipped:,} skipped lines"]
-    try:
-        late = engine.core.stats().get("late", 0)
-    except Exception:
-        late = 0
-    if late:
-        parts.append(f"{late:,} late events (end time before an earlier one)")
-    say(f"{PROG}: " + ", ".join(parts))
-    width = max([len(q.name) for q in queries] + [5])
-    for q in queries:
-        say(f"  {q.name:<{width}}  {q.form:<9}  {counts[q.name]:,} answers")
-    errs = getattr(engine, "errors", [])
-    if errs:
-        say(f"  {len(errs):,} errors inside rules (first: {errs[0].message})")
+    def report(self) -> int:
+        """Say what stopped the run (if anything); the exit code."""
+        failure, args = self.failure, self.args
+        if self.write_error is not None:
+            e = self.write_error
+            say(f"{PROG}: error writing the answers to {args.out or 'standard output'}: "
+                f"{e.strerror or e}; the run stopped there")
+            return EXIT_RUNTIME
+        if failure is None:
+            return EXIT_OK
+        if isinstance(failure, StreamHeaderError):
+            say(f"{PROG}: error: {failure}")
+            return EXIT_RUNTIME
+        if isinstance(failure, StreamFormatError):
+            say(f"{PROG}: error: {failure} (the answers found before it were written; "
+                f"--on-error skip skips such lines)")
+            return EXIT_RUNTIME
+        if isinstance(failure, KeyboardInterrupt):
+            say(f"{PROG}: interrupted; the answers found so far were written")
+            return 130
+        if isinstance(failure, LimitError):
+            flag = CAP_FLAGS.get(failure.limit, failure.limit)
+            if failure.limit == "max_goals":
+                say(f"{PROG}: error: stopped: {failure.value:,} partial matches stored, more "
+                    f"than {flag} {failure.cap:,}; the answers found so far were written "
+                    f"(bound the queries with FILTER (getDURATION() < ...), or raise {flag})")
+            else:
+                say(f"{PROG}: error: stopped after {failure.cap:,} answers ({flag} "
+                    f"{failure.cap:,}); they were written (raise {flag} for more)")
+            return EXIT_RUNTIME
+        if isinstance(failure, PrologError):
+            where = ""
+            if self.failed_lines is not None:
+                a, b = self.failed_lines
+                where = f" in the batch of lines {a:,}-{b:,} of {self.reader.path}"
+            say(f"{PROG}: error in the engine{where}: {engine_failure(failure)} (the answers "
+                f"found before were written)")
+            return EXIT_RUNTIME
+        say(f"{PROG}: error reading {self.reader.path}: {failure}")
+        return EXIT_RUNTIME

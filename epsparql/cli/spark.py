@@ -13,6 +13,7 @@ Exit codes as for ``epsparql run``.  The pipeline itself is
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import time
 from pathlib import Path
@@ -20,19 +21,19 @@ from typing import Any
 
 from ..io.streams import FORMATS
 from ..spark.job import JobSpec, expand_paths
-from .common import (EXIT_OK, EXIT_RUNTIME, PROG, ArgumentParser, UsageError, make_engine,
-                     read_queries, register_queries, say)
+from .common import (EXIT_OK, EXIT_RUNTIME, PROG, ArgumentParser, UsageError,
+                     add_engine_options, count_arg, load_background, make_engine, read_queries,
+                     register_queries, say, seconds_arg)
 
 
 def _spec(args: argparse.Namespace, qfs: list) -> JobSpec:
     """The job: background files checked, every bad query named with its file,
     line and column (all of them, before Spark starts)."""
-    for b in args.background or ():
-        if not Path(b).is_file():
-            raise UsageError(f"background file not found: {b}")
-    checker = make_engine(args.base, reasoning="none")
+    checker = make_engine(args.base, reasoning=args.reasoning)
     try:
         register_queries(checker, qfs)
+        # read once here: errors name the file (the workers get one graph: no IRI=FILE)
+        load_background(checker, args.background, named=False)
     finally:
         checker.close()
     return JobSpec.build([(qf.name, qf.text) for qf in qfs], base=args.base,
@@ -51,8 +52,10 @@ def _spark_error(e: Exception) -> str:
     """The useful line of an exception that crossed Spark (a worker's Python
     exception arrives wrapped in JVM stack traces)."""
     text = str(e)
-    m = re.search(r"(StreamFormatError|PrologError|QueryError|ValueError|RuntimeError): (.+)", text)
-    return m.group(2).strip() if m else text.strip().splitlines()[0][:500]
+    m = re.search(r"(StreamFormatError|PrologError|QueryError|ValueError|RuntimeError|"
+                  r"[A-Za-z]*LimitError): (.+)", text)
+    line = m.group(2).strip() if m else (text.strip().splitlines() or [type(e).__name__])[0]
+    return line[:500]
 
 
 def cmd_spark_run(args: argparse.Namespace) -> int:
@@ -70,13 +73,17 @@ def cmd_spark_run(args: argparse.Namespace) -> int:
     try:
         res = run_batch(spark, spec, files, args.out, format=args.format,
                         on_error=args.on_error, partitions=args.partitions)
-    except Exception as e:
-        if "StreamFormatError" in str(e):
-            say(f"{PROG}: error: {_spark_error(e)}")
-            say(f"{PROG}: stopped at the malformed line; nothing was written "
-                 f"(--on-error skip skips such lines)")
-            return EXIT_RUNTIME
+    except KeyboardInterrupt:
         raise
+    except Exception as e:                 # a worker's error arrives wrapped by Spark
+        if os.environ.get("EPSPARQL_DEBUG"):
+            raise
+        if "StreamFormatError" in str(e):
+            say(f"{PROG}: error: {_spark_error(e)} (nothing was written; --on-error skip "
+                f"skips such lines)")
+            return EXIT_RUNTIME
+        say(f"{PROG}: error: the Spark job failed: {_spark_error(e)}")
+        return EXIT_RUNTIME
     if not args.quiet:
         for m in res.skipped[:10]:
             say(f"{PROG}: skipped {m}")
@@ -102,31 +109,33 @@ def cmd_spark_stream(args: argparse.Namespace) -> int:
     socket = None
     if args.socket:
         host, _, port = args.socket.rpartition(":")
-        if not host or not port.isdigit():
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise UsageError(f"--socket takes HOST:PORT, got {args.socket!r}")
         socket = (host, int(port))
     elif not Path(args.watch).is_dir():
         raise UsageError(f"--watch needs a directory: {args.watch}")
     fmt = args.format or "nt"
-    if fmt not in ("nt", "jsonl"):
-        raise UsageError("streaming reads the line formats nt and jsonl")
+    if fmt not in ("nt", "nqt", "jsonl"):
+        raise UsageError("streaming reads the line formats nt, nqt and jsonl")
     spec = _spec(args, qfs)
     _show_plan(spec, args.quiet)
     spark = spark_session(args.master)
-    say = None if args.quiet else (lambda m: say(f"{PROG}: {m}"))
+    report = None if args.quiet else (lambda m: say(f"{PROG}: {m}"))
     t0 = time.perf_counter()
     try:
         st = run_stream(spark, spec, args.out, args.checkpoint, watch=args.watch, socket=socket,
                         format=fmt, on_error=args.on_error,
                         max_files_per_trigger=args.max_files_per_trigger,
                         trigger_seconds=args.trigger, available_now=args.available_now,
-                        timeout=args.timeout, say=say)
+                        timeout=args.timeout, say=report)
     except KeyboardInterrupt:
         say(f"{PROG}: interrupted; committed batches are in {args.out}, "
              f"restart with the same --checkpoint to resume")
         return 130
-    except RuntimeError as e:
-        say(f"{PROG}: error: {_spark_error(e)}")
+    except Exception as e:                 # a worker's error arrives wrapped by Spark
+        if os.environ.get("EPSPARQL_DEBUG"):
+            raise
+        say(f"{PROG}: error: the streaming query failed: {_spark_error(e)}")
         return EXIT_RUNTIME
     if not args.quiet:
         say(f"{PROG}: {st.batches} batch(es), {st.events:,} events, {st.answers:,} answers in "
@@ -151,10 +160,9 @@ def add_parser(sub: Any) -> None:
                        help="Spark master URL (default local[*]: all cores of this machine)")
         p.add_argument("--background", action="append", metavar="FILE",
                        help="background knowledge (any RDF format rdflib reads); repeatable")
-        p.add_argument("--reasoning", choices=("rdfs", "owlrl", "none"), default="rdfs",
-                       help="reasoning over the background (default rdfs)")
-        p.add_argument("--base", metavar="IRI", help="base IRI of the queries (bare names)")
-        p.add_argument("--allowed-lateness", type=float, default=0.0, metavar="SECONDS",
+        add_engine_options(p)
+        p.add_argument("--allowed-lateness", "--lateness", dest="allowed_lateness",
+                       type=seconds_arg, default=0.0, metavar="SECONDS",
                        help="out-of-order tolerance (streaming: also the watermark delay)")
         p.add_argument("--no-partition", action="store_true",
                        help="run every query on the whole stream in one group")
@@ -168,7 +176,7 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--stream", required=True, nargs="+", metavar="PATH",
                    help="stream files, directories or glob patterns")
     r.add_argument("--format", choices=FORMATS, help="stream format (default: from file names)")
-    r.add_argument("--partitions", type=int, metavar="N",
+    r.add_argument("--partitions", type=count_arg, metavar="N",
                    help="number of partitions (default: Spark's default parallelism)")
     r.add_argument("--on-error", choices=("stop", "skip"), default="stop",
                    help="at a malformed line: fail the job (default) or skip and count it")
@@ -182,16 +190,16 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--watch", metavar="DIR", help="a directory: each new file is input")
     s.add_argument("--socket", metavar="HOST:PORT", help="a socket sending lines (demos)")
     s.add_argument("--checkpoint", required=True, metavar="DIR", help="checkpoint directory")
-    s.add_argument("--format", choices=("nt", "jsonl"), help="line format (default nt)")
+    s.add_argument("--format", choices=("nt", "nqt", "jsonl"), help="line format (default nt)")
     s.add_argument("--on-error", choices=("stop", "skip"), default="skip",
                    help="at a malformed line: skip it to the side output (default) or fail")
     s.add_argument("--available-now", action="store_true",
                    help="process what is there now, then stop")
-    s.add_argument("--trigger", type=float, metavar="SECONDS",
+    s.add_argument("--trigger", type=seconds_arg, metavar="SECONDS",
                    help="start a micro-batch every SECONDS (default: as soon as possible)")
-    s.add_argument("--max-files-per-trigger", type=int, metavar="N",
+    s.add_argument("--max-files-per-trigger", type=count_arg, metavar="N",
                    help="at most N new files per micro-batch")
-    s.add_argument("--timeout", type=float, metavar="SECONDS",
+    s.add_argument("--timeout", type=seconds_arg, metavar="SECONDS",
                    help="stop cleanly after SECONDS")
     s.set_defaults(func=cmd_spark_stream)
 

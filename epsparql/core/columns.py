@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from functools import partial
 from itertools import repeat
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 from .terms import Compound, PlString, from_json
 
@@ -116,13 +116,21 @@ class Columns:
 
 
 class ColumnReceiver:
-    """Takes the chunks of one bridge call (Prolog calls :meth:`take`)."""
+    """Takes the chunks of one bridge call (Prolog calls :meth:`take`).
 
-    __slots__ = ("table", "chunks")
+    With ``on_chunk`` each chunk is handed to it as it arrives, during the
+    call, and not kept; if it raises, the exception is kept in
+    :attr:`error` and the call stops (see ``send/6`` in
+    ``prolog/bridge_columns.pl``)."""
 
-    def __init__(self, table: TermTable) -> None:
+    __slots__ = ("table", "chunks", "on_chunk", "error")
+
+    def __init__(self, table: TermTable,
+                 on_chunk: Callable[[Columns], None] | None = None) -> None:
         self.table = table
         self.chunks: list[Columns] = []
+        self.on_chunk = on_chunk
+        self.error: BaseException | None = None
 
     def take(self, generation: int, new_terms: list, name: str, arity: int,
              masks: int | list[int], values: list) -> None:
@@ -131,7 +139,15 @@ class ColumnReceiver:
         ids (bit i for argument i), one for all rows or one per row."""
         table = self.table
         table.update(generation, new_terms)
-        self.chunks.append(_chunk(name, arity, masks, values, table.values))
+        chunk = _chunk(name, arity, masks, values, table.values)
+        if self.on_chunk is None:
+            self.chunks.append(chunk)
+            return
+        try:
+            self.on_chunk(chunk)
+        except BaseException as e:
+            self.error = e
+            raise
 
 
 def _chunk(name: str, arity: int, masks: int | list[int], values: list,

@@ -104,6 +104,10 @@ class CoreEngine:
         self._call("py_create", self.module)
         self.batch_size = batch_size
         self.on_detected = on_detected
+        #: if set, each chunk of detections goes here during the call that
+        #: makes it, instead of being kept and returned; if it raises, the
+        #: call stops and the exception is raised by it
+        self.on_chunk: Callable[[Columns], None] | None = None
         self._terms = TermTable()
         self._pending: list[Columns] = []
         self.errors: list[RuleError] = []
@@ -197,12 +201,17 @@ class CoreEngine:
         detections it releases (kept until drain(); passed to on_detected
         when ``notify``), its rule errors recorded.  Chunks received before
         an error are kept too."""
-        rec = ColumnReceiver(self._terms)
+        take = self.on_chunk
+        if take is not None and notify and self.on_detected is not None:
+            take = self._notified(take)
+        rec = ColumnReceiver(self._terms, take)
         try:
             reply = from_json(self._rt.call("py_columns", op, self.module, rec, arg))
         finally:
             chunks, rec.chunks, rec.table = rec.chunks, [], None
             self._pending.extend(chunks)
+        if rec.error is not None:          # on_chunk raised: the call stopped there
+            raise rec.error
         if isinstance(reply, dict) and "e" in reply:
             self.errors.extend(RuleError.from_json(err) for err in reply["e"])
         check(reply)
@@ -211,6 +220,15 @@ class CoreEngine:
                 for d in c.detections():
                     self.on_detected(d)
         return chunks
+
+    def _notified(self, take: Callable[[Columns], None]) -> Callable[[Columns], None]:
+        """``on_chunk`` with ``on_detected`` told of each detection first
+        (chunks taken during the call are not returned, so not seen after)."""
+        def both(chunk: Columns) -> None:
+            for d in chunk.detections():
+                self.on_detected(d)
+            take(chunk)
+        return both
 
     def advance(self, t: float) -> list[Detection]:
         """Declare that no more events end at or before ``t``: answers that

@@ -47,10 +47,13 @@ class Var:
 @dataclass(frozen=True)
 class Child:
     """A sub-term of a node's pattern that is the pattern of child ``node``;
-    its variables are the parent's."""
+    its variables are the parent's: ``vars`` are their places, in the
+    child's own order (the term is written only a few levels deep: the
+    child's node has all of it)."""
 
     node: int
     term: Any
+    vars: tuple[int | None, ...] | None = None
 
 
 @dataclass
@@ -266,24 +269,42 @@ def functor(t: Any) -> str:
 def subterms(t: Any) -> Iterator[Any]:
     """``t`` and every term inside it, depth first, left to right (a
     :class:`Child` and then its term)."""
-    yield t
-    if isinstance(t, Child):
-        yield from subterms(t.term)
-    elif isinstance(t, Compound):
-        for a in t.args:
-            yield from subterms(a)
-    elif isinstance(t, list):
-        for a in t:
-            yield from subterms(a)
+    stack = [t]                  # iterative: conditions can be nested deeply
+    while stack:
+        t = stack.pop()
+        yield t
+        if isinstance(t, Child):
+            stack.append(t.term)
+        elif isinstance(t, Compound):
+            stack.extend(reversed(t.args))
+        elif isinstance(t, list):
+            stack.extend(reversed(t))
 
 
 def variables(t: Any) -> list[int]:
     """The places of the variables in ``t``, in order of first occurrence
     (term_variables/2 order: a child's variables in its own order)."""
     out: list[int] = []
-    for x in subterms(t):
-        if isinstance(x, Var) and x.index is not None and x.index not in out:
-            out.append(x.index)
+    seen: set[int] = set()
+    stack = [t]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Var):
+            if x.index is not None and x.index not in seen:
+                seen.add(x.index)
+                out.append(x.index)
+        elif isinstance(x, Child):
+            if x.vars is not None:        # all of them, also below where the term is cut
+                for v in x.vars:
+                    if v is not None and v not in seen:
+                        seen.add(v)
+                        out.append(v)
+            else:
+                stack.append(x.term)
+        elif isinstance(x, Compound):
+            stack.extend(reversed(x.args))
+        elif isinstance(x, list):
+            stack.extend(reversed(x))
     return out
 
 
@@ -297,7 +318,8 @@ def _read(x: Any) -> Any:
         if "v" in x and len(x) == 1:
             return Var(x["v"])
         if "node" in x and "term" in x:
-            return Child(x["node"], _read(x["term"]))
+            vs = x.get("vars")
+            return Child(x["node"], _read(x["term"]), None if vs is None else tuple(vs))
         return x
     if isinstance(x, Compound):
         return Compound(x.name, tuple(_read(a) for a in x.args))

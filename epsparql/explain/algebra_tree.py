@@ -17,6 +17,7 @@ from ..algebra.elements import numbers
 from ..algebra.passes import all_vars
 from ..rdf.prefixes import Prefixes
 from ..times import format_time
+from ..trampoline import Walk, run
 from .tree import TreeNode, duration_text
 
 __all__ = ["algebra_tree", "term_text", "expr_text"]
@@ -51,22 +52,39 @@ def term_text(t: Any, prefixes: Prefixes) -> str:
 
 def expr_text(e: Any, prefixes: Prefixes) -> str:
     """An expression of the algebra as query text (fully parenthesised)."""
+    return run(_expr_text(e, prefixes))
+
+
+def _expr_text(e: Any, prefixes: Prefixes) -> Walk[str]:
+    # a walker (epsparql/trampoline.py): chains of thousands of && or + nest that deep
     kind = type(e).__name__
     if kind == "BinaryOp":
-        return f"({expr_text(e.left, prefixes)} {e.op} {expr_text(e.right, prefixes)})"
+        left = yield _expr_text(e.left, prefixes)
+        right = yield _expr_text(e.right, prefixes)
+        return f"({left} {e.op} {right})"
     if kind == "UnaryOp":
-        return f"{e.op}{expr_text(e.operand, prefixes)}"
+        return f"{e.op}{(yield _expr_text(e.operand, prefixes))}"
     if kind == "FunctionCall":
         name = e.name if isinstance(e.name, str) and not hasattr(e.name, "n3") \
             else prefixes.iri(str(e.name))
         name = _TEMPORAL_NAMES.get(name, name)
-        return f"{name}({', '.join(expr_text(a, prefixes) for a in e.args)})"
+        args = []
+        for a in e.args:
+            args.append((yield _expr_text(a, prefixes)))
+        return f"{name}({', '.join(args)})"
     if kind in ("In", "NotIn"):
         op = "IN" if kind == "In" else "NOT IN"
-        values = ", ".join(expr_text(v, prefixes) for v in e.values)
-        return f"({expr_text(e.expr, prefixes)} {op} ({values}))"
-    if kind == "Exists":
+        values = []
+        for v in e.values:
+            values.append((yield _expr_text(v, prefixes)))
+        operand = yield _expr_text(e.expr, prefixes)
+        return f"({operand} {op} ({', '.join(values)}))"
+    if kind in ("Exists", "ExistsExpr"):
         return ("NOT " if e.negated else "") + "EXISTS {…}"
+    if kind == "Aggregate":            # the stream dialects' aggregates
+        arg = "*" if e.arg is None else (yield _expr_text(e.arg, prefixes))
+        sep = f'; SEPARATOR="{e.separator}"' if e.name == "GROUP_CONCAT" and e.separator != " " else ""
+        return f"{e.name}({'DISTINCT ' if e.distinct else ''}{arg}{sep})"
     return term_text(e, prefixes)
 
 
@@ -83,12 +101,13 @@ def algebra_tree(alg: Any, prefixes: Prefixes) -> TreeNode:
         n = number.get(id(x))
         return "" if n is None else f"#{n} "
 
-    def pat(p: Any) -> TreeNode:
-        node = _pat(p)
+    # walkers (epsparql/trampoline.py): OPTIONAL and BIND chains nest thousands deep
+    def pat(p: Any) -> Walk[TreeNode]:
+        node = yield _pat(p)
         node.label = no(p) + node.label
         return node
 
-    def _pat(p: Any) -> TreeNode:
+    def _pat(p: Any) -> Walk[TreeNode]:
         kind = type(p).__name__
         if kind == "BGP":
             n = TreeNode(f"BGP ({len(p.triples)} triple{'s' if len(p.triples) != 1 else ''})")
@@ -102,18 +121,20 @@ def algebra_tree(alg: Any, prefixes: Prefixes) -> TreeNode:
                                                else "nothing (cross product)"))
             if getattr(p, "expr", None) is not None:
                 n.details.append("condition " + expr_text(p.expr, prefixes))
-            n.children = [pat(p.left), pat(p.right)]
+            left = yield pat(p.left)
+            right = yield pat(p.right)
+            n.children = [left, right]
             return n
         if kind == "Filter":
-            return TreeNode("Filter", [expr_text(p.expr, prefixes)], [pat(p.pattern)])
+            return TreeNode("Filter", [expr_text(p.expr, prefixes)], [(yield pat(p.pattern))])
         if kind == "Extend":
             return TreeNode("Extend (BIND)", [f"?{p.var.name} := {expr_text(p.expr, prefixes)}"],
-                            [pat(p.pattern)])
+                            [(yield pat(p.pattern))])
         if kind == "Window":
             op = "<" if p.strict else "≤"
             return TreeNode(f"Window (duration {op} {duration_text(p.seconds)})",
                             [f"{format_time(p.seconds)} s, bounds every binary step below"],
-                            [pat(p.pattern)])
+                            [(yield pat(p.pattern))])
         if kind == "Background":
             return TreeNode(f"Background GRAPH {term_text(p.graph, prefixes)}",
                             [_triple_text(t, prefixes) for t in p.triples])
@@ -121,7 +142,7 @@ def algebra_tree(alg: Any, prefixes: Prefixes) -> TreeNode:
             return TreeNode("Empty {}")
         return TreeNode(kind, [repr(p)[:80]])
 
-    body = pat(alg.pattern)
+    body = run(pat(alg.pattern))
     if alg.form == "SELECT":
         if alg.projection:
             items = []

@@ -3,13 +3,37 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..trampoline import Walk, run
 from .tree import TreeNode, clip
 
-__all__ = ["draw_png"]
+__all__ = ["draw_png", "count_boxes", "TooLargeToDraw", "MAX_BOXES"]
+
+
+#: More boxes than this make no legible picture (and take matplotlib minutes).
+MAX_BOXES = 400
+
+
+class TooLargeToDraw(ValueError):
+    """The trees have more than :data:`MAX_BOXES` boxes."""
+
+
+def count_boxes(roots: Sequence[TreeNode]) -> int:
+    """How many boxes the trees would draw."""
+    n, stack = 0, list(roots)
+    while stack:
+        t = stack.pop()
+        n += 1
+        stack.extend(t.children)
+    return n
 
 
 def draw_png(path: str, panels: Sequence[tuple[str, list[TreeNode]]], title: str) -> None:
-    """Draw trees (algebra, rule graph) side by side with matplotlib."""
+    """Draw trees (algebra, rule graph) side by side with matplotlib.  Raises
+    :class:`TooLargeToDraw` (drawing nothing) past :data:`MAX_BOXES` boxes."""
+    boxes = sum(count_boxes(roots) for _, roots in panels)
+    if boxes > MAX_BOXES:
+        raise TooLargeToDraw(f"the trees have {boxes:,} boxes, more than can be drawn "
+                             f"legibly ({MAX_BOXES:,}); the printed trees show them all")
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -19,10 +43,12 @@ def draw_png(path: str, panels: Sequence[tuple[str, list[TreeNode]]], title: str
         edges: list[tuple[int, int]] = []
         next_x = [0.0]
 
-        def place(n: TreeNode, depth: int) -> int:
+        def place(n: TreeNode, depth: int) -> Walk[int]:
             idx = len(pos)
             pos.append((n, 0.0, depth))
-            kids = [place(c, depth + 1) for c in n.children]
+            kids = []
+            for c in n.children:
+                kids.append((yield place(c, depth + 1)))
             if kids:
                 x = (pos[kids[0]][1] + pos[kids[-1]][1]) / 2
             else:
@@ -33,7 +59,7 @@ def draw_png(path: str, panels: Sequence[tuple[str, list[TreeNode]]], title: str
             return idx
 
         for r in roots:
-            place(r, 0)
+            run(place(r, 0))
             next_x[0] += 0.3
         return pos, edges
 
@@ -82,5 +108,5 @@ def draw_png(path: str, panels: Sequence[tuple[str, list[TreeNode]]], title: str
                                         patchB=texts[b].get_bbox_patch(),
                                         shrinkA=1, shrinkB=1))
     fig.tight_layout(rect=(0, 0, 1, 0.97))
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, format="png")     # the path as given, no extension added
     plt.close(fig)

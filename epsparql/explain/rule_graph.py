@@ -164,16 +164,25 @@ def rule_graph_tree(graph: RuleGraph, names: GraphNames, prefixes: Prefixes,
     it implements."""
     shown: set[int] = set()
 
-    def build(nid: int) -> TreeNode:
-        n = graph.nodes[nid]
-        if nid in shown:
-            return TreeNode(f"n{nid} (shared, shown above)", ref=True)
-        shown.add(nid)
-        details = node_details(n, names, prefixes)
-        if origins is not None:
-            details = origins.lines(nid) + details
-        return TreeNode(node_label(n), details,
-                        [build(c) for c in n.children if c in graph.nodes])
+    def build(root: int) -> TreeNode:
+        # iterative, depth first, children in order: a rule graph can be
+        # thousands of steps deep (a chain of BINDs)
+        top = TreeNode("")
+        stack: list[tuple[int, TreeNode]] = [(root, top)]
+        while stack:
+            nid, parent = stack.pop()
+            if nid in shown:
+                parent.children.append(TreeNode(f"n{nid} (shared, shown above)", ref=True))
+                continue
+            shown.add(nid)
+            n = graph.nodes[nid]
+            details = node_details(n, names, prefixes)
+            if origins is not None:
+                details = origins.lines(nid) + details
+            node = TreeNode(node_label(n), details)
+            parent.children.append(node)
+            stack.extend((c, node) for c in reversed(n.children) if c in graph.nodes)
+        return top.children[0]
 
     roots = []
     for rule, label in zip(graph.rules, names.rule_labels):

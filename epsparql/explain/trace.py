@@ -204,7 +204,8 @@ class Tracer:
         self._goals = self._snapshot()
         self.step_no = 0
         self.now: Any = None
-        self.totals = Counter({"inserted": 0, "expired": 0, "consumed": 0, "answers": 0})
+        self.totals = Counter({"inserted": 0, "expired": 0, "consumed": 0, "answers": 0,
+                               "late": 0})
 
     def _snapshot(self) -> dict[str, "_StoreSnap"]:
         """The goal store now, per store."""
@@ -330,14 +331,18 @@ class Tracer:
                                    lim is not None, triple if derived else None, unfixed))
         return out
 
-    def push(self, row: tuple) -> dict:
-        """Push one row ``(s, p, o, start, end)``; what it did."""
-        self.step_no += 1
-        if len(row) == 4 or row[4] is None:
-            row = (row[0], row[1], row[2], row[3], row[3])
+    def push(self, row: tuple, step: int | None = None, held: int | str | None = None) -> dict:
+        """Push one row ``(s, p, o, start[, end[, stream]])``; what it did.
+        ``step`` numbers it (default: one more than the last); ``held`` is
+        the step whose arrival released it, when the reorder buffer held it
+        back.  The record's row is ``(s, p, o, start, end)`` (EP-SPARQL
+        queries, the ones traced, see every stream)."""
+        self.step_no = step if step is not None else self.step_no + 1
+        stream = row[5] if len(row) > 5 else None
+        row = _five(row)
         before = self._goals
         late0 = self.engine.late
-        self.engine.push(*row)
+        self.engine.push(*row, stream=stream)
         self.engine.gc()                   # expire at the step the window passes
         after = self._snapshot()
         if self.engine.late == late0:      # the core's clock: the latest end time pushed
@@ -358,8 +363,21 @@ class Tracer:
                "removed": [(g, self._reason(g, now)) for g in gone],
                "answers": answers,
                "late": self.engine.late > late0}
+        if held is not None:
+            rec["held"] = held
         self._explain(rec)
         self._goals = after
+        self._count(rec)
+        return rec
+
+    def late(self, row: tuple, step: int, by: float) -> dict:
+        """A row the reorder buffer found late (``by`` seconds before a row
+        already processed): not pushed, and nothing happened."""
+        self.step_no = step
+        row = _five(row)
+        rec = {"step": step, "row": row, "now": self.now, "checked": [], "inserted": [],
+               "removed": [], "answers": [], "late": True, "late_by": by}
+        self._explain(rec)
         self._count(rec)
         return rec
 
@@ -399,6 +417,20 @@ class Tracer:
         for _, why in rec["removed"]:
             self.totals[why] += 1
         self.totals["answers"] += len(rec["answers"])
+        if rec["late"]:
+            self.totals["late"] += 1
+
+
+def _five(row: tuple) -> tuple:
+    """A stream row as ``(s, p, o, start, end)`` (end filled in, stream dropped)."""
+    end = row[4] if len(row) > 4 and row[4] is not None else row[3]
+    return (row[0], row[1], row[2], row[3], end)
+
+
+def late_note(gap: float) -> str:
+    """What keeps a row that came ``gap`` seconds late (the run's flag)."""
+    text = f"{gap:g}" if not float(gap).is_integer() else f"{int(gap)}"
+    return f"--lateness {text} or more would keep it"
 
 
 def as_number(t: Any) -> float:
@@ -487,4 +519,5 @@ def _arrive(t: Any, triple: tuple, constraints: dict[int, set[str]], graph: Rule
     return None
 
 
-__all__ = ["Tracer", "StoreLayout", "Goal", "Checked", "store_layouts", "read_goal", "as_number"]
+__all__ = ["Tracer", "StoreLayout", "Goal", "Checked", "store_layouts", "read_goal", "as_number",
+           "late_note"]

@@ -17,7 +17,7 @@ from rdflib.term import Node, URIRef
 from ..io.results import TableWriter, answer_to_json, time_json
 from ..rdf.sparql_json import term_to_json
 from ..times import format_time
-from .trace import Goal, Tracer, as_number
+from .trace import Goal, Tracer, as_number, late_note
 from .tree import duration_text
 
 __all__ = ["TextRenderer", "JsonRenderer"]
@@ -133,7 +133,17 @@ class TextRenderer:
                              f"started {duration_text(age)} before now "
                              f"({self.time(rec['now'])}), window {duration_text(g.layout.window)}")
         if rec["late"]:
-            lines.append("    late      ended before an earlier triple: not processed")
+            by = rec.get("late_by")
+            if by is None:
+                lines.append("    late      ended before an earlier triple: not processed")
+            else:
+                lines.append(f"    late      ended {duration_text(by)} before a triple already "
+                             f"processed: not processed ({late_note(by)})")
+        if rec.get("held") is not None:
+            until = rec["held"]
+            lines.insert(0, "    held      by the reorder buffer (--lateness) until "
+                         + ("the end of the stream" if until == "end" else f"triple [{until}]")
+                         + ": processed in end-time order")
         if rec["row"] is not None:
             s, p, o, t1, t2 = rec["row"]
             head = (f"[{rec['step']}] {self.term(s)} {self.term(p)} {self.term(o)}  "
@@ -164,7 +174,8 @@ class TextRenderer:
         for g in waiting:
             self.write(f"    {g.layout.title} {self.goal(g)}")
         self.write(f"totals: {t['inserted']} inserted, {t['expired']} expired, "
-                   f"{t['consumed']} consumed, {t['answers']} answers")
+                   f"{t['consumed']} consumed, {t['answers']} answers"
+                   + (f", {t['late']} late (not processed)" if t["late"] else ""))
         self.out.flush()
 
 
@@ -252,6 +263,10 @@ class JsonRenderer:
                               "queries": e.queries} for e in rec["errors"]]
         if rec["late"]:
             obj["late"] = True
+            if rec.get("late_by") is not None:
+                obj["late_by"] = rec["late_by"]
+        if rec.get("held") is not None:
+            obj["held_until"] = rec["held"]
         self.write(obj)
 
     def finish(self, tracer: Tracer) -> None:

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["TreeNode", "tree_lines", "duration_text", "clip"]
+__all__ = ["TreeNode", "tree_lines", "duration_text", "clip", "MAX_INDENT"]
 
 
 @dataclass
@@ -23,21 +23,36 @@ class TreeNode:
     ref: bool = False            # a reference to a node shown elsewhere
 
 
+#: Indentation wider than this is shown cut (``… `` and its last part):
+#: a tree thousands of levels deep prints in lines of bounded width.
+MAX_INDENT = 90
+
+
 def tree_lines(node: TreeNode, prefix: str = "", last: bool = True, top: bool = True) -> list[str]:
     """The tree as indented lines (box-drawing branches, details under their node)."""
-    lines = []
-    if top:
-        head, cont = "", ""
-    else:
-        head = prefix + ("└─ " if last else "├─ ")
-        cont = prefix + ("   " if last else "│  ")
-    lines.append(head + node.label)
-    bar = "│  " if node.children else "   "
-    for d in node.details:
-        lines.append(cont + bar + "  " + d if not top else bar + "  " + d)
-    for i, c in enumerate(node.children):
-        lines.extend(tree_lines(c, cont if not top else "", i == len(node.children) - 1, False))
+    lines: list[str] = []
+    stack: list[tuple[TreeNode, str, bool, bool]] = [(node, prefix, last, top)]
+    while stack:                      # iterative: trees can be thousands of levels deep
+        node, prefix, last, top = stack.pop()
+        if top:
+            head, cont = "", ""
+        else:
+            head = prefix + ("└─ " if last else "├─ ")
+            cont = prefix + ("   " if last else "│  ")
+        lines.append(_cut(head) + node.label)
+        bar = "│  " if node.children else "   "
+        for d in node.details:
+            lines.append(_cut(cont + bar) + "  " + d if not top else bar + "  " + d)
+        kids = node.children
+        for i in range(len(kids) - 1, -1, -1):
+            stack.append((kids[i], cont if not top else "", i == len(kids) - 1, False))
     return lines
+
+
+def _cut(indent: str) -> str:
+    if len(indent) <= MAX_INDENT:
+        return indent
+    return "… " + indent[-(MAX_INDENT - 30):]
 
 
 def duration_text(seconds: Any) -> str:

@@ -17,15 +17,15 @@ from .results import (OUTPUT_FORMATS, AnswerWriter, CsvWriter, JsonLinesWriter,
                       NTriplesWriter, SparqlJsonWriter, TableWriter, answer_from_json,
                       answer_to_json, answer_writer, read_answers, read_answers_csv,
                       write_answers)
-from .streams import (FORMATS, StreamFormatError, StreamReader, StreamWriter, guess_format,
-                      read_stream, write_stream)
+from .streams import (FORMATS, StreamFormatError, StreamHeaderError, StreamReader,
+                      StreamWriter, guess_format, read_stream, write_stream)
 from ..rdf.ntriples import format_term, parse_term
 from ..rdf.sparql_json import term_from_json, term_to_json
 from ..times import format_time, parse_time
 
 __all__ = [
-    "FORMATS", "StreamFormatError", "StreamReader", "StreamWriter", "read_stream",
-    "write_stream", "guess_format", "parse_term", "format_term", "parse_time", "format_time",
+    "FORMATS", "StreamFormatError", "StreamHeaderError", "StreamReader", "StreamWriter",
+    "read_stream", "write_stream", "guess_format", "parse_term", "format_term", "parse_time", "format_time",
     "term_to_json", "term_from_json",
     "OUTPUT_FORMATS", "AnswerWriter", "JsonLinesWriter", "CsvWriter", "SparqlJsonWriter",
     "NTriplesWriter", "TableWriter", "answer_writer", "write_answers", "answer_to_json",

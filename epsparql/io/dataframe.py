@@ -8,9 +8,9 @@ table (``int64``, ``float64``, ``bool``, ``datetime64[UTC]``, strings).
 """
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
-
-from datetime import datetime, timezone
 
 from rdflib.term import Literal, Node
 
@@ -63,6 +63,57 @@ def _series(col: Any) -> "pd.Series":
             out[nulls] = None
         parts.append(out)
     return pd.Series(np.concatenate(parts) if parts else np.array([], dtype=object), dtype=object)
+
+
+def _retype(s: "pd.Series") -> "pd.Series":
+    """A variable's column as the type its values share (docs/CLI.md's
+    table): what Arrow leaves as objects (booleans with unbound cells,
+    durations, integers beyond 64 bits, mixes) is typed from its values;
+    timestamps in nanoseconds, UTC."""
+    import pandas as pd
+    if isinstance(s.dtype, pd.DatetimeTZDtype):
+        return s.astype("datetime64[ns, UTC]")
+    if s.dtype != object:
+        return s
+    column = [None if x is None or x is pd.NA or x is pd.NaT else x for x in s.tolist()]
+    present = [x for x in column if x is not None]
+    if not present:
+        return s
+    kinds = {_kind(x) for x in present}
+    missing = len(present) < len(column)
+    if kinds == {"bool"}:
+        return pd.Series(column, dtype="boolean" if missing else bool)
+    if kinds == {"int"} and not missing and all(-2**63 <= x < 2**63 for x in present):
+        return pd.Series(column, dtype="int64")
+    if kinds <= {"int", "float"}:
+        return pd.Series([float("nan") if x is None else float(x) for x in column],
+                         dtype="float64")
+    if kinds == {"datetime"}:
+        return pd.Series([pd.NaT if x is None else _utc(x) for x in column],
+                         dtype="datetime64[ns, UTC]")
+    if kinds == {"timedelta"}:
+        return pd.Series([pd.NaT if x is None else x for x in column], dtype="timedelta64[ns]")
+    return s
+
+
+def _kind(x: Any) -> str:
+    if isinstance(x, bool):
+        return "bool"
+    if isinstance(x, int):
+        return "int"
+    if isinstance(x, (float, Decimal)):
+        return "float" if not isinstance(x, Decimal) or x.is_finite() else "other"
+    if isinstance(x, datetime):
+        return "datetime"
+    if isinstance(x, timedelta):
+        return "timedelta"
+    return "other"
+
+
+def _utc(x: datetime) -> Any:
+    import pandas as pd
+    ts = pd.Timestamp(x)
+    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
 
 def _from_text(s: "pd.Series", values: str) -> "pd.Series":
@@ -123,8 +174,8 @@ def to_dataframe(answers: "Iterable[Answer] | Results", *, variables: Sequence[s
         data["query"] = pd.Series([answers.query] * n, dtype=object)
     else:
         data["query"] = pd.Series([a.query for a in answers], dtype=object)
-    data["start"] = table.column("start").to_pandas()
-    data["end"] = table.column("end").to_pandas()
+    data["start"] = _retype(table.column("start").to_pandas())
+    data["end"] = _retype(table.column("end").to_pandas())
     cols = column_names(names)
     if values == "rdflib":
         _, segs, _, _ = segments(answers, names)
@@ -140,7 +191,11 @@ def to_dataframe(answers: "Iterable[Answer] | Results", *, variables: Sequence[s
             s = _series(col)
             if values == "python" and (field.metadata or {}).get(b"epsparql.values") == b"nt":
                 s = _from_text(s, values)
-            data[field.name] = s
+            data[field.name] = _retype(s) if values == "python" else s
+    if values == "python" and data["start"].dtype != data["end"].dtype \
+            and times == "seconds":                 # one type for both
+        data["start"], data["end"] = (data["start"].astype("float64"),
+                                      data["end"].astype("float64"))
     if "triples" in table.column_names:
         data["triples"] = pd.Series(_triples(answers, values), dtype=object)
     return pd.DataFrame(data)

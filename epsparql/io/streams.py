@@ -1,9 +1,12 @@
-"""Timestamped RDF streams: read and write them in three formats.
+"""Timestamped RDF streams: read and write them in four formats.
 
 Every format carries rows ``(s, p, o, start, end)``: rdflib terms and the
 occurrence interval in seconds (``end`` is ``None`` when the input gave only
-a start, meaning a point event).  Terms are written in N-Triples syntax in
-all three formats; times are numbers of seconds (``1700000000``, ``12.5``)
+a start, meaning a point event), and ``(s, p, o, start, end, stream)`` for
+a row on a named stream (the stream an IRI string; the stream dialects'
+windows read streams by name, docs/DIALECTS.md; a row without one is on
+the engine's default stream).  Terms are written in N-Triples syntax in
+all formats; times are numbers of seconds (``1700000000``, ``12.5``)
 or ``xsd:dateTime`` lexical forms (``2024-01-01T09:30:00Z``; no timezone
 means UTC).
 
@@ -14,14 +17,24 @@ means UTC).
   one triple in N-Triples syntax, whitespace, the start time, optionally
   whitespace and the end time, then ``.``; ``#`` comments and blank lines.
 
+``nqt`` -- N-Quads with times (``.nqt``)::
+
+    <http://ex/a> <http://ex/p> "1" <http://ex/stream> 1700000000 1700000005 .
+
+  an N-Quads line with the times before the ``.``: subject, predicate,
+  object, the stream IRI (N-Quads' graph position; a line without one is
+  on the default stream), the start time, optionally the end time.
+
 ``jsonl`` -- one JSON object a line (``.jsonl``, ``.ndjson``)::
 
     {"s": "<http://ex/a>", "p": "<http://ex/p>", "o": "\\"1\\"", "start": 1700000000, "end": 1700000005}
 
   terms as N-Triples strings (or SPARQL 1.1 JSON term objects), times as
-  JSON numbers or strings; ``end`` optional.
+  JSON numbers or strings; ``end`` optional; ``stream`` optional (an IRI,
+  as ``"<http://ex/s>"``, ``"http://ex/s"`` or a JSON term object).
 
-``csv`` -- a header naming the columns ``s,p,o,start[,end]`` (``.csv``).
+``csv`` -- a header naming the columns ``s,p,o,start[,end][,stream]``
+(``.csv``); an empty ``stream`` field is the default stream.
 
 Reading is incremental (a generator over lines), from a file, a ``.gz``
 file, a binary or text file object, or standard input (``"-"``).  A
@@ -50,17 +63,18 @@ from ..rdf.sparql_json import term_from_json, term_to_json
 from ..times import NUMBER_RE, format_time, parse_time, seconds
 
 __all__ = [
-    "FORMATS", "Row", "StreamFormatError", "StreamReader", "StreamWriter",
+    "FORMATS", "Row", "StreamFormatError", "StreamHeaderError", "StreamReader", "StreamWriter",
     "read_stream", "write_stream", "guess_format", "open_output",
     "parse_term", "format_term", "parse_time", "format_time",
     "term_to_json", "term_from_json",
 ]
 
 #: Stream formats, by name.
-FORMATS = ("nt", "jsonl", "csv")
+FORMATS = ("nt", "nqt", "jsonl", "csv")
 
-#: A stream row: subject, predicate, object, start, end (None: end = start).
-Row = tuple  # (Node, Node, Node, int | float, int | float | None)
+#: A stream row: subject, predicate, object, start, end (None: end = start),
+#: and the stream IRI when the input names one.
+Row = tuple  # (Node, Node, Node, int | float, int | float | None[, str])
 
 
 class StreamFormatError(ValueError):
@@ -92,6 +106,11 @@ class StreamFormatError(ValueError):
 
     def __reduce__(self):
         return (type(self), (self.message, self.path, self.line, self.column))
+
+
+class StreamHeaderError(StreamFormatError):
+    """A CSV header that cannot be read: the whole file is unusable, so it
+    stops reading whatever ``on_error`` says."""
 
 
 _WS_RE = re.compile(r"[ \t]*")
@@ -185,6 +204,80 @@ assert _TIME_INT in _FAST_NT_RE.pattern
 _FAST_NT_DEC_RE = re.compile(_FAST_NT_RE.pattern.replace(_TIME_INT, _TIME_DEC))
 
 
+#: N-Quads with times: an optional stream IRI before the times (its group
+#: comes right before the times' groups).
+_STREAM_OPT = r"(?:[ \t]+" + IRI_PLAIN_PATTERN + r")?"
+_FAST_NQT_RE = re.compile(_FAST_NT_RE.pattern.replace(_TIME_INT, _STREAM_OPT + _TIME_INT))
+
+
+def _parse_nqt_line(line: str) -> Row | None:
+    """A line of the ``nqt`` format (see the module docstring)."""
+    m = _FAST_NQT_RE.fullmatch(line)
+    if m is not None:                      # the common case, in one match
+        try:
+            g = m.groups()
+            s = iri(g[0], 0) if g[0] is not None else BNode(g[1])
+            p = iri(g[2], 0)
+            if g[3] is not None:
+                o = iri(g[3], 0)
+            elif g[4] is not None:
+                o = BNode(g[4])
+            else:
+                o = literal(g[5], g[6], g[7])
+            stream = None if g[8] is None else str(iri(g[8], 0))
+            start = int(g[9])
+            end = None if g[10] is None else int(g[10])
+            _check_interval(start, end)
+            return (s, p, o, start, end) if stream is None else (s, p, o, start, end, stream)
+        except TermSyntaxError:
+            pass                           # the detailed parse below says where
+    pos = _WS_RE.match(line).end()
+    if pos == len(line) or line[pos] == "#":
+        return None
+    s, pos = term_at(line, pos, "subject")
+    pos = _ws_required(line, pos, "the subject")
+    p, pos = term_at(line, pos, "predicate")
+    pos = _ws_required(line, pos, "the predicate")
+    o, pos = term_at(line, pos, "object")
+    stream = None
+    after = _WS_RE.match(line, pos).end()
+    if line[after:after + 1] in ("<", "_"):
+        pos = _ws_required(line, pos, "the object")
+        if line[pos] == "_":
+            raise TermSyntaxError("the stream (the graph position) must be an IRI <...>, "
+                                  "not a blank node", pos)
+        g, pos = term_at(line, pos, "stream")
+        stream = str(g)
+    start, end = _times_and_dot(line, pos, "the stream" if stream else "the object")
+    return (s, p, o, start, end) if stream is None else (s, p, o, start, end, stream)
+
+
+def _times_and_dot(line: str, pos: int, after: str) -> tuple[int | float, int | float | None]:
+    """The times then ``.`` that end a line, from ``pos`` (right after ``after``)."""
+    rest = line[pos:]
+    body = rest.split("#", 1)[0].rstrip()
+    if not body.endswith("."):
+        raise TermSyntaxError("expected times then '.' at the end of the statement "
+                              "(a line is: subject predicate object [stream] start [end] .)",
+                              pos + len(body))
+    if rest[:1] not in (" ", "\t"):
+        raise TermSyntaxError(f"expected whitespace then the start time after {after}", pos)
+    tokens = body[:-1].split()
+    if not tokens:
+        raise TermSyntaxError("missing start time (a line is: subject predicate object "
+                              "[stream] start [end] .)", pos)
+    if len(tokens) > 2:
+        raise TermSyntaxError(f"expected at most two times (start, end) before '.', found "
+                              f"{len(tokens)} items: {' '.join(tokens)}", pos)
+    try:
+        start = parse_time(tokens[0])
+        end = parse_time(tokens[1]) if len(tokens) == 2 else None
+    except ValueError as e:
+        raise TermSyntaxError(str(e), pos + 1) from None
+    _check_interval(start, end)
+    return start, end
+
+
 def _num_time(text: str) -> int | float:
     """A time the fast pattern matched, as :func:`parse_time` gives it."""
     if "." not in text:
@@ -260,7 +353,32 @@ def _term_field(value: Any, key: str) -> Node:
     return node
 
 
-def _row_from_fields(get: Callable[[str], Any], has_end: bool) -> Row:
+def _stream_field(value: Any) -> str | None:
+    """The ``stream`` of a JSON line or CSV row: an IRI as ``<...>``, bare,
+    or a SPARQL JSON term object; None or empty: the default stream."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.startswith("<"):
+            text = f"<{text}>"
+        try:
+            node, end = term_at(text, 0, "stream")
+        except TermSyntaxError as e:
+            raise TermSyntaxError(f'"stream": {e.message}') from None
+        if end != len(text):
+            raise TermSyntaxError(f'"stream": unexpected text after the IRI: {text[end:]!r}')
+        return str(node)
+    try:
+        node = term_from_json(value)
+    except ValueError as e:
+        raise TermSyntaxError(f'"stream": {e}') from None
+    if not isinstance(node, URIRef):
+        raise TermSyntaxError(f'"stream": a stream is an IRI, got {value!r}')
+    return str(node)
+
+
+def _row_from_fields(get: Callable[[str], Any], has_end: bool, has_stream: bool = True) -> Row:
     s = _term_field(get("s"), "s")
     p = _term_field(get("p"), "p")
     o = _term_field(get("o"), "o")
@@ -271,7 +389,8 @@ def _row_from_fields(get: Callable[[str], Any], has_end: bool) -> Row:
     except ValueError as err:
         raise TermSyntaxError(str(err)) from None
     _check_interval(start, end)
-    return (s, p, o, start, end)
+    stream = _stream_field(get("stream")) if has_stream else None
+    return (s, p, o, start, end) if stream is None else (s, p, o, start, end, stream)
 
 
 def _parse_jsonl_line(line: str) -> Row | None:
@@ -287,20 +406,21 @@ def _parse_jsonl_line(line: str) -> Row | None:
     missing = [k for k in ("s", "p", "o", "start") if obj.get(k) is None]
     if missing:
         raise TermSyntaxError("missing " + ", ".join(f'"{k}"' for k in missing)
-                   + ' (an object has "s", "p", "o", "start" and optionally "end")')
+                   + ' (an object has "s", "p", "o", "start" and optionally "end", "stream")')
     return _row_from_fields(obj.get, True)
 
 
 # ---------------------------------------------------------------------------
 # reading
 
-_EXTENSIONS = {".nt": "nt", ".ntt": "nt", ".ntx": "nt", ".jsonl": "jsonl", ".ndjson": "jsonl",
-               ".json": "jsonl", ".csv": "csv"}
+_EXTENSIONS = {".nt": "nt", ".ntt": "nt", ".ntx": "nt", ".nqt": "nqt", ".jsonl": "jsonl",
+               ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv"}
 
 
 def guess_format(path: str | os.PathLike | None, default: str = "nt") -> str:
-    """The format of a file from its name (``.nt``/``.ntt``, ``.jsonl``/
-    ``.ndjson``, ``.csv``, each optionally ``.gz``); ``default`` otherwise."""
+    """The format of a file from its name (``.nt``/``.ntt``, ``.nqt``,
+    ``.jsonl``/``.ndjson``, ``.csv``, each optionally ``.gz``); ``default``
+    otherwise."""
     if path is None or str(path) == "-":
         return default
     name = str(path).lower()
@@ -314,8 +434,9 @@ class StreamReader:
 
     ``source`` is a path (``.gz`` is decompressed), ``"-"`` for standard
     input, or a file object (binary or text).  ``format`` is ``"nt"``,
-    ``"jsonl"`` or ``"csv"`` (default: guessed from the file name, else
-    ``"nt"``).  ``on_error="stop"`` raises :class:`StreamFormatError` at the
+    ``"nqt"``, ``"jsonl"`` or ``"csv"`` (default: guessed from the file
+    name, else ``"nt"``).  Rows are ``(s, p, o, start, end)``, with the
+    stream IRI as a sixth item when the line names one.  ``on_error="stop"`` raises :class:`StreamFormatError` at the
     first malformed line; ``"skip"`` counts it in :attr:`skipped`, keeps the
     first ``keep_errors`` in :attr:`errors`, calls ``on_skip(error)`` if
     given, and goes on.
@@ -416,8 +537,8 @@ class StreamReader:
         the same errors; plain N-Triples lines skip building terms."""
         if self.format == "nt":
             return self._rows(_nt_texts_line)
-        return ((format_term(s), format_term(p), format_term(o), t1, t2)
-                for s, p, o, t1, t2 in self._rows(_parse_nt_line))
+        return ((format_term(r[0]), format_term(r[1]), format_term(r[2]), *r[3:])
+                for r in self._rows(_parse_nt_line))
 
     def _rows(self, parse_nt: Callable[[str], Row | None]) -> Iterator[Row]:
         f = self._open()
@@ -426,7 +547,8 @@ class StreamReader:
             if self.format == "csv":
                 yield from self._csv_rows(f)
             else:
-                parse = parse_nt if self.format == "nt" else _parse_jsonl_line
+                parse = parse_nt if self.format == "nt" else \
+                    _parse_nqt_line if self.format == "nqt" else _parse_jsonl_line
                 for line in self._lines(f):
                     self.line += 1
                     if line is None:
@@ -467,7 +589,7 @@ class StreamReader:
                 continue
             if any(bad_utf8 in x for x in fields):
                 if header is None:
-                    raise StreamFormatError("the header is not valid UTF-8", self.path, self.line)
+                    raise StreamHeaderError("the header is not valid UTF-8", self.path, self.line)
                 self._error("not valid UTF-8")
                 continue
             if header is None:
@@ -475,8 +597,8 @@ class StreamReader:
                 index = {h: i for i, h in enumerate(header)}
                 missing = [c for c in ("s", "p", "o", "start") if c not in index]
                 if missing or len(index) != len(header):
-                    raise StreamFormatError(
-                        "the CSV header must name the columns s,p,o,start[,end] "
+                    raise StreamHeaderError(
+                        "the CSV header must name the columns s,p,o,start[,end][,stream] "
                         f"(found {','.join(fields)!r}" + (f"; missing {', '.join(missing)}" if missing else
                                                              "; a column is named twice") + ")",
                         self.path, self.line)
@@ -486,7 +608,8 @@ class StreamReader:
                 continue
             has_end = "end" in index
             try:
-                row = _row_from_fields(lambda k: fields[index[k]] if k in index else None, has_end)
+                row = _row_from_fields(lambda k: fields[index[k]] if k in index else None, has_end,
+                                       "stream" in index)
             except TermSyntaxError as e:
                 self._error(e.message)
                 continue
@@ -533,12 +656,16 @@ def open_output(dest: str | os.PathLike | IO | None) -> tuple[IO, bool]:
 
 
 class StreamWriter:
-    """Write rows ``(s, p, o, start[, end])`` in a stream format.
+    """Write rows ``(s, p, o, start[, end[, stream]])`` in a stream format.
 
-    ``time_format="iso"`` writes times as ``xsd:dateTime`` in UTC."""
+    ``time_format="iso"`` writes times as ``xsd:dateTime`` in UTC.  The
+    stream of a row goes to the graph position in ``nqt``, to a
+    ``stream`` member in ``jsonl`` and to a ``stream`` column in ``csv``
+    (``streams=True``, or the first row has one); ``nt`` has no place for
+    it (a row with a stream is an error there)."""
 
     def __init__(self, dest: str | os.PathLike | IO | None, format: str = "nt", *,
-                 time_format: str = "seconds") -> None:
+                 time_format: str = "seconds", streams: bool | None = None) -> None:
         if format not in FORMATS:
             raise ValueError(f"unknown stream format {format!r} (one of {', '.join(FORMATS)})")
         self.format = format
@@ -546,9 +673,14 @@ class StreamWriter:
         self.out, self._owned = open_output(dest)
         self.count = 0
         self._csv = None
+        self._streams = streams
         if format == "csv":
             self._csv = csv.writer(self.out, lineterminator="\n")
-            self._csv.writerow(["s", "p", "o", "start", "end"])
+            if streams is not None:
+                self._csv_header()
+
+    def _csv_header(self) -> None:
+        self._csv.writerow(["s", "p", "o", "start", "end"] + (["stream"] if self._streams else []))
 
     def _time(self, t: Any) -> Any:
         return format_time(seconds(t), self.time_format)
@@ -556,20 +688,34 @@ class StreamWriter:
     def write(self, row: Sequence[Any]) -> None:
         s, p, o, start = row[0], row[1], row[2], row[3]
         end = row[4] if len(row) > 4 else None
+        stream = row[5] if len(row) > 5 else None
         st = self._time(start)
         en = None if end is None else self._time(end)
-        if self.format == "nt":
+        g = None if stream is None else format_term(URIRef(str(stream)))
+        if self.format in ("nt", "nqt"):
+            if g is not None and self.format == "nt":
+                raise ValueError(f"the nt format has no stream: write rows with a stream as "
+                                 f"nqt, jsonl or csv ({g})")
             tail = st if en is None else f"{st} {en}"
-            self.out.write(f"{format_term(s)} {format_term(p)} {format_term(o)} {tail} .\n")
+            mid = "" if g is None else f" {g}"
+            self.out.write(f"{format_term(s)} {format_term(p)} {format_term(o)}{mid} {tail} .\n")
         elif self.format == "jsonl":
             obj: dict[str, Any] = {"s": format_term(s), "p": format_term(p), "o": format_term(o),
                                    "start": _json_time(st)}
             if en is not None:
                 obj["end"] = _json_time(en)
+            if g is not None:
+                obj["stream"] = g
             self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         else:
-            self._csv.writerow([format_term(s), format_term(p), format_term(o), st,
-                                "" if en is None else en])
+            if self._streams is None:
+                self._streams = g is not None
+                self._csv_header()
+            if g is not None and not self._streams:
+                raise ValueError("this CSV stream was started without a stream column "
+                                 "(StreamWriter(..., streams=True))")
+            fields = [format_term(s), format_term(p), format_term(o), st, "" if en is None else en]
+            self._csv.writerow(fields + ([g or ""] if self._streams else []))
         self.count += 1
 
     def write_many(self, rows: Iterable[Sequence[Any]]) -> int:
@@ -580,6 +726,9 @@ class StreamWriter:
         return n
 
     def close(self) -> None:
+        if self._csv is not None and self._streams is None:
+            self._streams = False
+            self._csv_header()                      # an empty stream still has its header
         if self._owned:
             self.out.close()
         else:
@@ -600,8 +749,13 @@ def _json_time(text: str) -> Any:
 
 
 def write_stream(rows: Iterable[Sequence[Any]], dest: str | os.PathLike | IO | None,
-                 format: str = "nt", *, time_format: str = "seconds") -> int:
-    """Write rows ``(s, p, o, start[, end])`` to ``dest`` (a path, ``"-"``
-    or a text file object) in ``format``; returns the number written."""
-    with StreamWriter(dest, format, time_format=time_format) as w:
+                 format: str = "nt", *, time_format: str = "seconds",
+                 streams: bool | None = None) -> int:
+    """Write rows ``(s, p, o, start[, end[, stream]])`` to ``dest`` (a path,
+    ``"-"`` or a text file object) in ``format``; returns the number
+    written (``streams``: see :class:`StreamWriter`; for a list of rows,
+    a CSV gets a stream column when any row has a stream)."""
+    if streams is None and format == "csv" and isinstance(rows, (list, tuple)):
+        streams = any(len(r) > 5 and r[5] is not None for r in rows)
+    with StreamWriter(dest, format, time_format=time_format, streams=streams) as w:
         return w.write_many(rows)

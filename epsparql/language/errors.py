@@ -81,7 +81,21 @@ class QueryWarning(UserWarning):
     so false, for every solution).  The message starts with
     ``line L, column C:`` and says how to fix it.  Issued through
     :mod:`warnings` when a query is registered or checked; turn it into
-    an error with ``warnings.simplefilter("error", QueryWarning)``."""
+    an error with ``warnings.simplefilter("error", QueryWarning)``.
+
+    Attributes: ``message`` (without the position), ``line`` and
+    ``column`` (1-based, or None)."""
+
+    def __init__(self, message: str, line: int | None = None,
+                 column: int | None = None) -> None:
+        self.message = message
+        self.line = line
+        self.column = column
+        super().__init__(message if line is None
+                         else f"line {line}, column {column or 1}: {message}")
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.line, self.column))
 
 
 def _line_of(source: str | None, line: int | None) -> str | None:

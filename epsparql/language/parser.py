@@ -66,6 +66,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Iterable
 from pathlib import Path as _FsPath
 from urllib.parse import urljoin
 
@@ -80,7 +81,7 @@ from . import ast as A
 from .errors import QueryError, QuerySyntaxError
 from .scope import check_scopes
 
-__all__ = ["parse_query", "DEFAULT_BASE", "BUILTIN_ARITY", "MAX_NESTING"]
+__all__ = ["parse_query", "DEFAULT_BASE", "BUILTIN_ARITY", "MAX_NESTING", "check_nesting"]
 
 #: Base for bare names and the undeclared empty prefix when there is no BASE.
 DEFAULT_BASE = "http://epsparql.org/ns#"
@@ -116,6 +117,7 @@ _STRING_QUOTES = {"STRING_LITERAL1": 1, "STRING_LITERAL2": 1,
 _ECHAR = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f",
           '"': '"', "'": "'", "\\": "\\"}
 _ABSOLUTE_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+_NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|^`\\]')
 
 
 # ------------------------------------------------------------------ entry
@@ -130,6 +132,9 @@ def parse_query(text: str, *, base: str | None = None) -> A.Query:
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_query() needs a str, not {type(text).__name__}")
+    if base is not None and not (isinstance(base, str) and _ABSOLUTE_IRI.match(base)
+                                 and not _NOT_IN_IRI.search(base)):
+        raise ValueError(f"base must be an absolute IRI, got {base!r}")
     try:
         return _parse(text, base)
     except QueryError as err:
@@ -154,13 +159,14 @@ _CLOSE = {"RBRACE", "RPAR", "RSQB"}
 _PREFIX = {"BANG", "PLUS", "DASH"}
 
 
-def _check_nesting(text: str) -> None:
-    """QueryError at the first bracket or prefix operator nested more than
-    :data:`MAX_NESTING` levels deep (tokens that do not lex are left to
-    the parser to report)."""
+def check_nesting(tokens: Iterable[Token]) -> None:
+    """QueryError at the first bracket or prefix operator of ``tokens`` (a
+    Lark lexer's, of this grammar or a stream dialect's) nested more than
+    :data:`MAX_NESTING` levels deep; a lexing error ends the check (the
+    parser reports it)."""
     depth = run = 0
     try:
-        for token in _lark().lex(text):
+        for token in tokens:
             if token.type in _PREFIX:
                 run += 1
             else:
@@ -176,6 +182,10 @@ def _check_nesting(text: str) -> None:
                     token.column)
     except UnexpectedInput:
         return
+
+
+def _check_nesting(text: str) -> None:
+    check_nesting(_lark().lex(text))
 
 
 def _parse(text: str, base: str | None) -> A.Query:
@@ -337,6 +347,10 @@ _PATH_OPS = {"SLASH", "VBAR", "STAR", "PLUS", "QMARK"}
 _PREDICATE_START = _IRIS | {"VAR", "NAME", "A", "CARET", "LPAR"}
 _JOIN_OPS = ["SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL", "UNION"]
 _PATTERN_KEYWORDS = ["FILTER", "OPTIONAL", "BIND", "MINUS", "GRAPH"]
+#: Where to go for aggregates (the stream dialects have windows).
+_WINDOWS_HINT = (" (EP-SPARQL has no windows to aggregate over: write it in a stream dialect, "
+                 "e.g. C-SPARQL FROM STREAM <s> [RANGE 10s STEP 1s]; docs/DIALECTS.md)")
+
 _UNSUPPORTED = {"SERVICE", "VALUES", "GROUP", "HAVING", "ORDER", "LIMIT",
                 "OFFSET", "FROM", "DESCRIBE", "NAMED", "UNDEF", "SILENT"}
 _WORDS = {
@@ -438,8 +452,8 @@ _REJECTED = {
                      "list to skip into",
     "order_clause": "ORDER BY is not supported on a stream: answers are "
                     "reported in the order they are detected",
-    "group_clause": "GROUP BY is not supported yet",
-    "having_clause": "HAVING is not supported yet",
+    "group_clause": "GROUP BY is not supported yet" + _WINDOWS_HINT,
+    "having_clause": "HAVING is not supported yet" + _WINDOWS_HINT,
     "describe_query": "DESCRIBE queries are not supported; use SELECT, "
                       "CONSTRUCT or ASK",
     "dataset_clause": "FROM is not supported: a query runs over the event "
@@ -462,7 +476,7 @@ def _reject_unsupported(tree: Tree) -> None:
         if message is None and sub.data == "builtin_call":
             name = str(sub.children[0]).upper()
             if name in _AGGREGATES:
-                message = f"aggregate {name}(...) is not supported yet"
+                message = f"aggregate {name}(...) is not supported yet" + _WINDOWS_HINT
         if message is not None:
             line, column = _meta_position(sub)
             found.append((line, column, message))
@@ -613,6 +627,9 @@ def _strip_leading_sign(expr: object) -> tuple[str, object]:
         spine.append(expr)
         expr = expr.left
     text = str(expr)
+    if not text.startswith(("+", "-")):
+        # rdflib normalised "+1" to "1": the sign was a plus
+        text = "+" + text
     result: object = Literal(text[1:], datatype=expr.datatype)
     for node in reversed(spine):
         result = A.BinaryOp(node.op, result, node.right, node.pos)

@@ -17,7 +17,7 @@ from ..memo import BoundedCache
 
 __all__ = ["TermSyntaxError", "parse_term", "format_term", "term_at", "iri", "literal",
            "unescape", "IRI_PATTERN", "IRI_PLAIN_PATTERN", "BNODE_LABEL_PATTERN",
-           "STRING_PATTERN", "SCHEME_RE", "RDF_LANGSTRING"]
+           "STRING_PATTERN", "SCHEME_RE", "RDF_LANGSTRING", "absolute_iri_problem"]
 
 RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 
@@ -92,6 +92,25 @@ def iri(raw: str, col: int = 0) -> URIRef:
     return _IRIS.put(raw, URIRef(text))
 
 
+_IRI_BODY_RE = re.compile(r'[^\x00-\x20<>"{}|^`\\]*')
+
+
+def absolute_iri_problem(text: str) -> str | None:
+    """Why ``text`` is not an absolute IRI (as written between ``<>``,
+    without escapes), or None when it is one: a base IRI given on a
+    command line or to :class:`~epsparql.Engine` is checked with this."""
+    if not isinstance(text, str):
+        return f"not text: {text!r}"
+    if not SCHEME_RE.match(text):
+        return "it has no scheme (such as http:)"
+    bad = _IRI_BODY_RE.match(text).end()
+    if bad < len(text):
+        ch = text[bad]
+        what = "a space" if ch == " " else f"the character {ch!r}"
+        return f"{what} at position {bad + 1} is not allowed in an IRI"
+    return None
+
+
 def literal(raw: str, lang: str | None, dt: str | None) -> Literal:
     """The literal of a quoted string's raw text, with a language tag or the
     raw text of a datatype IRI (or neither)."""
@@ -115,8 +134,9 @@ def literal(raw: str, lang: str | None, dt: str | None) -> Literal:
 
 
 def term_at(line: str, pos: int, role: str) -> tuple[Node, int]:
-    """The term at ``pos`` of ``line`` in the ``role`` subject, predicate or
-    object (which decides what may stand there), and where it ends.
+    """The term at ``pos`` of ``line`` in the ``role`` subject, predicate,
+    object or stream (N-Quads' graph position: an IRI; which decides what
+    may stand there), and where it ends.
     Raises :class:`TermSyntaxError` saying what is wrong, and where."""
     ch = line[pos:pos + 1]
     if ch == "<":
@@ -125,7 +145,7 @@ def term_at(line: str, pos: int, role: str) -> tuple[Node, int]:
             raise TermSyntaxError(f"malformed IRI in the {role} (an IRI is <...> without spaces, "
                                   f"quotes or <>{{}}|^`\\ characters)", pos)
         return iri(m.group(1), pos), m.end()
-    if ch == "_" and role != "predicate":
+    if ch == "_" and role not in ("predicate", "stream"):
         m = _BNODE_RE.match(line, pos)
         if m is None:
             raise TermSyntaxError(f"malformed blank node in the {role} (expected _:label)", pos)
@@ -156,6 +176,7 @@ def term_at(line: str, pos: int, role: str) -> tuple[Node, int]:
         return Literal(lex), end
     allowed = {"subject": "an IRI <...> or a blank node _:x",
                "predicate": "an IRI <...>",
+               "stream": "an IRI <...>",
                "object": "an IRI <...>, a blank node _:x or a literal \"...\""}[role]
     found = repr(line[pos:pos + 12]) if pos < len(line) else "the end of the line"
     raise TermSyntaxError(f"expected {allowed} as the {role}, found {found}", pos)

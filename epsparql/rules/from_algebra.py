@@ -651,7 +651,7 @@ def compile_query(q: Any, qid: int, *, encode: Callable[[Any], Any],
         pos = getattr(getattr(q, "source", None), "pos", None)
         own = len(compiled.variables)
         rdfs = (" (RDFS reasoning adds one per stream triple pattern; "
-                "Engine(reasoning='none') does not)" if reasoning != "none" else "")
+                "Engine(reasoning='none'), --reasoning none on the command line, does not)" if reasoning != "none" else "")
         raise QueryError(f"the query is too large for the engine: one step of its rule "
                          f"needs {size:,} variables, {own:,} of them the query's own{rdfs}; "
                          f"the limit is {MAX_VARIABLES:,} (SWI-Prolog's predicate arity)",

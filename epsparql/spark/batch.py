@@ -21,8 +21,8 @@ from .job import WHOLE, JobSpec, Router
 from .worker import BAD, OUTPUT_SCHEMA, run_sorted
 
 ROUTED_SCHEMA = ("key string, part int, s string, p string, o string, start double, "
-                 "end double, seq long, error string")
-ROUTED_COLUMNS = ["key", "part", "s", "p", "o", "start", "end", "seq", "error"]
+                 "end double, seq long, error string, stream string")
+ROUTED_COLUMNS = ["key", "part", "s", "p", "o", "start", "end", "seq", "error", "stream"]
 #: The key column of keyed rows when groups need not run one by one: the
 #: partition (``part``, a hash of the group key) is all that matters then,
 #: and the short text keeps the shuffle small.
@@ -98,13 +98,13 @@ def read_and_route(spec: JobSpec, format: str | None, on_error: str,
     router = Router(spec)
     groups = router.groups
     cols: list[list] = [[] for _ in ROUTED_COLUMNS]
-    key, part_, s_, p_, o_, t1_, t2_, seq_, err_ = cols
+    key, part_, s_, p_, o_, t1_, t2_, seq_, err_, g_ = cols
     per_key = spec.per_key
     part = router.part
 
     def bad(messages: list[str], seq: int) -> None:
         for m in messages:
-            for c, v in zip(cols, (BAD, 0, None, None, None, None, None, seq, m)):
+            for c, v in zip(cols, (BAD, 0, None, None, None, None, None, seq, m, None)):
                 c.append(v)
         messages.clear()
 
@@ -117,7 +117,9 @@ def read_and_route(spec: JobSpec, format: str | None, on_error: str,
                                   name=path)
             reader.line = lines                     # numbering goes on from the piece's start
             base = int(idx) << 36
-            for n, (st, pt, ot, t1, t2) in enumerate(reader.texts()):
+            for n, row in enumerate(reader.texts()):
+                st, pt, ot, t1, t2 = row[:5]
+                g = row[5] if len(row) > 5 else None
                 if skipped:
                     bad(skipped, base + n)
                 t1 = float(t1)
@@ -132,6 +134,7 @@ def read_and_route(spec: JobSpec, format: str | None, on_error: str,
                     t2_.append(t2)
                     seq_.append(base + n)
                     err_.append(None)
+                    g_.append(g)
                 if len(key) >= chunk:
                     yield pd.DataFrame(dict(zip(ROUTED_COLUMNS, cols)))
                     for c in cols:
@@ -159,7 +162,18 @@ class BatchResult:
 
 def answers_frame(spark: Any, spec: JobSpec, files: Sequence[str], *, format: str | None = None,
                   on_error: str = "stop", partitions: int | None = None):
-    """The DataFrame of OUTPUT_SCHEMA rows of a replay (lazy)."""
+    """The DataFrame of OUTPUT_SCHEMA rows of a replay (lazy; for windowed
+    queries the routed rows stay cached, see :func:`_answers`)."""
+    frame, _ = _answers(spark, spec, files, format, on_error, partitions)
+    return frame
+
+
+def _answers(spark: Any, spec: JobSpec, files: Sequence[str], format: str | None,
+             on_error: str, partitions: int | None) -> tuple[Any, Any]:
+    """The answers DataFrame and what releases its cache.  Windowed queries
+    (the stream dialects) evaluate their windows up to the last time stamp
+    of the whole input in every group, as one engine would: that time is
+    found first, over the routed rows, which are cached for the replay."""
     sc = spark.sparkContext
     n = partitions or sc.defaultParallelism
     tasks = splits([str(p) for p in files], format, n)
@@ -167,9 +181,17 @@ def answers_frame(spark: Any, spec: JobSpec, files: Sequence[str], *, format: st
                                   "idx long, path string, first long, end long, lines long")
     paths = paths.repartition(max(1, min(len(tasks), n)), "idx")
     routed = paths.mapInPandas(lambda it: read_and_route(spec, format, on_error, it), ROUTED_SCHEMA)
+    release: Any = lambda: None
+    last = None
+    if spec.windowed:
+        from pyspark import StorageLevel
+        from pyspark.sql import functions as F
+        routed = routed.persist(StorageLevel.MEMORY_AND_DISK)
+        release = routed.unpersist
+        last = routed.filter(F.col("key") != BAD).agg(F.max("end")).first()[0]
     order = ("key", "end", "start", "seq") if spec.per_key else ("end", "start", "seq")
     grouped = routed.repartition(n, "part").sortWithinPartitions(*order)
-    return grouped.mapInPandas(lambda it: run_sorted(spec, it), OUTPUT_SCHEMA)
+    return grouped.mapInPandas(lambda it: run_sorted(spec, it, last=last), OUTPUT_SCHEMA), release
 
 
 def run_batch(spark: Any, spec: JobSpec, files: Sequence[str], out: str | None, *,
@@ -181,8 +203,8 @@ def run_batch(spark: Any, spec: JobSpec, files: Sequence[str], out: str | None, 
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
     t0 = time.perf_counter()
-    res = answers_frame(spark, spec, files, format=format, on_error=on_error,
-                        partitions=partitions).persist(StorageLevel.MEMORY_AND_DISK)
+    frame, release = _answers(spark, spec, files, format, on_error, partitions)
+    res = frame.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         info = res.filter(F.col("kind") != "answer").collect()
         answers = res.filter(F.col("kind") == "answer")
@@ -215,6 +237,7 @@ def run_batch(spark: Any, spec: JobSpec, files: Sequence[str], out: str | None, 
         return result
     finally:
         res.unpersist()
+        release()
 
 
 def collect_answers(spark: Any, spec: JobSpec, files: Sequence[str], **kw: Any) -> list:
@@ -222,6 +245,10 @@ def collect_answers(spark: Any, spec: JobSpec, files: Sequence[str], **kw: Any) 
     notebooks and tests; everything comes to the driver)."""
     import json
     from ..io.results import answer_from_json
-    df = answers_frame(spark, spec, files, **kw)
-    return [answer_from_json(json.loads(r.json)) for r in
-            df.filter("kind = 'answer'").select("json").collect()]
+    df, release = _answers(spark, spec, files, kw.get("format"), kw.get("on_error", "stop"),
+                           kw.get("partitions"))
+    try:
+        return [answer_from_json(json.loads(r.json)) for r in
+                df.filter("kind = 'answer'").select("json").collect()]
+    finally:
+        release()

@@ -14,6 +14,7 @@ import hashlib
 import warnings
 import zlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -59,7 +60,7 @@ class JobSpec:
         # in a worker; their prepared algebra gives the partitioning
         eng = spec.engine([n for n, _ in spec.queries], load_background=False)
         try:
-            schema = schema_of(g) if reasoning != "none" and len(g) else NO_SCHEMA
+            schema = schema_of(g, entailment=reasoning != "none") if len(g) else NO_SCHEMA
             p = eng.partitioning(schema)
         finally:
             eng.close()
@@ -102,6 +103,14 @@ class JobSpec:
     @property
     def positions(self) -> tuple[int, ...]:
         return tuple(sorted(self.plan.positions))
+
+    @cached_property
+    def windowed(self) -> bool:
+        """Has the job queries of the stream dialects (windows)?  Their
+        groups are advanced to the last time stamp of the whole input before
+        they are flushed (algebra/window_partition.py)."""
+        from ..language.dialects import detect_dialect
+        return any(detect_dialect(text) is not None for _, text in self.queries)
 
     @property
     def per_key(self) -> bool:

@@ -31,8 +31,8 @@ from .job import JobSpec, Router
 from .worker import BAD, OUTPUT_SCHEMA, STATE_SCHEMA, run_with_state
 
 ROUTED_SCHEMA = ("key string, s string, p string, o string, start double, end double, "
-                 "error string, end_ts timestamp")
-ROUTED_COLUMNS = ["key", "s", "p", "o", "start", "end", "error", "end_ts"]
+                 "error string, end_ts timestamp, stream string")
+ROUTED_COLUMNS = ["key", "s", "p", "o", "start", "end", "error", "end_ts", "stream"]
 
 
 def parse_and_route(spec: JobSpec, format: str, on_error: str, whole_files: bool,
@@ -52,15 +52,17 @@ def parse_and_route(spec: JobSpec, format: str, on_error: str, whole_files: bool
             reader = StreamReader(src, format, on_error="skip",
                                   on_skip=lambda e: skipped.append(str(e)),
                                   name=name if whole_files else f"{name} (line: {value[:80]!r})")
-            for s, p, o, t1, t2 in reader:
+            for row in reader:
+                s, p, o, t1, t2 = row[:5]
+                g = row[5] if len(row) > 5 else None
                 st, pt, ot = format_term(s), format_term(p), format_term(o)
                 t2 = t1 if t2 is None else t2
                 ts = pd.Timestamp(float(t2), unit="s")
                 for k in router.groups(st, pt, ot):
-                    out.append((k, st, pt, ot, float(t1), float(t2), None, ts))
+                    out.append((k, st, pt, ot, float(t1), float(t2), None, ts, g))
             if skipped and on_error == "stop":
                 raise StreamFormatError(skipped[0])
-            out.extend((BAD, None, None, None, None, None, m, None) for m in skipped)
+            out.extend((BAD, None, None, None, None, None, m, None, None) for m in skipped)
     yield pd.DataFrame(out, columns=ROUTED_COLUMNS)
 
 
@@ -128,8 +130,8 @@ def start_stream(spark: Any, spec: JobSpec, out: str, checkpoint: str, *,
     from pyspark.sql.streaming.state import GroupStateTimeout
     if (watch is None) == (socket is None):
         raise ValueError("give exactly one source: a directory to watch or a socket")
-    if format not in ("nt", "jsonl"):
-        raise ValueError(f"streaming reads the line formats nt and jsonl, not {format!r}")
+    if format not in ("nt", "nqt", "jsonl"):
+        raise ValueError(f"streaming reads the line formats nt, nqt and jsonl, not {format!r}")
     if watch is not None:
         reader = spark.readStream.format("text").option("wholetext", "true")
         if max_files_per_trigger:

@@ -117,10 +117,17 @@ class Runner:
         self._errors_seen = 0              # clear_state forgot the engine's errors
 
     def push(self, s: Sequence[str], p: Sequence[str], o: Sequence[str],
-             start: Sequence[float], end: Sequence[float]) -> None:
+             start: Sequence[float], end: Sequence[float],
+             stream: Sequence[str | None] | None = None) -> None:
+        """Push a group's rows (N-Triples texts; ``stream``: each row's
+        stream IRI or None for the default stream)."""
         term = self.term
-        rows = [(term(a), term(b), term(c), _time(t1), _time(t2))
-                for a, b, c, t1, t2 in zip(s, p, o, start, end)]
+        if stream is None:
+            rows = [(term(a), term(b), term(c), _time(t1), _time(t2))
+                    for a, b, c, t1, t2 in zip(s, p, o, start, end)]
+        else:
+            rows = [(term(a), term(b), term(c), _time(t1), _time(t2), g)
+                    for a, b, c, t1, t2, g in zip(s, p, o, start, end, stream)]
         self.engine.push_many(rows)
         self.pushed += len(rows)
 
@@ -172,8 +179,13 @@ class Runner:
         self._errors_seen = len(errors)
         return out
 
-    def finish(self) -> Rows:
-        """End of the group's stream (batch replay): decide every waiting answer."""
+    def finish(self, last: float | None = None) -> Rows:
+        """End of the group's stream (batch replay): decide every waiting
+        answer.  ``last``: the last time stamp of the whole input, which
+        windowed queries evaluate up to in every group (as one engine over
+        the whole stream would)."""
+        if last is not None and math.isfinite(last):
+            self.engine.advance(_time(last))
         self.engine.flush()
         return self.results()
 
@@ -193,12 +205,14 @@ def stats_row(kind: str, count: int, message: str = "") -> tuple:
 
 
 # -- batch replay ----------------------------------------------------------------
-def run_sorted(spec: JobSpec, batches: Iterator[Any], flush_every: int = 20000) -> Iterator[Any]:
+def run_sorted(spec: JobSpec, batches: Iterator[Any], flush_every: int = 20000,
+               last: float | None = None) -> Iterator[Any]:
     """mapInPandas body for a replay partition, rows sorted by (key, end,
     start, seq) when ``spec.per_key`` (each key's rows one group, run from a
     clean state and flushed at its end), else by (end, start, seq): one
     keyed engine and one whole-stream engine take the partition's rows
-    in time order."""
+    in time order.  ``last``: the whole input's last time stamp (windowed
+    queries evaluate up to it in every group)."""
     runners: dict[str, Runner] = {}       # per_key: the current group's; else by kind
     key = None
     out = Rows()
@@ -210,7 +224,7 @@ def run_sorted(spec: JobSpec, batches: Iterator[Any], flush_every: int = 20000) 
         if spec.per_key:
             if k != key:
                 for r in runners.values():
-                    out.extend(r.finish())
+                    out.extend(r.finish(last))
                 runners.clear()
                 key = k
         r = runners.get(kind)
@@ -224,6 +238,8 @@ def run_sorted(spec: JobSpec, batches: Iterator[Any], flush_every: int = 20000) 
             continue
         keys = pdf["key"].tolist()
         cols = [pdf[c].tolist() for c in ("s", "p", "o", "start", "end")]
+        if spec.windowed:
+            cols.append([None if g is None or g != g else g for g in pdf["stream"].tolist()])
         msgs = pdf["error"].tolist()
         n = len(keys)
         if not spec.per_key:               # two engines at most: split by kind, keep order
@@ -264,7 +280,7 @@ def run_sorted(spec: JobSpec, batches: Iterator[Any], flush_every: int = 20000) 
             yield frame(out)
             out = Rows()
     for r in runners.values():
-        out.extend(r.finish())
+        out.extend(r.finish(last))
     out.append(stats_row("events", pushed))
     yield frame(out)
 
@@ -296,7 +312,9 @@ def run_with_state(spec: JobSpec, key: tuple, batches: Iterator[Any], state: Any
         pdf = pd.concat(parts) if len(parts) > 1 else parts[0]
         pdf = pdf.sort_values(["end", "start", "s", "p", "o"], kind="stable")
         r.push(pdf["s"].tolist(), pdf["p"].tolist(), pdf["o"].tolist(),
-               pdf["start"].tolist(), pdf["end"].tolist())
+               pdf["start"].tolist(), pdf["end"].tolist(),
+               [None if x is None or x != x else x for x in pdf["stream"].tolist()]
+               if spec.windowed else None)
         pushed = len(pdf)
         last_end = max(last_end, float(pdf["end"].max()))
     wm_ms = state.getCurrentWatermarkMs()
@@ -313,8 +331,14 @@ def run_with_state(spec: JobSpec, key: tuple, batches: Iterator[Any], state: Any
     state.update((r.engine.snapshot(), last_end))
     if math.isfinite(last_end):
         # be called again once the watermark passes the key's last instant (to
-        # close it), and once more when its partial matches have expired
-        due = last_end if wm_ms <= last_end * 1000 else last_end + r.window
-        if math.isfinite(due) and due * 1000 > wm_ms:
-            state.setTimeoutTimestamp(int(due * 1000) + 1)
+        # close it), and once more when its partial matches have expired; a
+        # windowed query also at its next evaluation instant
+        dues = [last_end, last_end + r.window]
+        if spec.windowed:
+            w = r.engine.window_stats().get("due")
+            if w is not None:
+                dues.append(float(w))
+        later = [d for d in dues if math.isfinite(d) and d * 1000 > wm_ms]
+        if later:
+            state.setTimeoutTimestamp(int(min(later) * 1000) + 1)
     yield frame(out)

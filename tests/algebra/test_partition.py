@@ -135,7 +135,7 @@ def replay_in_process(spec: JobSpec, rows, partitions: int) -> list:
             h = router.part(k)
             parts[h % partitions].append(
                 (k if spec.per_key or k == WHOLE else "k", h, st, pt, ot, float(t1),
-                 float(t2 if t2 is not None else t1), seq, None))
+                 float(t2 if t2 is not None else t1), seq, None, None))
     out = []
     order = ["key", "end", "start", "seq"] if spec.per_key else ["end", "start", "seq"]
     for part in parts:

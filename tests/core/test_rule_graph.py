@@ -30,22 +30,27 @@ from epsparql.core.rule_graph import Child, RuleGraph, Var, subterms, variables
 from epsparql.core.terms import Compound
 
 
-def shape(t):
-    """``t`` without Child wrappers, variables renamed by first occurrence:
-    two terms have the same shape iff they are variants."""
-    names: dict[int, int] = {}
-
-    def walk(x):
-        if isinstance(x, Child):
-            return walk(x.term)
-        if isinstance(x, Var):
-            return ("var", names.setdefault(x.index, len(names)))
-        if isinstance(x, Compound):
-            return ("f", x.name, tuple(walk(a) for a in x.args))
-        if isinstance(x, list):
-            return ("list", tuple(walk(a) for a in x))
-        return ("const", type(x).__name__, x)
-    return walk(t)
+def matches(cut, full, places) -> bool:
+    """Is ``cut`` (a child's pattern as its parent holds it: written a few
+    levels deep, "..." below, variables at the parent's places) the child
+    node's own pattern ``full`` (its variables numbered 0.. , its
+    variable j being the parent's ``places[j]``)?"""
+    if isinstance(cut, Child):
+        cut = cut.term
+    if isinstance(full, Child):
+        full = full.term
+    if cut == "...":
+        return True
+    if isinstance(full, Var):
+        return isinstance(cut, Var) and cut.index == places[full.index]
+    if isinstance(full, Compound):
+        return (isinstance(cut, Compound) and cut.name == full.name
+                and len(cut.args) == len(full.args)
+                and all(matches(a, b, places) for a, b in zip(cut.args, full.args)))
+    if isinstance(full, list):
+        return (isinstance(cut, list) and len(cut) == len(full)
+                and all(matches(a, b, places) for a, b in zip(cut, full)))
+    return cut == full
 
 
 def top_children(t):
@@ -66,7 +71,9 @@ def check_graph(g: RuleGraph, goals: list[dict]) -> None:
         assert variables(n.term) == list(range(n.vars)), n.text
         assert sorted({c.node for c in top_children(n.term)}) == sorted(n.children), n.text
         for c in (x for x in subterms(n.term) if isinstance(x, Child)):
-            assert shape(c.term) == shape(g.nodes[c.node].term), (n.text, c.node)
+            child = g.nodes[c.node]
+            assert c.vars is not None and len(c.vars) == child.vars, (n.text, c.node)
+            assert matches(c.term, child.term, c.vars), (n.text, c.node)
         for s in n.stores:
             assert all(isinstance(a, int) and 0 <= a < n.vars for a in s.args), (n.text, s)
             if s.side in "lr":

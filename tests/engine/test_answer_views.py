@@ -350,7 +350,8 @@ def check_dataframe(q, whole, ref) -> None:
         for x, y, z, a in zip(df[col], rd[col], nt[col], ref):
             if v not in a.bindings:
                 assert y is None and z is None
-                assert x is None or (isinstance(x, float) and math.isnan(x)) or x is pd.NaT
+                assert x is None or (isinstance(x, float) and math.isnan(x)) or x is pd.NaT \
+                    or x is pd.NA
                 continue
             assert same_term(y, a[v]) and same_term(parse_term(z), a[v])
             kind, value = python_kind(a[v])

@@ -127,7 +127,8 @@ def test_jsonl_trace_parses(files, capsys):
     assert [r["reason"] for r in steps[5]["removed"]] == ["expired"] * 3
     assert sorted(r["bindings"]["before"]["value"] for r in steps[5]["removed"]) == ["20", "22", "25"]
     assert len(lines[-1]["goals"]) == 2
-    assert lines[-1]["totals"] == {"inserted": 5, "expired": 3, "consumed": 0, "answers": 2}
+    assert lines[-1]["totals"] == {"inserted": 5, "expired": 3, "consumed": 0, "answers": 2,
+                                   "late": 0}
 
 
 def test_trace_refuses_long_streams(files, capsys):

@@ -244,6 +244,23 @@ def test_streaming_kill_and_restart_loses_and_duplicates_nothing(spark, tmp_path
     assert union == full_c, f"missing {full_c - union}, extra {union - full_c}"
 
 
+def test_cli_spark_stream_reports_its_batches_and_summary(spark, tmp_path, capsys):
+    """`epsparql spark stream` without -q: its progress lines and summary
+    (the summary used to recurse into itself: RecursionError)."""
+    from epsparql.cli import main
+    src = write_prices(tmp_path / "src", 300, 5, 2)
+    land(src, tmp_path / "w")
+    q = tmp_path / "rise.rq"
+    q.write_text(RISE[1])
+    assert main(["spark", "stream", str(q), "--watch", str(tmp_path / "w"), "--out",
+                 str(tmp_path / "o"), "--checkpoint", str(tmp_path / "c"), "--available-now",
+                 "--master", "local[2]", "--lateness", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "epsparql: batch 0: " in err
+    summary = [line for line in err.splitlines() if " batch(es), " in line]
+    assert len(summary) == 1 and "300 events" in summary[0], err
+
+
 def test_bundled_spark_example_finds_the_planted_crashes(spark):
     """examples/spark/run.py: query (1) by batch replay and by streaming."""
     import importlib.util

@@ -1,0 +1,391 @@
+"""The algebra of windowed continuous queries (the stream dialects).
+
+SPARQL 1.1's algebra (18.2) over an RDF dataset whose graphs are windows
+on streams and background graphs, plus the operators of a continuous
+query: its windows (stream-to-relation), its report policy and its
+relation-to-stream operator (docs/DIALECTS.md).  The pattern nodes
+``BGP``, ``Join``, ``Union_``, ``LeftJoin``, ``Filter``, ``Extend`` and
+``Empty`` are those of :mod:`.nodes`; what is new here:
+
+- :class:`Quad`: one triple pattern matched over a set of *sources*
+  (windows, background graphs), the union of their graphs;
+- :class:`Minus`, :class:`Table` (VALUES), :class:`SubSelect`;
+- :class:`Relation`: projection, grouping and aggregates, HAVING, ORDER
+  BY, DISTINCT, OFFSET/LIMIT over a pattern, one evaluation's result;
+- :class:`WindowDef` and :class:`ContinuousQuery`: the windows, the
+  policy and the R2S operator around the relation.
+
+:func:`translate` builds it from a :class:`~epsparql.language.dialects.ast.DialectQuery`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rdflib import URIRef
+
+from ..language import ast as A
+from ..language.dialects import ast as D
+from ..language.errors import QueryError
+from .nodes import BGP, Empty, Extend, Filter, Join, LeftJoin, Triple, Union_
+
+#: The engine's default background graph (epsparql.engine.BACKGROUND).
+DEFAULT_BACKGROUND = "urn:epsparql:background"
+
+
+@dataclass(frozen=True)
+class WindowDef:
+    """Window ``index`` of a query over ``stream`` (an IRI; a Var: one
+    window per stream, the variable bound to it; None: every stream)."""
+
+    index: int
+    stream: Any
+    window: D.Window
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a triple pattern looks: ``window`` (an index) or a
+    ``background`` graph (an IRI, or a Var ranging over graphs)."""
+
+    kind: str
+    ref: Any
+
+
+@dataclass(frozen=True)
+class Quad:
+    """A triple pattern over the union of ``sources`` (paths only over
+    background graphs)."""
+
+    sources: tuple[Source, ...]
+    triple: Triple
+
+
+@dataclass(frozen=True)
+class Minus:
+    left: Any
+    right: Any
+
+
+@dataclass(frozen=True)
+class Table:
+    """VALUES: ``rows`` of RDF terms, None for UNDEF."""
+
+    vars: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+
+
+@dataclass(frozen=True)
+class Relation:
+    """One evaluation's result: ``pattern`` then grouping/aggregates,
+    HAVING, SELECT expressions, ORDER BY, projection, DISTINCT, slice.
+    ``projection``: tuple of (expr or None, var name).  ``group_by``:
+    tuple of (expr, var name or None); ``grouped``: an aggregate query."""
+
+    pattern: Any
+    projection: tuple[tuple[Any, str], ...]
+    grouped: bool = False
+    group_by: tuple[tuple[Any, str | None], ...] = ()
+    having: tuple[Any, ...] = ()
+    order_by: tuple[tuple[Any, bool], ...] = ()
+    distinct: bool = False
+    offset: int = 0
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class SubSelect:
+    relation: Relation
+
+
+@dataclass(frozen=True)
+class ExistsExpr:
+    """``EXISTS { pattern }`` (``negated``: NOT EXISTS) inside an
+    expression, its group already translated."""
+
+    pattern: Any
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class PerStream:
+    """A pattern over a window whose stream is a variable (CQELS ``STREAM
+    ?g``): one window per stream, ``var`` bound to the stream's IRI."""
+
+    pattern: Any
+    var: str | None
+
+
+@dataclass(frozen=True)
+class ContinuousQuery:
+    """A registered windowed query: form, relation, windows, policy, R2S."""
+
+    dialect: str
+    form: str
+    relation: Relation
+    windows: tuple[WindowDef, ...]
+    policy: D.Policy
+    r2s: str
+    template: tuple[Triple, ...] = ()
+    name: str | None = None
+    output: URIRef | None = None
+    source: Any = field(default=None, compare=False)
+
+
+def _err(msg: str, node: Any) -> QueryError:
+    p = getattr(node, "pos", None)
+    return QueryError(msg, p.line if p else None, p.column if p else None)
+
+
+class _Scope:
+    """Translation state: the query's windows and named graphs."""
+
+    def __init__(self, q: D.DialectQuery) -> None:
+        self.q = q
+        self.windows: list[WindowDef] = []
+        self.named_windows: dict[str, int] = {}      # GRAPH/WINDOW name -> window
+        self.whole_stream: int | None = None         # LUPOSDATE's window on everything
+        default: list[Source] = []
+        for decl in q.streams:
+            i = self.add_window(decl.stream, decl.window)
+            if decl.name is None:
+                default.append(Source("window", i))
+            else:
+                self.named_windows[str(decl.name)] = i
+        if q.dialect == "luposdate":
+            # patterns outside every WINDOW TYPE read the whole stream so
+            # far; the window is made only if such a pattern exists
+            default.append(WHOLE_STREAM)
+        graphs = q.graphs or (URIRef(DEFAULT_BACKGROUND),)
+        default.extend(Source("background", g) for g in graphs)
+        self.default = tuple(default)
+
+    def add_window(self, stream: Any, window: D.Window) -> int:
+        i = len(self.windows)
+        self.windows.append(WindowDef(i, stream, window))
+        return i
+
+    def resolve(self, sources: tuple[Source, ...]) -> tuple[Source, ...]:
+        """``sources`` with the whole-stream placeholder made a window."""
+        if WHOLE_STREAM not in sources:
+            return sources
+        if self.whole_stream is None:
+            self.whole_stream = self.add_window(None, D.Window("all"))
+        return tuple(Source("window", self.whole_stream) if s == WHOLE_STREAM else s
+                     for s in sources)
+
+
+#: LUPOSDATE's default stream source before it is needed (see _Scope.resolve).
+WHOLE_STREAM = Source("whole-stream", None)
+
+
+def translate(q: D.DialectQuery) -> ContinuousQuery:
+    """The algebra of a parsed dialect query."""
+    sc = _Scope(q)
+    where = _group(q.where, sc, sc.default)
+    if q.values is not None:
+        where = _join(where, _table(q.values))
+    if q.form == "SELECT":
+        rel = _relation(q.projection, where, q.modifiers, q.distinct, sc)
+    elif q.form == "CONSTRUCT":
+        names = sorted({x.name for t in q.template for x in (t.s, t.p, t.o) if isinstance(x, A.Var)})
+        rel = _relation(tuple(A.Var(n) for n in names), where, q.modifiers, False, sc)
+    else:
+        rel = Relation(where, (), False, (), (), (), False, 0, 1)
+    template = tuple(Triple(t.s, t.p, t.o) for t in q.template)
+    return ContinuousQuery(q.dialect, q.form, rel, tuple(sc.windows), q.policy, q.r2s,
+                           template, q.name, q.output, source=q)
+
+
+def in_scope(p: Any) -> set[str]:
+    """In-scope variables of a pattern (SPARQL 1.1, 18.2.1)."""
+    if isinstance(p, Quad):
+        out = {x.name for x in (p.triple.s, p.triple.p, p.triple.o) if isinstance(x, A.Var)}
+        for s in p.sources:
+            if s.kind == "background" and isinstance(s.ref, A.Var):
+                out.add(s.ref.name)
+        return out
+    if isinstance(p, (Join, Union_, LeftJoin)):
+        return in_scope(p.left) | in_scope(p.right)
+    if isinstance(p, Minus):
+        return in_scope(p.left)
+    if isinstance(p, Filter):
+        return in_scope(p.pattern)
+    if isinstance(p, Extend):
+        return in_scope(p.pattern) | {p.var.name}
+    if isinstance(p, Table):
+        return set(p.vars)
+    if isinstance(p, SubSelect):
+        return {v for _, v in p.relation.projection}
+    if isinstance(p, PerStream):
+        return in_scope(p.pattern) | ({p.var} if p.var else set())
+    return set()
+
+
+def _join(a: Any, b: Any) -> Any:
+    if isinstance(a, Empty):
+        return b
+    if isinstance(b, Empty):
+        return a
+    return Join(a, b)
+
+
+def _table(v: D.Values) -> Table:
+    return Table(tuple(x.name for x in v.vars), v.rows)
+
+
+def _group(g: A.Group, sc: _Scope, sources: tuple[Source, ...]) -> Any:
+    """SPARQL 1.1's translation of a group (18.2.2.6) over ``sources``."""
+    acc: Any = Empty()
+    filters: list[Any] = []
+    for e in g.elements:
+        if isinstance(e, A.Filter):
+            filters.append(_expr(e.expr, sc, sources))
+        elif isinstance(e, A.Optional):
+            inner = _group(e.pattern, sc, sources)
+            cond = None
+            if isinstance(inner, Filter):
+                inner, cond = inner.pattern, inner.expr
+            acc = LeftJoin(acc, inner, cond)
+        elif isinstance(e, A.Minus):
+            acc = Minus(acc, _group(e.pattern, sc, sources))
+        elif isinstance(e, A.Bind):
+            if e.var.name in in_scope(acc):
+                raise _err(f"BIND to ?{e.var.name}, which is already in scope", e)
+            acc = Extend(acc, e.var, _expr(e.expr, sc, sources))
+        elif isinstance(e, A.BGP):
+            for t in e.triples:
+                acc = _join(acc, Quad(sc.resolve(sources), Triple(t.s, t.p, t.o)))
+        elif isinstance(e, A.Group):
+            acc = _join(acc, _group(e, sc, sources))
+        elif isinstance(e, A.Union):
+            acc = _join(acc, _union(e, sc, sources))
+        elif isinstance(e, A.Graph):
+            acc = _join(acc, _graph(e, sc))
+        elif isinstance(e, D.Values):
+            acc = _join(acc, _table(e))
+        elif isinstance(e, D.SubQuery):
+            inner = _group(e.where, sc, sc.default)
+            if e.values is not None:
+                inner = _join(inner, _table(e.values))
+            acc = _join(acc, SubSelect(_relation(e.projection, inner, e.modifiers, e.distinct, sc)))
+        elif isinstance(e, D.StreamPattern):
+            i = sc.add_window(e.stream, e.window)
+            inner = _group(e.pattern, sc, (Source("window", i),))
+            var = e.stream.name if isinstance(e.stream, A.Var) else None
+            acc = _join(acc, PerStream(inner, var) if var else inner)
+        elif isinstance(e, D.WindowPattern):
+            acc = _join(acc, _window_graph(e, sc))
+        elif isinstance(e, D.WindowedGroup):
+            acc = _join(acc, _windowed_group(e, sc, sources))
+        else:
+            raise _err(f"{type(e).__name__} is not supported in a stream query", e)
+    for f in filters:
+        acc = Filter(f, acc)
+    return acc
+
+
+def _expr(e: Any, sc: _Scope, sources) -> Any:
+    """An expression with its EXISTS groups translated (over ``sources``)."""
+    if isinstance(e, A.Exists):
+        return ExistsExpr(_group(e.pattern, sc, sources), e.negated)
+    if isinstance(e, A.BinaryOp):
+        return replace(e, left=_expr(e.left, sc, sources), right=_expr(e.right, sc, sources))
+    if isinstance(e, A.UnaryOp):
+        return replace(e, operand=_expr(e.operand, sc, sources))
+    if isinstance(e, A.FunctionCall):
+        return replace(e, args=tuple(_expr(a, sc, sources) for a in e.args))
+    if isinstance(e, (A.In, A.NotIn)):
+        return replace(e, expr=_expr(e.expr, sc, sources),
+                       values=tuple(_expr(v, sc, sources) for v in e.values))
+    if isinstance(e, D.Aggregate) and e.arg is not None:
+        return replace(e, arg=_expr(e.arg, sc, sources))
+    return e
+
+
+def _union(u: A.Union, sc: _Scope, sources) -> Any:
+    def side(x):
+        return _union(x, sc, sources) if isinstance(x, A.Union) else _group(x, sc, sources)
+    return Union_(side(u.left), side(u.right))
+
+
+def _graph(g: A.Graph, sc: _Scope) -> Any:
+    """GRAPH <g>: the window declared under that name, else background g;
+    GRAPH ?g: each named window (?g bound to its name) and every
+    background graph (?g bound to its IRI)."""
+    if isinstance(g.name, A.Var):
+        parts = _each_named_window(g.name, g.pattern, sc)
+        parts.append(_group(g.pattern, sc, (Source("background", g.name),)))
+        return _union_all(parts)
+    i = sc.named_windows.get(str(g.name))
+    if i is not None:
+        return _group(g.pattern, sc, (Source("window", i),))
+    return _group(g.pattern, sc, (Source("background", g.name),))
+
+
+def _each_named_window(var: A.Var, pattern: A.Group, sc: _Scope) -> list[Any]:
+    """``pattern`` over each named window, ``var`` bound to its name."""
+    return [Join(Table((var.name,), ((URIRef(name),),)), _group(pattern, sc, (Source("window", i),)))
+            for name, i in sc.named_windows.items()]
+
+
+def _union_all(parts: list[Any]) -> Any:
+    if not parts:
+        return Table((), ())                   # no solution
+    out = parts[0]
+    for p in parts[1:]:
+        out = Union_(out, p)
+    return out
+
+
+def _window_graph(w: D.WindowPattern, sc: _Scope) -> Any:
+    """RSP-QL WINDOW <w>: that window; WINDOW ?w: each named window."""
+    if isinstance(w.name, A.Var):
+        return _union_all(_each_named_window(w.name, w.pattern, sc))
+    i = sc.named_windows.get(str(w.name))
+    if i is None:
+        raise _err(f"window <{w.name}> is not declared (FROM NAMED WINDOW <{w.name}> ON <stream> [...])", w)
+    return _group(w.pattern, sc, (Source("window", i),))
+
+
+def _windowed_group(w: D.WindowedGroup, sc: _Scope, sources: tuple[Source, ...]) -> Any:
+    """A group read through its own window (Streaming SPARQL's innermost
+    window, LUPOSDATE's WINDOW TYPE): each stream the group would read
+    gets a window of that kind instead; background graphs stay."""
+    out: list[Source] = []
+    for src in sources:
+        if src == WHOLE_STREAM:
+            out.append(Source("window", sc.add_window(None, w.window)))
+        elif src.kind == "window":
+            out.append(Source("window", sc.add_window(sc.windows[src.ref].stream, w.window)))
+        else:
+            out.append(src)
+    if not any(s.kind == "window" for s in out):
+        raise _err("this WINDOW has no stream to read: declare one with FROM STREAM <s> "
+                   "WINDOW … (a window in GRAPH <g> reads a FROM NAMED STREAM <g>)", w)
+    return _group(w.pattern, sc, tuple(out))
+
+
+def _relation(projection, where, mods: D.Modifiers, distinct: bool, sc: _Scope) -> Relation:
+    """SELECT's modifiers around ``where`` (SPARQL 1.1, 18.2.4)."""
+    from ..language.dialects.builder import aggregates_in
+
+    def ex(e):
+        return _expr(e, sc, sc.default)
+    items = () if projection == "*" else projection
+    grouped = mods.grouped or bool(mods.having) or any(
+        isinstance(i, tuple) and aggregates_in(i[0]) for i in items) or any(
+        aggregates_in(e) for e, _ in mods.order_by)
+    if projection == "*":
+        proj = tuple((None, n) for n in sorted(in_scope(where)))
+    else:
+        proj = tuple((None, i.name) if isinstance(i, A.Var) else (ex(i[0]), i[1].name) for i in items)
+    group_by = []
+    for gexpr in mods.group_by:
+        if isinstance(gexpr, A.Var):
+            group_by.append((gexpr, None))
+        else:
+            expr, var = gexpr
+            group_by.append((ex(expr), var.name if var is not None else None))
+    return Relation(where, proj, grouped, tuple(group_by), tuple(ex(h) for h in mods.having),
+                    tuple((ex(e), d) for e, d in mods.order_by), distinct, mods.offset, mods.limit)

@@ -1,0 +1,97 @@
+"""What every dialect front end shares: building its parser, syntax errors.
+
+A dialect is a :class:`Dialect`: a name, a grammar fragment appended to
+``sparql11.lark``, a builder class (a :class:`~.builder.SparqlBuilder`
+with the dialect's rules) and its defaults (report policy, R2S).  Its
+parser is built once per process.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from lark import Lark
+from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
+                             UnexpectedToken, VisitError)
+
+from ..errors import QueryError, QuerySyntaxError, QueryWarning
+from ..parser import check_nesting, describe_expected
+from . import ast as D
+
+_BASE = (Path(__file__).with_name("sparql11.lark")).read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One stream dialect's front end."""
+
+    name: str
+    grammar: str            # appended to sparql11.lark
+    builder: type
+    title: str
+
+    def parse(self, text: str, base: str | None = None) -> D.DialectQuery:
+        """Text -> DialectQuery; QuerySyntaxError/QueryError with line and column."""
+        if not isinstance(text, str):
+            raise TypeError(f"a query is a str, not {type(text).__name__}")
+        parser = _parser(self.name, self.grammar)
+        try:
+            check_nesting(parser.lex(text))          # bounds the builder's recursion
+        except QueryError as e:
+            raise e.with_source(text) from None
+        try:
+            tree = parser.parse(text)
+        except UnexpectedInput as e:
+            raise _syntax_error(e, text, self.title).with_source(text) from None
+        b = self.builder(base)
+        try:
+            query = b.finish(b.transform(tree))
+        except VisitError as e:
+            if isinstance(e.orig_exc, QueryError):
+                raise e.orig_exc.with_source(text) from None
+            if isinstance(e.orig_exc, RecursionError):
+                raise QueryError("the query is nested too deeply to be parsed",
+                                 source=text) from None
+            raise
+        except QueryError as e:
+            raise e.with_source(text) from None
+        except RecursionError:
+            raise QueryError("the query is nested too deeply to be parsed", source=text) from None
+        for iri, (line, column) in b.relative.items():   # as EP-SPARQL's (algebra/constants.py)
+            warnings.warn(QueryWarning(
+                f"<{iri}> is a relative IRI and the query has no BASE to resolve it against: "
+                f"it never matches a triple of a stream or of the background, whose IRIs are "
+                f"absolute (declare BASE <...> or give a base: --base, Engine(base=...))",
+                line, column), stacklevel=4)
+        return query
+
+
+@lru_cache(maxsize=None)
+def _parser(name: str, fragment: str) -> Lark:
+    return Lark(_BASE + "\n" + fragment, parser="lalr", lexer="contextual",
+                propagate_positions=True, maybe_placeholders=False)
+
+
+def _syntax_error(err: UnexpectedInput, text: str, title: str) -> QuerySyntaxError:
+    if isinstance(err, UnexpectedCharacters):
+        ch = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
+        allowed = getattr(err, "allowed", None) or set()
+        extra = f"; expected {describe_expected(set(allowed))}" if allowed else ""
+        return QuerySyntaxError(f"unexpected {ch!r} in a {title} query{extra}", err.line, err.column)
+    if isinstance(err, UnexpectedToken):
+        tok = err.token
+        if tok.type == "$END":
+            lines = text.rstrip().split("\n")
+            line, col = len(lines), len(lines[-1]) + 1
+            found = "the end of the query"
+        else:
+            line, col = tok.line, tok.column
+            found = repr(str(tok)) if len(str(tok)) <= 40 else repr(str(tok)[:37] + "...")
+        return QuerySyntaxError(f"expected {describe_expected(set(err.expected))}, found {found} "
+                                f"(in a {title} query)", line, col)
+    if isinstance(err, UnexpectedEOF):
+        lines = text.rstrip().split("\n")
+        return QuerySyntaxError("unexpected end of the query", len(lines), len(lines[-1]) + 1)
+    return QuerySyntaxError(str(err), getattr(err, "line", 1) or 1, getattr(err, "column", 1) or 1)

@@ -1,0 +1,568 @@
+/*  stream_panes: aggregates over a time window kept per pane, incrementally.
+
+    The runtime of the windowed queries (stream_window.pl) evaluates most
+    queries by reading their windows' contents at each instant.  A query
+    whose relation is "aggregates of one triple pattern over one time
+    window" (docs/DIALECTS.md, "Incremental aggregates"; the compiler,
+    epsparql/rules/window_compile.py, decides) is kept here instead: each
+    matching triple updates the aggregates of its group once, when it
+    arrives, and an evaluation reads the groups' totals.
+
+    Panes.  The window (t - A, t] is evaluated at instants that are all
+    multiples of some L (its step, or the query's period); with G the
+    greatest common divisor of A and L, pane J is the interval
+    ((J-1)G, JG], and every window is a whole number of panes.  Per
+    window, in the engine's module:
+
+        Store(H, Key, Tau, GK, AR)   one clause per distinct match (the
+                                     window's content is a set): the
+                                     matched triple Key = t(S, P, O), the
+                                     time Tau of its latest occurrence,
+                                     its group key GK and aggregate
+                                     arguments AR; H = term_hash(Key).
+                                     Clauses in order of Tau.
+        Pane(PH, J, GK, Acc)         pane J's partial aggregates of group
+                                     GK (PH a hash of J and GK).
+        Run(GH, GK, Acc)             the window's total for GK over the
+                                     live panes folded in so far (GH =
+                                     term_hash(GK)).
+        Live(J)                      the live panes, in increasing order.
+        Unf(J)                       the live panes not folded into Run.
+        Raw(J)                       panes that received any triple of the
+                                     window's stream (matching or not), for
+                                     C-SPARQL's "non-empty windows only".
+
+    An arrival adds its match to its pane; a new occurrence of a triple
+    already in the window moves its contribution from the old pane to the
+    new one.  An evaluation at t first folds the panes up to t into the
+    running totals (once per pane and group, not once per arrival: the
+    arrivals of a pane are done when t passes it), then, as the window
+    moves past pane J, subtracts J's partials from the totals, forgets
+    them, and removes the matches that expired from the front of Store.
+    (A change to a pane already folded, which only a new occurrence of an
+    old triple or an occurrence at an instant already evaluated makes,
+    goes to the total at once.)  COUNT, SUM and AVG are subtracted that way; MIN, MAX
+    and SAMPLE are kept per pane only and combined over the live panes at
+    each evaluation (a value that moved stays in its old pane too, which
+    is harmless: every window holding the old pane holds the new one).
+    So an arrival costs O(1) (one update of its match and one of its
+    pane), an evaluation O(groups) (O(groups x panes) with MIN/MAX/SAMPLE),
+    and memory is bounded by the window's content.  The folding point and
+    the last pane that saw a triple are kept in a mutable term ps(Folded,
+    LastRaw) of the caller's runtime state.
+
+    Accumulators: acc(N, A1, ..., Ak), N the number of matches, Ai per
+    aggregate (specs agg(Op, Distinct, Sep) as in stream_relation.pl):
+    count: the count of non-error values; sum/avg: s(E, C, I, C1, S1, C2,
+    S2, C3, S3) with E the errors, C the values, I the exact sum of the
+    xsd:integer-ranked values and Ci/Si the count and (encoded) sum of the
+    decimal, float and double values; min/max/sample: the value or none.
+*/
+:- module(stream_panes,
+          [ pane_state/1,          % -State
+            pane_raw/4,            % +Module, +Panes, +State, +Tau
+            pane_insert/7,         % +Module, +Panes, +State, +Key, +Tau, +GK, +AR
+            pane_advance/5,        % +Module, +Panes, +State, +Lo, +Hi
+            pane_nonempty/4,       % +Module, +Panes, +Lo, +Hi
+            pane_groups/5,         % +Module, +Panes, +Grouped, +Extras, -Groups
+            pane_in_window/3,      % +Module, +Panes, +Key
+            pane_clear/2,          % +Module, +Panes
+            pane_content/3,        % +Module, +Panes, -N
+            pane_declare/2,        % +Module, +Panes
+            entails/8              % +Module, +Reasoning, +S0, +P0, +O0, ?S, ?P, ?O
+          ]).
+:- use_module(library(lists)).
+:- use_module(library(apply)).
+:- use_module(sparql_eval).
+:- use_module(sparql_background).
+:- use_module(stream_relation, [order_key/3]).
+
+%   Panes is pn(G, Specs, Store, Pane, Run, Live, Raw, Unf): the pane
+%   width and the aggregate specs, and the names of the window's six
+%   predicates.
+
+%!  pane_declare(+Module, +Panes) is det.
+%
+%   Create the window's dynamic predicates in Module.
+pane_declare(M, pn(_, _, Store, Pane, Run, Live, Raw, Unf)) :-
+    dynamic([M:Store/5, M:Pane/4, M:Run/3, M:Live/1, M:Raw/1, M:Unf/1]).
+
+%!  pane_state(-State) is det.
+%
+%   The mutable state of a new (or cleared) window: nothing folded, no
+%   pane seen.
+pane_state(ps(NegInf, none)) :- NegInf is -inf.
+
+%!  pane_clear(+Module, +Panes) is det.
+pane_clear(M, pn(_, _, Store, Pane, Run, Live, Raw, Unf)) :-
+    forall(member(N/A, [Store/5, Pane/4, Run/3, Live/1, Raw/1, Unf/1]),
+           ( functor(H, N, A), retractall(M:H) )).
+
+%!  pane_content(+Module, +Panes, -N) is det.
+%
+%   The number of distinct matches in the window.
+pane_content(M, pn(_, _, Store, _, _, _, _, _), N) :-
+    functor(H, Store, 5),
+    (   predicate_property(M:H, number_of_clauses(N0)) -> N = N0 ; N = 0 ).
+
+pane_of(Tau, G, J) :-
+    (   G == 1 -> J is ceiling(Tau)
+    ;   float(Tau) -> R is rational(Tau), J is ceiling(R / G)
+    ;   J is ceiling(Tau / G)
+    ).
+
+pane_key(GH, J, PH) :- PH is (GH * 1000003 + J) /\ 0x3fffffffffffffff.
+
+%!  pane_raw(+Module, +Panes, +State, +Tau) is det.
+%
+%   A triple of the window's stream arrived at Tau (matching or not).
+pane_raw(M, pn(G, _, _, _, _, _, Raw, _), St, Tau) :-
+    pane_of(Tau, G, J),
+    (   arg(2, St, J)
+    ->  true
+    ;   nb_setarg(2, St, J),
+        H =.. [Raw, J],
+        (   M:H -> true ; assertz(M:H) )
+    ).
+
+%!  pane_insert(+Module, +Panes, +State, +Key, +Tau, +GK, +AR) is det.
+%
+%   A match Key (t(S, P, O)) of the window's pattern occurred at Tau, in
+%   group GK with aggregate arguments AR.
+pane_insert(M, PN, St, Key, Tau, GK, AR) :-
+    PN = pn(G, _, Store, _, _, _, _, _),
+    term_hash(Key, H),
+    pane_of(Tau, G, J),
+    term_hash(GK, GH),
+    Old =.. [Store, H, Key, Tau0, _, _],
+    (   retract(M:Old)
+    ->  pane_of(Tau0, G, J0),
+        (   J0 =:= J
+        ->  true
+        ;   update_pane(M, PN, St, GH, J0, GK, AR, -1),
+            update_pane(M, PN, St, GH, J, GK, AR, 1)
+        )
+    ;   update_pane(M, PN, St, GH, J, GK, AR, 1)
+    ),
+    New =.. [Store, H, Key, Tau, GK, AR],
+    assertz(M:New).
+
+update_pane(M, PN, St, GH, J, GK, AR, Sign) :-
+    PN = pn(_, Specs, _, Pane, Run, Live, _, Unf),
+    arg(1, St, Folded),
+    pane_key(GH, J, PH),
+    Probe =.. [Pane, PH, J, GK, Acc0],
+    (   retract(M:Probe)
+    ->  true
+    ;   empty_acc(Specs, Acc0),
+        LiveJ =.. [Live, J],
+        (   M:LiveJ
+        ->  true
+        ;   add_live(M, Live, J),
+            (   J > Folded -> UnfJ =.. [Unf, J], assertz(M:UnfJ) ; true )
+        )
+    ),
+    acc_add(Specs, Sign, AR, Acc0, Acc),
+    New =.. [Pane, PH, J, GK, Acc],
+    assertz(M:New),
+    (   J =< Folded -> update_run(M, Run, Specs, GH, GK, AR, Sign) ; true ).
+
+%   Panes are created in increasing order but for a move into a pane
+%   that was skipped: keep Live sorted.
+add_live(M, Live, J) :-
+    Last =.. [Live, L],
+    (   predicate_property(M:Last, number_of_clauses(C)), C > 0,
+        findall(L, M:Last, Ls), last(Ls, Max), Max > J
+    ->  findall(X, M:Last, Xs0), msort([J|Xs0], Xs),
+        retractall(M:Last),
+        forall(member(X, Xs), ( H =.. [Live, X], assertz(M:H) ))
+    ;   New =.. [Live, J], assertz(M:New)
+    ).
+
+update_run(M, Run, Specs, GH, GK, AR, Sign) :-
+    Probe =.. [Run, GH, GK, Acc0],
+    (   retract(M:Probe) -> true ; empty_acc(Specs, Acc0) ),
+    acc_add(Specs, Sign, AR, Acc0, Acc),
+    keep_run(M, Run, GH, GK, Acc).
+
+keep_run(M, Run, GH, GK, Acc) :-
+    (   arg(1, Acc, 0)
+    ->  true
+    ;   New =.. [Run, GH, GK, Acc], assertz(M:New)
+    ).
+
+%   fold_run(+M, +Run, +Specs, +GK, +PaneAcc): add a pane's partial.
+fold_run(M, Run, Specs, GK, Part) :-
+    term_hash(GK, GH),
+    Probe =.. [Run, GH, GK, Acc0],
+    (   retract(M:Probe) -> true ; empty_acc(Specs, Acc0) ),
+    acc_plus(Specs, Acc0, Part, Acc),
+    keep_run(M, Run, GH, GK, Acc).
+
+%!  pane_advance(+Module, +Panes, +State, +Lo, +Hi) is det.
+%
+%   Bring the window to (Lo, Hi] (multiples of the pane width): fold the
+%   panes up to Hi into the running totals, forget the panes up to Lo
+%   and the matches whose latest occurrence is at or before Lo.
+pane_advance(M, PN, St, Lo, Hi) :-
+    PN = pn(G, Specs, Store, Pane, Run, Live, Raw, Unf),
+    JHi is floor(Hi / G),
+    UnfP =.. [Unf, U],
+    (   clause(M:UnfP, true, URef),
+        (   U =< JHi
+        ->  erase(URef),
+            PU =.. [Pane, _, U, GKU, AccU],
+            forall(M:PU, fold_run(M, Run, Specs, GKU, AccU)),
+            fail
+        ;   true
+        )
+    ->  true
+    ;   true
+    ),
+    arg(1, St, F0),
+    (   JHi > F0 -> nb_setarg(1, St, JHi) ; true ),
+    JLo is floor(Lo / G),
+    LiveP =.. [Live, J],
+    (   clause(M:LiveP, true, Ref),
+        (   J =< JLo
+        ->  erase(Ref),
+            PP =.. [Pane, _, J, GK, Acc],
+            forall(retract(M:PP), subtract_run(M, Run, Specs, GK, Acc)),
+            fail
+        ;   true
+        )
+    ->  true
+    ;   true
+    ),
+    RawP =.. [Raw, R],
+    forall(( clause(M:RawP, true, RRef), R =< JLo ), erase(RRef)),
+    SP =.. [Store, _, _, Tau, _, _],
+    (   clause(M:SP, true, SRef),
+        (   Tau =< Lo -> erase(SRef), fail ; true )
+    ->  true
+    ;   true
+    ).
+
+subtract_run(M, Run, Specs, GK, Acc) :-
+    term_hash(GK, GH),
+    Probe =.. [Run, GH, GK, Acc0],
+    (   retract(M:Probe)
+    ->  acc_sub(Specs, Acc0, Acc, Acc1),
+        (   arg(1, Acc1, 0) -> true
+        ;   New =.. [Run, GH, GK, Acc1], assertz(M:New)
+        )
+    ;   true
+    ).
+
+%!  pane_nonempty(+Module, +Panes, +Lo, +Hi) is semidet.
+%
+%   Some triple of the window's stream arrived in (Lo, Hi].
+pane_nonempty(M, pn(G, _, _, _, _, _, Raw, _), Lo, Hi) :-
+    JLo is floor(Lo / G), JHi is floor(Hi / G),
+    P =.. [Raw, J],
+    once(( M:P, J > JLo, J =< JHi )).
+
+%!  pane_in_window(+Module, +Panes, +Key) is semidet.
+%
+%   The match Key is in the window (background matches that are also in
+%   the window count once: the default graph is a merge).
+pane_in_window(M, pn(_, _, Store, _, _, _, _, _), Key) :-
+    term_hash(Key, H),
+    P =.. [Store, H, Key, _, _, _],
+    once(M:P).
+
+%!  pane_groups(+Module, +Panes, +Grouped, +Extras, -Groups) is det.
+%
+%   Groups: GK-AV for each group with matches in the window (AV =
+%   av(V1, ...) the aggregates' values, '$u' for an error), in the order
+%   of their keys; without GROUP BY (Grouped false) exactly one group gk.
+%   Extras: more matches as GK-AR pairs, counted for this evaluation
+%   only (the background's, when the window's pattern reads the default
+%   graph; the caller leaves out those already in the window).
+pane_groups(M, Panes, Grouped, Extras, Groups) :-
+    Panes = pn(_, Specs, _, _, Run, _, _, _),
+    P =.. [Run, _, GK, Acc],
+    findall(GK-Acc1, ( M:P, no_extremes(Specs, Acc, Acc1) ), Pairs0),
+    foldl(add_extra(Specs), Extras, Pairs0, Pairs1),
+    (   Grouped == false, Pairs1 == []
+    ->  empty_acc(Specs, E), Pairs2 = [gk-E]
+    ;   Pairs2 = Pairs1
+    ),
+    (   needs_panes(Specs)
+    ->  maplist(combine_panes(M, Panes), Pairs2, Pairs)
+    ;   Pairs = Pairs2
+    ),
+    msort(Pairs, Sorted),
+    maplist(group_values(Specs), Sorted, Groups).
+
+add_extra(Specs, GK-AR, Pairs0, Pairs) :-
+    (   selectchk(GK-Acc0, Pairs0, Rest)
+    ->  true
+    ;   empty_acc(Specs, Acc0), Rest = Pairs0
+    ),
+    acc_add(Specs, 1, AR, Acc0, Acc),
+    Pairs = [GK-Acc|Rest].
+
+%   The running totals' MIN/MAX/SAMPLE slots are meaningless (values
+%   are never taken out of them): the live panes give them.
+no_extremes(Specs, Acc0, Acc) :-
+    Acc0 =.. [acc, N|As0],
+    maplist(no_extreme, Specs, As0, As),
+    Acc =.. [acc, N|As].
+
+no_extreme(agg(Op, _, _), A0, A) :-
+    (   memberchk(Op, [min, max, sample]) -> A = none ; A = A0 ).
+
+needs_panes(Specs) :-
+    member(agg(Op, _, _), Specs), memberchk(Op, [min, max, sample]), !.
+
+%   The MIN/MAX/SAMPLE of a group: over its live panes.
+combine_panes(M, pn(_, Specs, _, Pane, _, Live, _, _), GK-Acc0, GK-Acc) :-
+    term_hash(GK, GH),
+    LiveP =.. [Live, J],
+    findall(PA, ( M:LiveP, pane_key(GH, J, PH),
+                  PP =.. [Pane, PH, J, GK, PA], M:PP ), PAs),
+    foldl(merge_extremes(Specs), PAs, Acc0, Acc).
+
+group_values(Specs, GK-Acc, GK-AV) :-
+    acc_values(Specs, Acc, Vs),
+    AV =.. [av|Vs].
+
+		 /*******************************
+		 *         ACCUMULATORS         *
+		 *******************************/
+
+empty_acc(Specs, Acc) :-
+    maplist(empty_one, Specs, As),
+    Acc =.. [acc, 0|As].
+
+empty_one(agg(count_star, _, _), 0).
+empty_one(agg(count, _, _), 0).
+empty_one(agg(sum, _, _), s(0, 0, 0, 0, 0, 0, 0, 0, 0)).
+empty_one(agg(avg, _, _), s(0, 0, 0, 0, 0, 0, 0, 0, 0)).
+empty_one(agg(min, _, _), none).
+empty_one(agg(max, _, _), none).
+empty_one(agg(sample, _, _), none).
+
+%   acc_add(+Specs, +Sign, +AR, +Acc0, -Acc): add (Sign 1) or remove
+%   (Sign -1) one match's arguments.
+acc_add(Specs, Sign, AR, Acc0, Acc) :-
+    Acc0 =.. [acc, N0|As0],
+    N is N0 + Sign,
+    add_args(Specs, 1, Sign, AR, As0, As),
+    Acc =.. [acc, N|As].
+
+add_args([], _, _, _, [], []).
+add_args([agg(Op, _, _)|Ss], I, Sign, AR, [A0|As0], [A|As]) :-
+    arg(I, AR, X),
+    add_one(Op, Sign, X, A0, A),
+    I1 is I + 1,
+    add_args(Ss, I1, Sign, AR, As0, As).
+
+add_one(count_star, _, _, A, A).
+add_one(count, Sign, X, C0, C) :-
+    (   bad(X) -> C = C0 ; C is C0 + Sign ).
+add_one(sum, Sign, X, S0, S) :- add_sum(Sign, X, S0, S).
+add_one(avg, Sign, X, S0, S) :- add_sum(Sign, X, S0, S).
+add_one(min, Sign, X, V0, V) :- extreme(min, Sign, X, V0, V).
+add_one(max, Sign, X, V0, V) :- extreme(max, Sign, X, V0, V).
+add_one(sample, Sign, X, V0, V) :-
+    (   Sign > 0, V0 == none, \+ bad(X) -> V = X ; V = V0 ).
+
+bad(X) :- ( X == '$error' ; X == '$u' ), !.
+
+extreme(Which, Sign, X, V0, V) :-
+    (   Sign < 0 ; bad(X) )
+    ->  V = V0                           % removals leave MIN/MAX alone
+    ;   V0 == none
+    ->  V = X
+    ;   better(Which, X, V0) -> V = X
+    ;   V = V0.
+
+better(min, X, Y) :- order_key(asc, X, KX), order_key(asc, Y, KY), KX @< KY.
+better(max, X, Y) :- order_key(asc, X, KX), order_key(asc, Y, KY), KX @> KY.
+
+%   s(E, C, I, C1, S1, C2, S2, C3, S3)
+add_sum(Sign, X, s(E0, C0, I0, C10, S10, C20, S20, C30, S30), S) :-
+    C is C0 + Sign,
+    (   X = n(V, DT, _), integer(V), int_type(DT)
+    ->  I is I0 + Sign * V,
+        S = s(E0, C, I, C10, S10, C20, S20, C30, S30)
+    ;   numeric_rank(X, R)
+    ->  (   R =:= 1 -> rank_add(Sign, X, C10, S10, C1, S1), S = s(E0, C, I0, C1, S1, C20, S20, C30, S30)
+        ;   R =:= 2 -> rank_add(Sign, X, C20, S20, C2, S2), S = s(E0, C, I0, C10, S10, C2, S2, C30, S30)
+        ;   rank_add(Sign, X, C30, S30, C3, S3), S = s(E0, C, I0, C10, S10, C20, S20, C3, S3)
+        )
+    ;   E is E0 + Sign,                  % not a number: SUM and AVG are errors
+        S = s(E, C, I0, C10, S10, C20, S20, C30, S30)
+    ).
+
+rank_add(Sign, X, C0, S0, C, S) :-
+    C is C0 + Sign,
+    (   C =:= 0 -> S = 0
+    ;   C0 =:= 0 -> S = X
+    ;   Sign > 0 -> sparql_eval(add(const(S0), const(X)), S)
+    ;   sparql_eval(sub(const(S0), const(X)), S)
+    ).
+
+int_type('http://www.w3.org/2001/XMLSchema#integer') :- !.
+int_type(DT) :- numeric_rank(n(0, DT, ""), 0).
+
+%   numeric_rank(+Term, -Rank): 0 integer (and derived), 1 decimal,
+%   2 float, 3 double (the non-finite ones are t/2).
+numeric_rank(n(_, DT, _), R) :- rank(DT, R), !.
+numeric_rank(t(_, DT), R) :-
+    (   DT == 'http://www.w3.org/2001/XMLSchema#float' -> R = 2
+    ;   DT == 'http://www.w3.org/2001/XMLSchema#double' -> R = 3
+    ).
+
+rank(DT, R) :-
+    atom(DT),
+    atom_concat('http://www.w3.org/2001/XMLSchema#', Local, DT),
+    rank_local(Local, R).
+
+rank_local(integer, 0).
+rank_local(decimal, 1).
+rank_local(float, 2).
+rank_local(double, 3).
+rank_local(L, 0) :-
+    memberchk(L, [int, long, short, byte, nonNegativeInteger, positiveInteger,
+                  negativeInteger, nonPositiveInteger, unsignedLong, unsignedInt,
+                  unsignedShort, unsignedByte]).
+
+%   acc_sub(+Specs, +Acc0, +Part, -Acc): Acc0 minus a pane's partial Part
+%   (COUNT, SUM, AVG, the match count; MIN/MAX/SAMPLE are not totals).
+acc_sub(Specs, Acc0, Part, Acc) :-
+    Acc0 =.. [acc, N0|As0],
+    Part =.. [acc, NP|Ps],
+    N is N0 - NP,
+    maplist(sub_one, Specs, As0, Ps, As),
+    Acc =.. [acc, N|As].
+
+%   acc_plus(+Specs, +Acc0, +Part, -Acc): Acc0 plus a pane's partial Part.
+acc_plus(Specs, Acc0, Part, Acc) :-
+    Acc0 =.. [acc, N0|As0],
+    Part =.. [acc, NP|Ps],
+    N is N0 + NP,
+    maplist(plus_one, Specs, As0, Ps, As),
+    Acc =.. [acc, N|As].
+
+plus_one(agg(count, _, _), A, P, C) :- !, C is A + P.
+plus_one(agg(Op, _, _), s(E0, C0, I0, C10, S10, C20, S20, C30, S30),
+         s(E1, C1, I1, C11, S11, C21, S21, C31, S31), S) :-
+    memberchk(Op, [sum, avg]), !,
+    E is E0 + E1, C is C0 + C1, I is I0 + I1,
+    part_plus(C10, S10, C11, S11, C1x, S1x),
+    part_plus(C20, S20, C21, S21, C2x, S2x),
+    part_plus(C30, S30, C31, S31, C3x, S3x),
+    S = s(E, C, I, C1x, S1x, C2x, S2x, C3x, S3x).
+plus_one(_, A, _, A).
+
+part_plus(C0, S0, CP, SP, C, S) :-
+    C is C0 + CP,
+    (   C =:= 0 -> S = 0
+    ;   CP =:= 0 -> S = S0
+    ;   C0 =:= 0 -> S = SP
+    ;   sparql_eval(add(const(S0), const(SP)), S)
+    ).
+
+sub_one(agg(count, _, _), A, P, C) :- !, C is A - P.
+sub_one(agg(Op, _, _), s(E0, C0, I0, C10, S10, C20, S20, C30, S30),
+        s(E1, C1, I1, C11, S11, C21, S21, C31, S31), S) :-
+    memberchk(Op, [sum, avg]), !,
+    E is E0 - E1, C is C0 - C1, I is I0 - I1,
+    part_sub(C10, S10, C11, S11, C1x, S1x),
+    part_sub(C20, S20, C21, S21, C2x, S2x),
+    part_sub(C30, S30, C31, S31, C3x, S3x),
+    S = s(E, C, I, C1x, S1x, C2x, S2x, C3x, S3x).
+sub_one(_, A, _, A).
+
+part_sub(C0, S0, CP, SP, C, S) :-
+    C is C0 - CP,
+    (   C =:= 0 -> S = 0
+    ;   CP =:= 0 -> S = S0
+    ;   sparql_eval(sub(const(S0), const(SP)), S)
+    ).
+
+%   merge_extremes(+Specs, +PaneAcc, +Acc0, -Acc): MIN/MAX/SAMPLE of a
+%   pane into the group's total.
+merge_extremes(Specs, Part, Acc0, Acc) :-
+    Acc0 =.. [acc, N|As0],
+    Part =.. [acc, _|Ps],
+    maplist(merge_one, Specs, As0, Ps, As),
+    Acc =.. [acc, N|As].
+
+merge_one(agg(Op, _, _), A, P, V) :-
+    (   memberchk(Op, [min, max]), P \== none
+    ->  extreme(Op, 1, P, A, V)
+    ;   Op == sample, A == none, P \== none
+    ->  V = P
+    ;   V = A
+    ).
+
+%   acc_values(+Specs, +Acc, -Values): the aggregates (stream_relation's
+%   aggregate/4 on the same values gives the same results).
+acc_values(Specs, Acc, Vs) :-
+    Acc =.. [acc, N|As],
+    maplist(value_one(N), Specs, As, Vs).
+
+value_one(N, agg(count_star, _, _), _, V) :- !, int_term(N, V).
+value_one(_, agg(count, _, _), C, V) :- !, int_term(C, V).
+value_one(_, agg(sum, _, _), S, V) :- !,
+    (   sum_term(S, T) -> V = T ; V = '$u' ).
+value_one(_, agg(avg, _, _), S, V) :- !,
+    arg(2, S, C),
+    (   C =:= 0 -> int_term(0, V)
+    ;   sum_term(S, T), int_term(C, CT),
+        sparql_eval(div(const(T), const(CT)), V0), V0 \== '$error'
+    ->  V = V0
+    ;   V = '$u'
+    ).
+value_one(_, agg(_, _, _), X, V) :-
+    (   X == none -> V = '$u' ; V = X ).
+
+int_term(N, n(N, 'http://www.w3.org/2001/XMLSchema#integer', L)) :- number_string(N, L).
+
+sum_term(s(0, _, I, C1, S1, C2, S2, C3, S3), T) :-
+    int_term(I, T0),
+    foldl(add_part, [C1-S1, C2-S2, C3-S3], T0, T),
+    T \== '$error'.
+
+add_part(C-S, T0, T) :-
+    (   C =:= 0 -> T = T0
+    ;   T0 == '$error' -> T = T0
+    ;   sparql_eval(add(const(T0), const(S)), T)
+    ).
+
+		 /*******************************
+		 *      ENTAILED MATCHES        *
+		 *******************************/
+
+%!  entails(+Module, +Reasoning, +S0, +P0, +O0, ?S, ?P, ?O) is nondet.
+%
+%   The triples a stream triple S0 P0 O0 gives a window pattern S P O:
+%   itself, and with Reasoning rdfs what stream_window:win_match/8
+%   entails from it (sub-classes and the domain and range of its
+%   property for rdf:type patterns, sub-properties otherwise), each once.
+entails(_, none, S0, P0, O0, S, P, O) :- !,
+    S = S0, P = P0, O = O0.
+entails(M, rdfs, S0, P0, O0, S, P, O) :-
+    Type = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type',
+    (   P == Type
+    ->  distinct(S-O,
+                 (   P0 == Type, S = S0, sub_class(M, O0, O)
+                 ;   P0 \== Type, entailed_type(M, P0, Role, O),
+                     ( Role == subject -> S = S0 ; S = O0 )
+                 ))
+    ;   nonvar(P)
+    ->  S = S0, O = O0,
+        (   sparql_background:bg_flags(M, flags(true, _))
+        ->  once(stream_property(M, P0, P))
+        ;   P = P0
+        )
+    ;   S = S0, O = O0,
+        (   sparql_background:bg_flags(M, flags(true, _))
+        ->  distinct(P, sub_property(M, P0, P))
+        ;   P = P0
+        )
+    ).

@@ -1,0 +1,1056 @@
+/*  stream_window: windows over named RDF streams, evaluated on the watermark.
+
+    The runtime of the window-based stream dialects (C-SPARQL, CQELS,
+    SPARQLstream, Streaming SPARQL, LUPOSDATE, RSP-QL; docs/DIALECTS.md).
+    It lives in the engine's module, next to the EP-SPARQL rules, the
+    background knowledge (sparql_background.pl) and the expression
+    evaluator (sparql_eval.pl) it shares with them.
+
+    A registered query (sw_register/2) names its windows, its report
+    policy and its relation-to-stream operator, and a compiled clause
+    swe<N>(Bounds, Rows) in the engine module (written by
+    epsparql/rules/window_compile.py) that evaluates its SPARQL part over
+    the windows' contents at one instant.  Occurrences arrive in order of
+    their time stamp τ (their end time) through sw_push/2.  Before an
+    occurrence with τ is stored, every instant t < τ that a query's policy
+    names is complete, and is evaluated (in the order of the instants,
+    then of registration).  sw_advance/2 and sw_flush/1 complete instants
+    without data.
+
+    Window state.  Each window keeps its content incrementally, in a
+    dynamic predicate of the engine module (one per window):
+
+        Store(Key, G, S, P, O, Tau, Seq)
+
+    one clause per distinct triple in the window (the content is an RDF
+    graph, a set), with the time Tau and arrival number Seq of its latest
+    occurrence; Key is a hash of the triple (first-argument index).  A
+    new occurrence of a triple replaces its clause, so the clauses are in
+    the order of their latest occurrences and the expired ones are at
+    the front: the garbage collection before each evaluation removes
+    them from the front, at a cost proportional to what expires.  Memory
+    is bounded by the windows' contents.  A window wholly in the past
+    (SPARQLstream's `NOW - a TO NOW - d`) also keeps the occurrences not
+    yet old enough for it, in Pending(Tau, Seq, G, S, P, O).  The window
+    of an aggregate query over one triple pattern may instead keep its
+    matches and per-pane aggregates (stream_panes.pl): it is then updated
+    per arrival and read per pane, never re-scanned.
+
+    Runtime state.  The clock, the late count, the next instant due and
+    each query's progress (started, next step instants, pending arrival
+    instant, occurrences counted) are one term
+
+        rt(Clock, Late, Due, Queries)
+
+    stored in sw_rt/1, read once per call, updated in place (nb_setarg/3)
+    while a batch is pushed, and stored back at the end: a batch costs
+    two database updates for it, not two per occurrence.
+
+    Streams that queries write.  A CONSTRUCT query registered with an
+    output stream (sw_out/3) writes its answers' triples, stamped with the
+    evaluation instant, on that stream right after the evaluations at
+    that instant; other queries read them as pushed triples.
+
+    Snapshots.  sw_export/2 writes the whole stream state (the runtime
+    term, the windows' clauses in order, previous results) as one ground
+    term; sw_import/2 checks such a term against the registered queries
+    and puts it back.
+
+    Times are numbers of seconds; window widths, steps and instants are
+    integers or rationals (exact: `100ms` is 1r10).  A time stamp and an
+    instant are compared as SWI-Prolog compares numbers (as doubles when
+    one is a float).
+*/
+:- module(stream_window,
+          [ sw_register/2,       % +Module, +QueryDef
+            sw_unregister/2,     % +Module, +Qid
+            sw_push/2,           % +Module, +Items
+            sw_advance/2,        % +Module, +Time
+            sw_flush/1,          % +Module
+            sw_drain/2,          % +Module, -Answers
+            sw_clear/1,          % +Module
+            sw_destroy/1,        % +Module
+            sw_stats/2,          % +Module, -Stats
+            win_match/8,         % +Module, +Store, +Hi, +Reasoning, ?G, ?S, ?P, ?O
+            timestamp_value/4,   % +Module, +Windows, +ArgExprs, -Value
+            fresh_bnode/1,       % -BlankNode
+            rdf_triple/1,        % +Triple
+            sw_export/2,         % +Module, -State
+            sw_import/2          % +Module, +State
+          ]).
+:- set_prolog_flag(optimise, true).
+:- use_module(library(lists)).
+:- use_module(library(apply)).
+:- use_module(library(error)).
+:- use_module(library(pairs)).
+:- use_module(sparql_background).
+:- use_module(stream_relation).
+:- use_module(stream_panes).
+:- use_module(epsparql_core, [message_text/2]).
+:- use_module(sparql_eval, [sparql_eval/2, sparql_seconds_datetime/2]).
+
+%   Per-engine dynamic predicates (created in the engine module).
+sw_local(sw_q/2).          % sw_q(Qid, swq(Qid, Head, Windows, Policy, R2S, Pred))
+sw_local(sw_rt/1).         % sw_rt(rt(Clock, Late, Due, Queries)): see the header
+sw_local(sw_prev/2).       % sw_prev(Qid, Rows): the previous evaluation's result
+sw_local(sw_n/3).          % sw_n(Store, G, N): occurrences per stream of a STREAM ?g window
+sw_local(sw_ans/4).        % sw_ans(Qid, Row, Start, End): answers not yet drained
+sw_local(sw_err/2).        % sw_err(Message, Context): errors not yet drained
+sw_local(sw_out/3).        % sw_out(Qid, Stream, TemplatePred): a CONSTRUCT writing a stream
+sw_local(sw_derived/1).    % sw_derived(o(G, S, P, O, T, T)): its triples of the instant
+sw_local(sw_depth/2).      % sw_depth(T, N): rounds of derived triples at instant T
+
+ensure_local(M) :-
+    forall(sw_local(N/A), ( functor(H, N, A),
+                            ( predicate_property(M:H, dynamic) -> true ; dynamic(M:N/A) ) )).
+
+%   The runtime term.  Queries: q(Qid, Windows, Policy, R2S, Pred, St)
+%   in registration order; St = st(Started, Nexts, Arrival, Count);
+%   Windows: w(Store, Source, Kind, Seq, Mode), Seq the occurrences
+%   stored so far, Mode plain or panes(Panes, MatchPred, PaneState).
+load_rt(M, RT) :-
+    (   M:sw_rt(RT0) -> RT = RT0 ; NegInf is -inf, RT = rt(NegInf, 0, inf, []) ).
+
+save_rt(M, RT) :-
+    retractall(M:sw_rt(_)),
+    assertz(M:sw_rt(RT)).
+
+%   with_rt(+M, :Goal): call Goal(RT) and store RT back, also when Goal
+%   throws (the windows it has filled stay consistent with it).
+with_rt(M, Goal) :-
+    ensure_local(M),
+    load_rt(M, RT),
+    (   catch(call(Goal, RT), E, true) -> true ; E = error(goal_failed(Goal), _) ),
+    save_rt(M, RT),
+    (   var(E) -> true ; throw(E) ).
+
+		 /*******************************
+		 *         REGISTRATION         *
+		 *******************************/
+
+%!  sw_register(+Module, +QueryDef) is det.
+%
+%   QueryDef is
+%
+%     swq(Qid, Head, Windows, Policy, R2S, Pred)
+%
+%   Head the functor of the query's answers; Windows a list of
+%   w(Store, Source, Kind) or w(Store, Source, Kind, panes(Panes,
+%   Match)) in the order of the Bounds argument of Pred; Source all,
+%   iri(Stream) or var (one window per stream); Kind one of
+%   range(Width, Step) (Step none: no instants of its own), now, all,
+%   count(N), past(Width, Delay, Step, PendingStore); panes(...): the
+%   window keeps per-pane aggregates (Panes = pn(...), stream_panes.pl),
+%   Match(S0, P0, O0, Key, GK, AR) giving the matches of an arriving
+%   triple; Policy policy(Steps, ArrivalSources, Every, NonEmpty, Final):
+%   the step sizes whose multiples are instants, the sources whose
+%   arrival instants are instants, evaluate after every Every-th
+%   occurrence (none: never), skip instants whose windows are all empty
+%   (true/false), evaluate once at the end of input (true/false); R2S
+%   rstream, istream or dstream; Pred the name of the evaluation
+%   predicate (Pred(Bounds, Rows), Bounds = b(Hi1, ...)).
+sw_register(M, Def) :-
+    with_rt(M, register(M, Def)).
+
+register(M, Def, RT) :-
+    Def = swq(Qid, _Head, Ws, Policy, R2S, Pred),
+    must_be(oneof([rstream, istream, dstream]), R2S),
+    must_be(atom, Pred),
+    (   M:sw_q(Qid, _) -> permission_error(register, window_query, Qid) ; true ),
+    maplist(runtime_window(M), Ws, RWs),
+    assertz(M:sw_q(Qid, Def)),
+    assertz(M:sw_prev(Qid, [])),
+    arg(4, RT, Qs0),
+    append(Qs0, [q(Qid, RWs, Policy, R2S, Pred, st(false, [], none, 0))], Qs),
+    nb_setarg(4, RT, Qs).
+
+runtime_window(M, w(Store, Src, Kind), w(Store, Src, Kind, 0, plain)) :- !,
+    declare_window(M, Store, Kind).
+runtime_window(M, w(Store, Src, Kind, panes(PN, Match)),
+               w(Store, Src, Kind, 0, panes(PN, Match, St))) :-
+    PN = pn(_, _, Store, _, _, _, _, _),
+    pane_state(St),
+    pane_declare(M, PN).
+
+declare_window(M, Store, Kind) :-
+    dynamic(M:Store/7),
+    (   Kind = past(_, _, _, Pending) -> dynamic(M:Pending/6) ; true ).
+
+%!  sw_unregister(+Module, +Qid) is det.
+sw_unregister(M, Qid) :-
+    with_rt(M, unregister(M, Qid)).
+
+unregister(M, Qid, RT) :-
+    arg(4, RT, Qs0),
+    (   selectchk(q(Qid, Ws, _, _, _, _), Qs0, Qs)
+    ->  forall(member(W, Ws), forget_window(M, W)),
+        nb_setarg(4, RT, Qs)
+    ;   true
+    ),
+    retractall(M:sw_q(Qid, _)),
+    retractall(M:sw_prev(Qid, _)),
+    retractall(M:sw_out(Qid, _, _)),
+    update_due(RT).
+
+forget_window(M, w(Store, _, Kind, _, Mode)) :-
+    (   Mode = panes(PN, _, St)
+    ->  pane_clear(M, PN),
+        pane_state(ps(F, L)), nb_setarg(1, St, F), nb_setarg(2, St, L)
+    ;   functor(H, Store, 7), retractall(M:H),
+        retractall(M:sw_n(Store, _, _)),
+        (   Kind = past(_, _, _, P) -> functor(HP, P, 6), retractall(M:HP) ; true )
+    ).
+
+%!  sw_destroy(+Module) is det.
+%
+%   Remove every windowed query of Module: their windows, state and
+%   evaluation clauses, and the runtime's own predicates (the engine is
+%   being closed).
+sw_destroy(M) :-
+    ensure_local(M),
+    forall(M:sw_q(Qid, swq(_, _, _, _, _, Pred)),
+           ( sw_unregister(M, Qid), forget_clauses(M, Pred) )),
+    forall(sw_local(N/A), ( functor(H, N, A), retractall(M:H) )).
+
+forget_clauses(M, Pred) :-
+    atom_concat(Pred, '_', Sub),
+    forall(( current_predicate(M:N/A), ( N == Pred ; sub_atom(N, 0, _, _, Sub) ),
+             functor(H, N, A), \+ predicate_property(M:H, imported_from(_)) ),
+           retractall(M:H)).
+
+%!  sw_clear(+Module) is det.
+%
+%   Forget the stream state (window contents, clocks, previous results,
+%   answers), keep the queries.
+sw_clear(M) :-
+    with_rt(M, clear(M)).
+
+clear(M, RT) :-
+    arg(4, RT, Qs),
+    forall(member(q(Qid, Ws, _, _, _, St), Qs),
+           ( forall(member(W, Ws), ( forget_window(M, W), nb_setarg(4, W, 0) )),
+             nb_setarg(1, St, false), nb_setarg(2, St, []),
+             nb_setarg(3, St, none), nb_setarg(4, St, 0),
+             retractall(M:sw_prev(Qid, _)), assertz(M:sw_prev(Qid, [])) )),
+    NegInf is -inf,
+    nb_setarg(1, RT, NegInf), nb_setarg(2, RT, 0), nb_setarg(3, RT, inf),
+    retractall(M:sw_ans(_, _, _, _)),
+    retractall(M:sw_err(_, _)),
+    retractall(M:sw_derived(_)),
+    retractall(M:sw_depth(_, _)).
+
+		 /*******************************
+		 *          THE STREAM          *
+		 *******************************/
+
+%!  sw_push(+Module, +Items) is det.
+%
+%   Items: o(Stream, S, P, O, T1, T2) in nondecreasing order of T2 (the
+%   time stamp).  An item older than the clock is counted as late and
+%   ignored (the Python side's reorder buffer sends none).
+sw_push(M, Items) :-
+    with_rt(M, push_items(Items, M)).
+
+push_items([], _, _).
+push_items([o(G, S, P, O, _T1, Tau)|Items], M, RT) :-
+    arg(1, RT, Now),
+    (   Tau < Now
+    ->  arg(2, RT, L), L1 is L + 1, nb_setarg(2, RT, L1)
+    ;   (   Tau > Now
+        ->  arg(3, RT, Due),
+            (   Due < Tau -> complete_instants(M, RT, <, Tau) ; true ),
+            nb_setarg(1, RT, Tau)
+        ;   true
+        ),
+        arg(4, RT, Qs),
+        arrive_all(Qs, M, RT, G, S, P, O, Tau)
+    ),
+    push_items(Items, M, RT).
+
+arrive_all([], _, _, _, _, _, _, _).
+arrive_all([Q|Qs], M, RT, G, S, P, O, Tau) :-
+    Q = q(_, Ws, Policy, _, _, _),
+    (   accepts_any(Ws, Policy, G)
+    ->  store_all(Ws, M, G, S, P, O, Tau),
+        note_arrival(M, RT, Q, G, Tau)
+    ;   true
+    ),
+    arrive_all(Qs, M, RT, G, S, P, O, Tau).
+
+accepts_any(Ws, policy(_, Arr, _, _, _), G) :-
+    (   member(w(_, Src, _, _, _), Ws), source_accepts(Src, G)
+    ->  true
+    ;   member(Src, Arr), source_accepts(Src, G)
+    ->  true
+    ).
+
+source_accepts(all, _).
+source_accepts(var, _).
+source_accepts(iri(G), G).
+
+store_all([], _, _, _, _, _, _).
+store_all([W|Ws], M, G, S, P, O, Tau) :-
+    arg(2, W, Src),
+    (   source_accepts(Src, G) -> store_occurrence(M, W, G, S, P, O, Tau) ; true ),
+    store_all(Ws, M, G, S, P, O, Tau).
+
+%   The query's instants: start at the first arrival (first multiple of
+%   each step at or after it), remember an arrival instant, count.
+note_arrival(M, RT, Q, G, Tau) :-
+    Q = q(_, _, policy(Steps, Arr, Every, _, _), _, _, St),
+    (   arg(1, St, true)
+    ->  true
+    ;   findall(n(B, Next), ( member(B, Steps), first_multiple_at_or_after(Tau, B, Next) ), Nexts),
+        nb_setarg(1, St, true),
+        nb_setarg(2, St, Nexts),
+        forall(member(n(_, X), Nexts), lower_due(RT, X))
+    ),
+    (   Arr \== [], member(Src, Arr), source_accepts(Src, G)
+    ->  nb_setarg(3, St, Tau), lower_due(RT, Tau)
+    ;   true
+    ),
+    (   Every == none
+    ->  true
+    ;   arg(4, St, Count0), Count is Count0 + 1,
+        (   Count >= Every
+        ->  nb_setarg(4, St, 0),
+            evaluate(M, Q, Tau),
+            drop_instant(Q, Tau),
+            feed_derived(M, RT, Tau),
+            update_due(RT)
+        ;   nb_setarg(4, St, Count)
+        )
+    ).
+
+lower_due(RT, T) :-
+    arg(3, RT, Due),
+    (   T < Due -> nb_setarg(3, RT, T) ; true ).
+
+%   The next instant due over all started queries (inf: none).
+update_due(RT) :-
+    arg(4, RT, Qs),
+    findall(T, ( member(Q, Qs), q_next(Q, T) ), Ts),
+    (   Ts == [] -> Due = inf ; min_list(Ts, Due) ),
+    nb_setarg(3, RT, Due).
+
+q_next(q(_, _, _, _, _, st(true, Nexts, Arr, _)), T) :-
+    next_instant(Nexts, Arr, T).
+
+%   Multiples of a step B near a time T, exactly (a float time is taken
+%   at its exact binary value).
+first_multiple_at_or_after(T, B, N) :-
+    exact(T, R), K is ceiling(R / B), N is K * B.
+
+floor_multiple(T, B, N) :-
+    exact(T, R), K is floor(R / B), N is K * B.
+
+exact(T, R) :- ( float(T) -> R is rational(T) ; R = T ).
+
+%!  sw_advance(+Module, +Time) is det.
+%
+%   No occurrence with a time stamp at or before Time will come:
+%   evaluate every instant up to Time.
+sw_advance(M, T) :-
+    must_be(number, T),
+    with_rt(M, advance(M, T)).
+
+advance(M, T, RT) :-
+    complete_instants(M, RT, =<, T),
+    arg(1, RT, Now),
+    Now1 is max(Now, T),
+    nb_setarg(1, RT, Now1).
+
+%!  sw_flush(+Module) is det.
+%
+%   End of input: every instant up to and including, for each query,
+%   the first of its instants at or after the latest time stamp.
+sw_flush(M) :-
+    with_rt(M, flush(M)).
+
+flush(M, RT) :-
+    arg(1, RT, Now),
+    (   Now =:= -inf
+    ->  true
+    ;   complete_instants(M, RT, =<, Now),
+        arg(4, RT, Qs),
+        forall(member(Q, Qs), flush_query(M, RT, Q, Now)),
+        update_due(RT)
+    ).
+
+%   After the instants up to Now: the pending step instants (each the
+%   first multiple of its step after Now), the pending arrival instant,
+%   the occurrences counted since the last evaluation (Every), the final
+%   evaluation.
+flush_query(M, RT, Q, Now) :-
+    Q = q(_, _, policy(_, _, Every, _, Final), _, _, St),
+    St = st(Started, Nexts, Arr, Count),
+    (   Started == true
+    ->  % a step's pending instant counts when its previous one was before Now
+        findall(T, ( member(n(B, T), Nexts), T - B < Now ), Ts0),
+        (   Arr \== none -> Ts1 = [Arr|Ts0] ; Ts1 = Ts0 ),
+        (   ( Every \== none, Count > 0 ; Final == true ) -> Ts2 = [Now|Ts1] ; Ts2 = Ts1 ),
+        sort(Ts2, Ts),
+        forall(member(T, Ts), ( evaluate(M, Q, T), drop_instant(Q, T), feed_derived(M, RT, T) )),
+        nb_setarg(3, St, none),
+        nb_setarg(4, St, 0)
+    ;   true
+    ).
+
+%   complete_instants(+M, +RT, +Cmp, +Limit): evaluate, in order of
+%   instant then registration, every instant T Cmp Limit that a started
+%   query's policy names.
+complete_instants(M, RT, Cmp, Limit) :-
+    arg(4, RT, Qs),
+    findall(T, ( member(Q, Qs), q_next(Q, T), compare_time(Cmp, T, Limit) ), Ts),
+    (   Ts == []
+    ->  update_due(RT)
+    ;   min_list(Ts, T0),
+        forall(( member(Q, Qs), q_next(Q, T), T =:= T0 ),
+               ( evaluate(M, Q, T0), drop_instant(Q, T0) )),
+        feed_derived(M, RT, T0),
+        complete_instants(M, RT, Cmp, Limit)
+    ).
+
+compare_time(<, A, B) :- A < B.
+compare_time(=<, A, B) :- A =< B.
+
+next_instant(Nexts, Arr, T) :-
+    findall(X, member(n(_, X), Nexts), Xs0),
+    (   Arr \== none -> Xs = [Arr|Xs0] ; Xs = Xs0 ),
+    Xs \== [],
+    min_list(Xs, T).
+
+%   The instant T has been evaluated: move each step on past it, forget
+%   the arrival instant if it was T.
+drop_instant(q(_, _, _, _, _, St), T) :-
+    St = st(_, Nexts0, Arr0, _),
+    maplist(step_past(T), Nexts0, Nexts),
+    nb_setarg(2, St, Nexts),
+    (   Arr0 \== none, Arr0 =< T -> nb_setarg(3, St, none) ; true ).
+
+step_past(T, n(B, X0), n(B, X)) :-
+    (   X0 =< T -> exact(T, R), K is floor(R / B) + 1, X is K * B ; X = X0 ).
+
+		 /*******************************
+		 *        WINDOW CONTENT        *
+		 *******************************/
+
+%   store_occurrence(+M, +Window, +G, +S, +P, +O, +Tau)
+%
+%   An occurrence that falls between two windows of a window that samples
+%   its stream (step > width: no instant t = kB has t - A < Tau =< t) is
+%   in none of them, and is not kept.
+store_occurrence(_, w(_, _, range(A, B), _, _), _, _, _, _, Tau) :-
+    B \== none, B > A,
+    first_multiple_at_or_after(Tau, B, T1),
+    T1 - A >= Tau, !.
+store_occurrence(M, W, G0, S, P, O, Tau) :-
+    W = w(Store, Src, Kind, _, Mode),
+    (   Mode = panes(PN, Match, St)
+    ->  pane_raw(M, PN, St, Tau),
+        Goal =.. [Match, S, P, O, Key, GK, AR],
+        catch(forall(M:Goal, pane_insert(M, PN, St, Key, Tau, GK, AR)), E,
+              record_error(M, E, arrival(t(S, P, O), Tau)))
+    ;   (   Src == all -> G = '$all' ; G = G0 ),
+        next_seq(M, W, G, Seq),
+        (   Kind = past(_, _, _, Pending)
+        ->  Item =.. [Pending, Tau, Seq, G, S, P, O],
+            assertz(M:Item)
+        ;   replace_triple(M, Store, G, S, P, O, Tau, Seq)
+        )
+    ).
+
+next_seq(M, W, G, Seq) :-
+    W = w(Store, Src, _, N0, _),
+    (   Src == var
+    ->  (   retract(M:sw_n(Store, G, C0)) -> true ; C0 = 0 ),
+        Seq is C0 + 1,
+        assertz(M:sw_n(Store, G, Seq))
+    ;   Seq is N0 + 1,
+        nb_setarg(4, W, Seq)
+    ).
+
+%   One clause per distinct triple: a new occurrence replaces the old.
+replace_triple(M, Store, G, S, P, O, Tau, Seq) :-
+    term_hash(t(G, S, P, O), K),
+    Old =.. [Store, K, G, S, P, O, _, _],
+    retractall(M:Old),
+    New =.. [Store, K, G, S, P, O, Tau, Seq],
+    assertz(M:New).
+
+%   prepare_window(+M, +T, +Window, -Hi, -Open, -Empty, -Last)
+%
+%   Bring the window to instant T: move pending occurrences in, remove
+%   what expired.  Hi: the greatest time stamp in the window's content
+%   at T; Open: its opening (docs/DIALECTS.md, "Answers"); Empty:
+%   true/false; Last: the latest time stamp of its content (count
+%   windows' answer end).
+prepare_window(M, T, w(_, _, Kind, _, panes(PN, _, St)), Hi, Lo, Empty, Hi) :- !,
+    window_bounds(Kind, T, Hi, lo(Lo)),
+    pane_advance(M, PN, St, Lo, Hi),
+    (   pane_nonempty(M, PN, Lo, Hi) -> Empty = false ; Empty = true ).
+prepare_window(M, T, W, Hi, Open, Empty, Last) :-
+    W = w(Store, Src, Kind, _, _),
+    window_bounds(Kind, T, Hi, Lo),
+    (   Kind = past(_, _, _, Pending) -> release_pending(M, Store, Pending, Hi) ; true ),
+    expire(M, W, Src, Lo),
+    content_extent(M, Store, Kind, Hi, Empty, First, Last0),
+    (   Empty == true -> Last = T ; Last = Last0 ),
+    window_open(Kind, T, Lo, Empty, First, Open).
+
+prepare_windows([], _, _, [], [], [], []).
+prepare_windows([W|Ws], M, T, [H|Hs], [O|Os], [E|Es], [L|Ls]) :-
+    prepare_window(M, T, W, H, O, E, L),
+    prepare_windows(Ws, M, T, Hs, Os, Es, Ls).
+
+%   window_bounds(+Kind, +T, -Hi, -Lo): content is Lo < τ =< Hi (Lo is
+%   lo(X) for a strict lower bound, ge(X) for τ >= X, none for none;
+%   count windows: count(N)).
+window_bounds(range(A, none), T, T, lo(Lo)) :- !, Lo is T - A.
+window_bounds(range(A, B), T, Hi, lo(Lo)) :- !, floor_multiple(T, B, Hi), Lo is Hi - A.
+window_bounds(now, T, T, ge(T)) :- !.
+window_bounds(all, T, T, none) :- !.
+window_bounds(count(N), T, T, count(N)) :- !.
+window_bounds(past(A, D, B, _), T, Hi, lo(Lo)) :-
+    (   B == none -> S = T ; floor_multiple(T, B, S) ),
+    Hi is S - D, Lo is S - A.
+
+window_open(range(_, _), _, lo(Lo), _, _, Lo) :- !.
+window_open(past(_, _, _, _), _, lo(Lo), _, _, Lo) :- !.
+window_open(now, T, _, _, _, T) :- !.
+window_open(_, T, _, Empty, First, Open) :-
+    (   Empty == true -> Open = T ; Open = First ).
+
+release_pending(M, Store, Pending, Hi) :-
+    Probe =.. [Pending, Tau, Seq, G, S, P, O],
+    (   clause(M:Probe, true, Ref),
+        (   Tau =< Hi
+        ->  erase(Ref), replace_triple(M, Store, G, S, P, O, Tau, Seq), fail
+        ;   true
+        )
+    ->  true
+    ;   true
+    ).
+
+%   Remove expired clauses from the front (they are in the order of
+%   their latest occurrence).
+expire(_, _, _, none) :- !.
+expire(M, w(Store, _, _, C, _), Src, count(N)) :- !,
+    (   Src == var
+    ->  forall(M:sw_n(Store, G, C1), expire_count(M, Store, G, C1 - N))
+    ;   expire_count(M, Store, _, C - N)
+    ).
+expire(M, w(Store, _, _, _, _), _, Lo) :-
+    Probe =.. [Store, _, _, _, _, _, Tau, _],
+    (   clause(M:Probe, true, Ref),
+        (   expired(Lo, Tau) -> erase(Ref), fail ; true )
+    ->  true
+    ;   true
+    ).
+
+expired(lo(Lo), Tau) :- Tau =< Lo.
+expired(ge(X), Tau) :- Tau < X.
+
+%   Keep the occurrences numbered above Limit (per stream for var).
+expire_count(M, Store, G, Limit0) :-
+    Limit is Limit0,
+    Probe =.. [Store, _, G, _, _, _, _, Seq],
+    (   var(G)
+    ->  (   clause(M:Probe, true, Ref),
+            (   Seq =< Limit -> erase(Ref), fail ; true )
+        ->  true
+        ;   true
+        )
+    ;   forall(( clause(M:Probe, true, Ref), Seq =< Limit ), erase(Ref))
+    ).
+
+%   content_extent(+M, +Store, +Kind, +Hi, -Empty, -First, -Last): the
+%   earliest and (count windows only) latest time stamps at or before
+%   Hi.  The clauses are in time order: the first one is the earliest.
+content_extent(M, Store, Kind, Hi, Empty, First, Last) :-
+    Probe =.. [Store, _, _, _, _, _, Tau, _],
+    (   once(M:Probe), Tau =< Hi
+    ->  Empty = false, First = Tau,
+        (   Kind = count(_)
+        ->  Probe2 =.. [Store, _, _, _, _, _, X, _],
+            aggregate_all(max(X), M:Probe2, Last)
+        ;   Last = Hi
+        )
+    ;   Empty = true, First = none, Last = none
+    ).
+
+		 /*******************************
+		 *          EVALUATION          *
+		 *******************************/
+
+%   evaluate(+M, +Q, +T): the query's windows at T, its SPARQL part,
+%   the relation-to-stream operator, the answers.
+evaluate(M, q(Qid, Ws, policy(_, _, _, NonEmpty, _), R2S, Pred, _), T) :-
+    prepare_windows(Ws, M, T, His, Opens, Empties, Lasts),
+    (   NonEmpty == true, Ws \== [], \+ memberchk(false, Empties)
+    ->  true                                % C-SPARQL: every window empty
+    ;   Bounds =.. [b|His],
+        Goal =.. [Pred, Bounds, Rows],
+        (   catch(M:Goal, E, ( record_error(M, E, eval(Qid, T)), fail ))
+        ->  report(M, Qid, R2S, Rows, Ws, T, Opens, Empties, Lasts)
+        ;   true
+        )
+    ).
+
+report(M, Qid, R2S, Rows, Ws, T, Opens, Empties, Lasts) :-
+    retract(M:sw_prev(Qid, Prev)),
+    assertz(M:sw_prev(Qid, Rows)),
+    (   R2S == rstream -> Out = Rows
+    ;   R2S == istream -> bag_difference(Rows, Prev, Out)
+    ;   bag_difference(Prev, Rows, Out)
+    ),
+    answer_interval(Ws, T, Opens, Empties, Lasts, Start, End),
+    forall(member(Row, Out), assertz(M:sw_ans(Qid, Row, Start, End))),
+    (   M:sw_out(Qid, G, TPred)
+    ->  forall(( member(Row, Out), Goal =.. [TPred, Row, Triples], M:Goal,
+                 member(t(S, P, O), Triples) ),
+               assertz(M:sw_derived(o(G, S, P, O, T, T))))
+    ;   true
+    ).
+
+%   feed_derived(+M, +RT, +T): the triples CONSTRUCT queries wrote on
+%   their output streams at instant T enter the stream (they may complete
+%   evaluations at T of queries evaluated at arrivals, which may write
+%   more: after max_derivation_rounds/1 rounds at one instant, an error).
+feed_derived(M, RT, T) :-
+    findall(I, retract(M:sw_derived(I)), Items),
+    (   Items == []
+    ->  true
+    ;   (   retract(M:sw_depth(T0, N0)), T0 =:= T -> true ; retractall(M:sw_depth(_, _)), N0 = 0 ),
+        N is N0 + 1,
+        assertz(M:sw_depth(T, N)),
+        max_derivation_rounds(Max),
+        (   N > Max
+        ->  record_error(M, error(derivation_loop(T, Max), _), instant(T))
+        ;   push_items(Items, M, RT)
+        )
+    ).
+
+max_derivation_rounds(100).
+
+:- multifile prolog:error_message//1.
+prolog:error_message(derivation_loop(T, Max)) -->
+    [ 'CONSTRUCT queries kept writing triples at instant ~w: stopped after ~w rounds (a query reads its own output stream?)'-[T, Max] ].
+
+%!  fresh_bnode(-B) is det.
+%
+%   A new blank node for a CONSTRUCT template's triples.
+fresh_bnode(b(Id)) :-
+    flag(stream_window_bnode, N, N + 1),
+    format(atom(Id), 'sw~d', [N]).
+
+%!  rdf_triple(+Triple) is semidet.
+%
+%   t(S, P, O) is an RDF triple: no unbound position ('$u'), an IRI or
+%   blank node subject, an IRI predicate.
+rdf_triple(t(S, P, O)) :-
+    S \== '$u', P \== '$u', O \== '$u',
+    atom(P),
+    ( atom(S) -> true ; S = b(_) ).
+
+%   [earliest opening, T]; only count windows: [first, last] time stamp
+%   of their contents ([T, T] when all are empty).
+answer_interval(Ws, T, Opens, Empties, Lasts, Start, End) :-
+    (   Ws == [] -> Start = T, End = T
+    ;   forall(member(W, Ws), arg(3, W, count(_)))
+    ->  findall(O-L, ( nth1(I, Empties, false), nth1(I, Opens, O), nth1(I, Lasts, L) ), OLs),
+        (   OLs == []
+        ->  Start = T, End = T
+        ;   pairs_keys_values(OLs, Os, Ls), min_list(Os, Start), max_list(Ls, End)
+        )
+    ;   min_list(Opens, Start), End = T
+    ).
+
+record_error(M, E, Context) :-
+    (   E = error(resource_error(_), _) -> throw(E) ; true ),
+    message_text(E, Text),
+    assertz(M:sw_err(Text, Context)).
+
+%!  sw_drain(+Module, -Answers) is det.
+%
+%   Answers a(Qid, Row, Start, End) not yet drained, in the order they
+%   were found, and errors e(Message, Context); both emptied.
+sw_drain(M, Out) :-
+    ensure_local(M),
+    findall(a(Q, R, S, E), retract(M:sw_ans(Q, R, S, E)), As),
+    findall(e(Msg, C), retract(M:sw_err(Msg, C)), Es),
+    append(As, Es, Out).
+
+%!  sw_stats(+Module, -Stats) is det.
+%
+%   Stats: a list of Key-Value: content (distinct triples, or matches of
+%   a per-pane window, in all windows), pending (occurrences waiting for
+%   a past window), late, queries, due (the next instant some query waits
+%   for, null if none).
+sw_stats(M, Stats) :-
+    ensure_local(M),
+    load_rt(M, rt(_, Late, _, Qs)),
+    findall(N, ( member(q(_, Ws, _, _, _, _), Qs), member(W, Ws), window_content(M, W, N) ), Ns),
+    sum_list(Ns, Content),
+    findall(N, ( member(q(_, Ws, _, _, _, _), Qs), member(w(_, _, past(_, _, _, P), _, _), Ws),
+                 functor(H, P, 6),
+                 ( predicate_property(M:H, number_of_clauses(N)) -> true ; N = 0 ) ), Ps),
+    sum_list(Ps, Pending),
+    length(Qs, Q),
+    load_rt(M, rt(_, _, Due0, _)),
+    (   Due0 == inf -> Due = null ; rational(Due0), \+ integer(Due0) -> Due is float(Due0) ; Due = Due0 ),
+    Stats = [content-Content, pending-Pending, late-Late, queries-Q, due-Due].
+
+window_content(M, w(Store, _, _, _, Mode), N) :-
+    (   Mode = panes(PN, _, _)
+    ->  pane_content(M, PN, N)
+    ;   functor(H, Store, 7),
+        ( predicate_property(M:H, number_of_clauses(N0)) -> N = N0 ; N = 0 )
+    ).
+
+		 /*******************************
+		 *          SNAPSHOTS           *
+		 *******************************/
+
+%!  sw_export(+Module, -State) is det.
+%
+%   The stream state of Module's windowed queries as one ground term
+%
+%     sw_state(1, rt(Clock, Late, Due), Queries, Facts)
+%
+%   Clock the latest time stamp or advance (none before any), Late the
+%   late count, Due the next instant due (inf: none); Queries a list of
+%   q(Qid, Def, St, Windows, Prev): the registered definition (to check
+%   that the engine restoring it has the same queries), the query's
+%   progress st(Started, Nexts, Arrival, Count), per window w(Seq,
+%   PaneState) (PaneState ps(Folded, LastRaw) or plain), and the previous
+%   evaluation's rows (ISTREAM/DSTREAM); Facts the clauses of the
+%   windows' predicates (contents, pending occurrences, per-stream
+%   counts, panes), each f(Name, Args), in clause order (the order of
+%   the latest occurrences, which expiry relies on).  Not in it:
+%   answers not yet drained, errors, and queries, functions, background.
+sw_export(M, sw_state(1, rt(Clock, Late, Due), Queries, Facts)) :-
+    ensure_local(M),
+    load_rt(M, rt(Clock0, Late, Due, Qs)),
+    (   Clock0 =:= -inf -> Clock = none ; Clock = Clock0 ),
+    findall(q(Qid, Def, St, WStates, Prev),
+            ( member(q(Qid, Ws, _, _, _, St), Qs),
+              M:sw_q(Qid, Def),
+              ( M:sw_prev(Qid, Prev) -> true ; Prev = [] ),
+              maplist(window_state, Ws, WStates) ),
+            Queries),
+    findall(F, ( member(q(_, Ws, _, _, _, _), Qs), member(W, Ws), window_fact(M, W, F) ),
+            Facts).
+
+window_state(w(_, _, _, Seq, Mode), w(Seq, PS)) :-
+    (   Mode = panes(_, _, ps(F0, L))
+    ->  ( F0 =:= -inf -> F = none ; F = F0 ), PS = ps(F, L)
+    ;   PS = plain
+    ).
+
+%   window_fact(+M, +Window, -Fact): the clauses of the window's
+%   predicates, in order (a STREAM ?g window: its own per-stream counts).
+window_fact(M, W, f(Name, Args)) :-
+    window_pred(M, W, Name/Arity),
+    functor(H, Name, Arity),
+    (   Name == sw_n -> arg(1, W, Store), arg(1, H, Store) ; true ),
+    clause(M:H, true),
+    H =.. [_|Args].
+
+%   window_pred(+M, +Window, -Name/Arity): the window's predicates.
+window_pred(_, w(Store, _, _, _, panes(pn(_, _, Store, Pane, Run, Live, Raw, Unf), _, _)), P) :- !,
+    member(P, [Store/5, Pane/4, Run/3, Live/1, Raw/1, Unf/1]).
+window_pred(_, w(Store, Src, Kind, _, plain), P) :-
+    (   P = Store/7
+    ;   Kind = past(_, _, _, Pending), P = Pending/6
+    ;   Src == var, P = sw_n/3
+    ).
+
+%!  sw_import(+Module, +State) is det.
+%
+%   Replace Module's stream state by State (from sw_export/2).  State is
+%   data: it is checked to be ground, of the shape sw_export/2 writes,
+%   for the same queries (the same definitions, in the same order), and
+%   to name only those queries' window predicates, before anything
+%   changes; else a domain error, and nothing changed.
+sw_import(M, State) :-
+    ensure_local(M),
+    (   import_plan(M, State, Plan) -> true ; domain_error(window_state, snapshot) ),
+    with_rt(M, import(M, Plan)).
+
+import_plan(M, sw_state(1, rt(Clock0, Late, Due), Queries, Facts), plan(Clock, Late, Due, Queries, Facts)) :-
+    ground(sw_state(Clock0, Late, Due, Queries, Facts)),
+    (   Clock0 == none -> Clock is -inf ; number(Clock0), Clock = Clock0 ),
+    integer(Late), Late >= 0,
+    ( Due == inf ; number(Due) ),
+    findall(Qid-Def, M:sw_q(Qid, Def), Mine),
+    length(Mine, N), length(Queries, N),
+    load_rt(M, rt(_, _, _, Qs)),
+    maplist(import_query_ok, Mine, Qs, Queries),
+    findall(Name/Arity, ( member(q(_, Ws, _, _, _, _), Qs), member(W, Ws), window_pred(M, W, Name/Arity) ),
+            Preds),
+    forall(member(F, Facts), ( F = f(Name, Args), is_list(Args), length(Args, A), memberchk(Name/A, Preds),
+                               ( Name == sw_n -> Args = [Store|_], memberchk(Store/7, Preds) ; true ) )).
+
+import_query_ok(Qid-Def, q(Qid, Ws, _, _, _, _), q(Qid, Def1, St, WStates, Prev)) :-
+    Def1 == Def,
+    St = st(Started, Nexts, Arr, Count),
+    memberchk(Started, [true, false]), is_list(Nexts), integer(Count),
+    ( Arr == none ; number(Arr) ),
+    forall(member(X, Nexts), ( X = n(B, T), number(B), number(T) )),
+    is_list(Prev),
+    same_length(Ws, WStates),
+    maplist(window_state_ok, Ws, WStates).
+
+window_state_ok(w(_, _, _, _, Mode), w(Seq, PS)) :-
+    integer(Seq), Seq >= 0,
+    (   Mode = panes(_, _, _) -> PS = ps(F, L), ( number(F) ; F == none ), ( L == none ; integer(L) )
+    ;   PS == plain
+    ).
+
+import(M, plan(Clock, Late, Due, Queries, Facts), RT) :-
+    clear(M, RT),
+    forall(member(f(Name, Args), Facts), ( H =.. [Name|Args], assertz(M:H) )),
+    nb_setarg(1, RT, Clock), nb_setarg(2, RT, Late), nb_setarg(3, RT, Due),
+    arg(4, RT, Qs),
+    forall(nth1(I, Qs, q(Qid, Ws, _, _, _, St)),
+           ( nth1(I, Queries, q(Qid, _, St1, WStates, Prev)),
+             forall(between(1, 4, J), ( arg(J, St1, V), nb_setarg(J, St, V) )),
+             forall(nth1(K, Ws, W), ( nth1(K, WStates, w(Seq, PS)), restore_window(W, Seq, PS) )),
+             retractall(M:sw_prev(Qid, _)), assertz(M:sw_prev(Qid, Prev)) )).
+
+restore_window(W, Seq, PS) :-
+    nb_setarg(4, W, Seq),
+    (   arg(5, W, panes(_, _, St))
+    ->  PS = ps(F0, L), ( F0 == none -> F is -inf ; F = F0 ),
+        nb_setarg(1, St, F), nb_setarg(2, St, L)
+    ;   true
+    ).
+
+		 /*******************************
+		 *           MATCHING           *
+		 *******************************/
+
+%!  win_match(+Module, +Store, +Hi, +Reasoning, ?G, ?S, ?P, ?O) is nondet.
+%
+%   A triple of a window's content at the current evaluation (time
+%   stamp at or before Hi), or entailed from one (Reasoning rdfs) as a
+%   stream triple is for EP-SPARQL: sub-classes and the domain and range
+%   of its property for rdf:type patterns, sub-properties otherwise.
+%   Each entailed triple once.
+win_match(M, Store, Hi, none, G, S, P, O) :- !,
+    content(M, Store, Hi, G, S, P, O).
+win_match(M, Store, Hi, rdfs, G, S, P, O) :-
+    Type = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type',
+    (   P == Type
+    ->  distinct(G-S-O,
+                 (   content(M, Store, Hi, G, S, Type, C0), sub_class(M, C0, O)
+                 ;   content(M, Store, Hi, G, X, Q, Y), Q \== Type,
+                     entailed_type(M, Q, Role, O),
+                     ( Role == subject -> S = X ; S = Y )
+                 ))
+    ;   nonvar(P)
+    ->  (   has_sub_properties(M)
+        ->  distinct(G-S-O, ( content(M, Store, Hi, G, S, Q, O), stream_property(M, Q, P) ))
+        ;   content(M, Store, Hi, G, S, P, O)
+        )
+    ;   has_sub_properties(M)
+    ->  distinct(G-S-P-O, ( content(M, Store, Hi, G, S, Q, O), sub_property(M, Q, P) ))
+    ;   content(M, Store, Hi, G, S, P, O)
+    ).
+
+has_sub_properties(M) :-
+    sparql_background:bg_flags(M, flags(true, _)).
+
+content(M, Store, Hi, G, S, P, O) :-
+    Probe =.. [Store, _, G, S, P, O, Tau, _],
+    M:Probe,
+    Tau =< Hi.
+
+%!  timestamp_value(+Module, +Windows, +ArgExprs, -Value) is det.
+%
+%   C-SPARQL's timestamp(): the time of the latest occurrence, in the
+%   query's windows at the current evaluation, of the triple (three
+%   arguments), or of any triple that mentions a term (one argument; two:
+%   only in the windows on the stream given second), as an xsd:dateTime;
+%   '$error' when there is none or an argument is an error.  Windows is a
+%   list of s(Store, Hi, Source).
+timestamp_value(M, Ws, Args, Value) :-
+    maplist(arg_value, Args, Vs),
+    (   \+ memberchk('$error', Vs),
+        aggregate_all(max(Tau), stamp(M, Ws, Vs, Tau), T)
+    ->  sparql_seconds_datetime(T, Value)
+    ;   Value = '$error'
+    ).
+
+arg_value(E, V) :- sparql_eval(E, V).
+
+stamp(M, Ws, [S, P, O], Tau) :-
+    member(s(Store, Hi, _), Ws),
+    content_tau(M, Store, Hi, S, P, O, Tau).
+stamp(M, Ws, [X], Tau) :-
+    member(s(Store, Hi, _), Ws),
+    mentions(M, Store, Hi, X, _, Tau).
+stamp(M, Ws, [X, G], Tau) :-
+    member(s(Store, Hi, Src), Ws),
+    (   Src == var -> GS = G ; source_accepts(Src, G), GS = _ ),
+    mentions(M, Store, Hi, X, GS, Tau).
+
+content_tau(M, Store, Hi, S, P, O, Tau) :-
+    Probe =.. [Store, _, _, S, P, O, Tau, _],
+    M:Probe,
+    Tau =< Hi.
+
+mentions(M, Store, Hi, X, G, Tau) :-
+    (   Probe =.. [Store, _, G, X, _, _, Tau, _]
+    ;   Probe =.. [Store, _, G, _, X, _, Tau, _]
+    ;   Probe =.. [Store, _, G, _, _, X, Tau, _]
+    ),
+    M:Probe,
+    Tau =< Hi.
+
+		 /*******************************
+		 *            BRIDGE            *
+		 *******************************/
+
+%   Entry points for epsparql.windows (Python), called through the
+%   runtime as bridge_python:Name(Args..., Reply); each answers one JSON
+%   text, {"a": [[Qid, [Values...], Start, End], ...], "e": [...]}.
+:- multifile
+    bridge_python:sw_py_register/3,
+    bridge_python:sw_py_push/3,
+    bridge_python:sw_py_advance/3,
+    bridge_python:sw_py_flush/2,
+    bridge_python:sw_py_clear/2,
+    bridge_python:sw_py_stats/2,
+    bridge_python:sw_py_export/2,
+    bridge_python:sw_py_import/3,
+    bridge_python:sw_py_destroy/2.
+
+bridge_python:sw_py_register(M, Text, R) :-
+    bridge_reply(M, register_text(M, Text), R).
+bridge_python:sw_py_push(M, Text, R) :-
+    bridge_reply(M, push_text(M, Text), R).
+bridge_python:sw_py_advance(M, TText, R) :-
+    bridge_reply(M, ( atom_number(TText, T), sw_advance(M, T) ), R).
+bridge_python:sw_py_flush(M, R) :-
+    bridge_reply(M, sw_flush(M), R).
+bridge_python:sw_py_clear(M, R) :-
+    bridge_reply(M, sw_clear(M), R).
+bridge_python:sw_py_export(M, R) :-
+    catch(( sw_export(M, State),
+            with_output_to(string(R), write_canonical(State)) ),
+          E, error_reply(E, R)).
+bridge_python:sw_py_import(M, Text, R) :-
+    bridge_reply(M, ( term_string(State, Text, [syntax_errors(error)]), sw_import(M, State) ), R).
+bridge_python:sw_py_destroy(M, R) :-
+    bridge_reply(M, sw_destroy(M), R).
+bridge_python:sw_py_stats(M, R) :-
+    catch(( sw_stats(M, S),
+            with_output_to(string(R), ( write('{'), foldl(write_stat, S, "", _), write('}') )) ),
+          E, error_reply(E, R)).
+
+write_stat(K-V, Sep, ",") :- format('~w"~w":~w', [Sep, K, V]).
+
+%   register_text(+M, +Text): Text holds clauses (the evaluation
+%   predicates, asserted into M) and one term window_query(QueryDef).
+register_text(M, Text) :-
+    setup_call_cleanup(open_string(Text, S), read_all(S, Terms0), close(S)),
+    partition([T]>>(T = window_output(_, _, _)), Terms0, Outputs, Terms),
+    partition([T]>>(T = window_query(_)), Terms, [window_query(Def)], Clauses),
+    Def = swq(_, _, _, _, _, Pred),
+    atom_concat(Pred, '_', Sub),
+    (   member(C0, Clauses), clause_pred(C0, Pred),
+        forall(member(C, Clauses), ( clause_pred(C, N), ( N == Pred -> true ; sub_atom(N, 0, _, _, Sub) ) ))
+    ->  true
+    ;   domain_error(window_query_clauses, Pred)
+    ),
+    forall(member(C, Clauses), assertz(M:C)),
+    sw_register(M, Def),
+    forall(member(window_output(Qid, G, TPred), Outputs),
+           ( atom(G), atom(TPred) -> assertz(M:sw_out(Qid, G, TPred))
+           ; domain_error(window_output, window_output(Qid, G, TPred)) )).
+
+clause_pred((H :- _), Name) :- !, functor(H, Name, _).
+clause_pred(H, Name) :- functor(H, Name, _).
+
+read_all(S, Terms) :-
+    read_term(S, T, [module(stream_window), syntax_errors(error)]),
+    (   T == end_of_file -> Terms = [] ; Terms = [T|Rest], read_all(S, Rest) ).
+
+%   push_text(+M, +Text): a sequence of terms s(Stream) (the stream of
+%   the batches that follow) and b(Vars, Values, Items), batches of the
+%   wire format of epsparql/rdf/wire.py, read as data.
+push_text(M, Text) :-
+    setup_call_cleanup(open_string(Text, S), read_batches(S, none, Items), close(S)),
+    sw_push(M, Items).
+
+read_batches(S, G, Items) :-
+    read_term(S, T, [syntax_errors(error)]),
+    (   T == end_of_file -> Items = []
+    ;   T = s(G1), atom(G1) -> read_batches(S, G1, Items)
+    ;   T = b(Vars, Values, Batch), G \== none, is_list(Vars), is_list(Values),
+        ground(Values), Vars = Values, is_list(Batch), ground(Batch)
+    ->  maplist(wire_item(G), Batch, Items0),
+        append(Items0, Rest, Items),
+        read_batches(S, G, Rest)
+    ;   domain_error(stream_batch, T)
+    ).
+
+wire_item(G, X, Item) :-
+    (   wire_item_(X, G, Item0) -> Item = Item0 ; domain_error(stream_batch_item, X) ).
+
+wire_item_(t(S, P, O, T1, T2), G, o(G, S, P, O, T1, T2)).
+wire_item_(n(S, P, V, D, L, T1, T2), G, o(G, S, P, n(V, D, L), T1, T2)).
+wire_item_(d(S, P, V, D, L, T1, T2), G, o(G, S, P, d(V, D, L), T1, T2)).
+wire_item_(dur(S, P, V, D, L, T1, T2), G, o(G, S, P, dur(V, D, L), T1, T2)).
+wire_item_(t(S, P, O, T), G, o(G, S, P, O, T, T)).
+wire_item_(n(S, P, V, D, L, T), G, o(G, S, P, n(V, D, L), T, T)).
+wire_item_(d(S, P, V, D, L, T), G, o(G, S, P, d(V, D, L), T, T)).
+wire_item_(dur(S, P, V, D, L, T), G, o(G, S, P, dur(V, D, L), T, T)).
+
+%   Run Goal, then answer the drained answers and errors as JSON.
+bridge_reply(M, Goal, Reply) :-
+    catch(( call(Goal) -> true ; throw(error(goal_failed(Goal), _)) ), E, true),
+    (   var(E)
+    ->  sw_drain(M, Out),
+        with_output_to(string(Reply), write_answers(Out))
+    ;   error_reply(E, Reply)
+    ).
+
+error_reply(E, Reply) :-
+    message_text(E, Text),
+    format(string(T), '~q', [E]),
+    with_output_to(string(Reply),
+                   ( write('{"error":'), json_string(Text), write(',"term":'), json_string(T), write('}') )).
+
+json_string(Text) :- json:json_write_string(current_output, Text).
+
+write_answers(Out) :-
+    partition([X]>>(X = a(_, _, _, _)), Out, As, Es),
+    write('{"a":['),
+    foldl(write_answer, As, "", _),
+    write('],"e":['),
+    foldl(write_error, Es, "", _),
+    write(']}').
+
+write_answer(a(Qid, Row, S, E), Sep, ",") :-
+    write(Sep),
+    unground(Row, Row1),
+    Row1 =.. [_|Vs],
+    time_number(S, SN), time_number(E, EN),
+    phrase(bridge_python:json_term([Qid, Vs, SN, EN]), Codes),
+    format('~s', [Codes]).
+
+write_error(e(Msg, Ctx), Sep, ",") :-
+    write(Sep), write('{"message":'), json_string(Msg),
+    format(string(C), '~q', [Ctx]),
+    write(',"context":'), json_string(C), write('}').
+
+%   Times go out as integers when whole, floats otherwise.
+time_number(T, N) :-
+    (   integer(T) -> N = T
+    ;   rational(T), \+ integer(T) -> N is float(T)
+    ;   float(T), T =:= truncate(T), abs(T) < 1.0e15 -> N is truncate(T)
+    ;   N = T
+    ).
