@@ -242,3 +242,36 @@ def test_other_dialects_syntax():
     assert q.r2s == "dstream" and q.output == URIRef("http://e/o")
     assert q.streams[0].window == Window("range", Fraction(90000), Fraction(1, 2))
     assert q.streams[0].name == URIRef("http://e/w")
+
+
+def test_syntax_errors_speak_words_not_grammar_names():
+    """Generated queries of every dialect, one word replaced by a wrong one
+    (or cut short): the error names line and column and says what was
+    expected in words, never a grammar-internal terminal name (R2S_WORD,
+    XSD_DURATION, ...)."""
+    import random
+    import re
+
+    from dialect_cases import (cqels_query, csparql_query, luposdate_query, rspql_query,
+                               sparqlstream_query, streaming_sparql_query)
+    rnd = random.Random(11)
+    makers = [cqels_query, csparql_query, sparqlstream_query, streaming_sparql_query,
+              luposdate_query, rspql_query]
+    internal = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\$END")
+    seen = 0
+    for i in range(300):
+        text, _ = makers[i % len(makers)](rnd)
+        words = list(re.finditer(r"[A-Za-z]+|[\[\]{}().]", text))
+        w = rnd.choice(words)
+        bad = text[:w.start()] + rnd.choice(["FOO", "}", "[", "42", ""]) + text[w.end():]
+        if rnd.random() < 0.2:
+            bad = text[:w.start()]
+        try:
+            parse_dialect(bad)
+        except QuerySyntaxError as e:
+            seen += 1
+            assert e.line >= 1 and e.column >= 1
+            assert not internal.search(str(e).split("\n")[0]), str(e)
+        except (QueryError, ValueError):
+            pass
+    assert seen > 100

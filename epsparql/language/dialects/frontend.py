@@ -44,7 +44,7 @@ class Dialect:
         try:
             tree = parser.parse(text)
         except UnexpectedInput as e:
-            raise _syntax_error(e, text, self.title).with_source(text) from None
+            raise _syntax_error(e, text, self.title, self.name).with_source(text) from None
         b = self.builder(base)
         try:
             query = b.finish(b.transform(tree))
@@ -74,11 +74,29 @@ def _parser(name: str, fragment: str) -> Lark:
                 propagate_positions=True, maybe_placeholders=False)
 
 
-def _syntax_error(err: UnexpectedInput, text: str, title: str) -> QuerySyntaxError:
+#: the dialects' own terminals in words (the SPARQL ones are the parser's);
+#: a keyword terminal reads as itself
+_DIALECT_WORDS = {
+    "R2S_WORD": "RSTREAM, ISTREAM or DSTREAM", "R2S": "ISTREAM, DSTREAM or RSTREAM",
+    "R2S_OPEN": "ISTREAM(, DSTREAM( or RSTREAM(", "XSD_DURATION": "an xsd:duration such as PT10S",
+    "UNIT_WORD": "a time unit (SECONDS, MINUTES, ...)", "ENDASH": "'-'",
+}
+#: a terminal that is a keyword in one dialect and a pattern in others
+_DURATION_PATTERN = {"csparql": "a duration such as 10s or 5m", "cqels": "a duration such as 10s or 5m"}
+
+
+def _expected_words(names: set[str], dialect: str) -> str:
+    words = {n: _DIALECT_WORDS[n] for n in names if n in _DIALECT_WORDS}
+    if dialect in _DURATION_PATTERN and "DURATION" in names:
+        words["DURATION"] = _DURATION_PATTERN[dialect]
+    return describe_expected({words.get(n, n) for n in names})
+
+
+def _syntax_error(err: UnexpectedInput, text: str, title: str, dialect: str = "") -> QuerySyntaxError:
     if isinstance(err, UnexpectedCharacters):
         ch = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
         allowed = getattr(err, "allowed", None) or set()
-        extra = f"; expected {describe_expected(set(allowed))}" if allowed else ""
+        extra = f"; expected {_expected_words(set(allowed), dialect)}" if allowed else ""
         return QuerySyntaxError(f"unexpected {ch!r} in a {title} query{extra}", err.line, err.column)
     if isinstance(err, UnexpectedToken):
         tok = err.token
@@ -89,7 +107,7 @@ def _syntax_error(err: UnexpectedInput, text: str, title: str) -> QuerySyntaxErr
         else:
             line, col = tok.line, tok.column
             found = repr(str(tok)) if len(str(tok)) <= 40 else repr(str(tok)[:37] + "...")
-        return QuerySyntaxError(f"expected {describe_expected(set(err.expected))}, found {found} "
+        return QuerySyntaxError(f"expected {_expected_words(set(err.expected), dialect)}, found {found} "
                                 f"(in a {title} query)", line, col)
     if isinstance(err, UnexpectedEOF):
         lines = text.rstrip().split("\n")
