@@ -14,9 +14,11 @@ or ``stats`` (per task: events pushed in ``count``).
 """
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Iterable, Iterator, Sequence
 
+from ..answers import Results
 from ..memo import Memo
 from .job import WHOLE, JobSpec
 
@@ -144,7 +146,11 @@ class Runner:
         nt = lambda table, ids: table.mapped("nt", format_term, ids)  # noqa: E731
         for q in self.engine.queries:
             var = self.keyvar.get(q.name)
-            for b in q.results().batches:
+            got = q.results()
+            if not isinstance(got, Results):       # a windowed query's Answer objects
+                self._answer_rows(out, q.name, var, got)
+                continue
+            for b in got.batches:
                 cols = batch_nt_columns(b)
                 n = len(b)
                 keys: list[str | None] = [self.key] * n
@@ -178,6 +184,23 @@ class Runner:
                         str(e), None))
         self._errors_seen = len(errors)
         return out
+
+    def _answer_rows(self, out: Rows, name: str, var: str | None, answers: Iterable[Any]) -> None:
+        """Output rows of answers given as Answer objects (windowed queries)."""
+        from ..io.results import answer_to_json
+        from ..rdf.ntriples import format_term
+        for a in answers:
+            k = self.key
+            if var is not None:
+                v = a.bindings.get(var)
+                k = None if v is None else format_term(v)
+                if self.key is not None and k != self.key:
+                    continue        # another group's answer: it is found there
+            out.append(("answer", name, k, float(a.start), float(a.end),
+                        {x: format_term(v) for x, v in a.bindings.items()},
+                        [f"{format_term(s)} {format_term(p)} {format_term(o)} ."
+                         for s, p, o in a.triples] or _NONE,
+                        json.dumps(answer_to_json(a), ensure_ascii=False), None, None))
 
     def finish(self, last: float | None = None) -> Rows:
         """End of the group's stream (batch replay): decide every waiting
