@@ -149,19 +149,26 @@ _FAST_NT_RE = re.compile(
     r"[ \t]+([+-]?[0-9]+)(?:[ \t]+([+-]?[0-9]+))?[ \t]*\.[ \t]*(?:#.*)?")
 
 
+def _fast_terms(g: tuple) -> tuple:
+    """Subject, predicate and object from the first 8 groups of a fast
+    line match (TermSyntaxError where a term is invalid)."""
+    s = iri(g[0], 0) if g[0] is not None else BNode(g[1])
+    p = iri(g[2], 0)
+    if g[3] is not None:
+        o = iri(g[3], 0)
+    elif g[4] is not None:
+        o = BNode(g[4])
+    else:
+        o = literal(g[5], g[6], g[7])
+    return s, p, o
+
+
 def _parse_nt_line(line: str) -> Row | None:
     m = _FAST_NT_RE.fullmatch(line)
     if m is not None:                      # the common case, in one match
         try:
             g = m.groups()
-            s = iri(g[0], 0) if g[0] is not None else BNode(g[1])
-            p = iri(g[2], 0)
-            if g[3] is not None:
-                o = iri(g[3], 0)
-            elif g[4] is not None:
-                o = BNode(g[4])
-            else:
-                o = literal(g[5], g[6], g[7])
+            s, p, o = _fast_terms(g)
             start = int(g[8])
             end = None if g[9] is None else int(g[9])
             _check_interval(start, end)
@@ -216,14 +223,7 @@ def _parse_nqt_line(line: str) -> Row | None:
     if m is not None:                      # the common case, in one match
         try:
             g = m.groups()
-            s = iri(g[0], 0) if g[0] is not None else BNode(g[1])
-            p = iri(g[2], 0)
-            if g[3] is not None:
-                o = iri(g[3], 0)
-            elif g[4] is not None:
-                o = BNode(g[4])
-            else:
-                o = literal(g[5], g[6], g[7])
+            s, p, o = _fast_terms(g)
             stream = None if g[8] is None else str(iri(g[8], 0))
             start = int(g[9])
             end = None if g[10] is None else int(g[10])
