@@ -16,7 +16,7 @@ from epsparql.core.terms import batch_rows, batch_text, from_json
 
 PLAIN = [0, 1, -7, 2**70, -(2**65), 0.0, -0.0, 2.5, -1e300, 1e-300, 123456.789,
          "a", "ACME", "it's", 'quote"d', "", "[]", "X", "_", "a b", "back\\slash",
-         "new\nline", "true", "None", "f(x)", "[1,2]", "'", "e"]
+         "new\nline", "true", "None", "f(x)", "[1,2]", "'", "e", "nul\x00", "\x7f"]
 
 RULES = """
 pair(X, Y) <- a(X) seq b(Y) within 3.
