@@ -274,6 +274,9 @@ py_drain(M, R) :-
 %   {"error": ...}.  Op and Arg:
 %
 %     - push: Arg is the text of a list of e/3 (as py_push/3)
+%     - push_rows: Arg is a list of -(Name, Args, T1, T2), Args a -/N
+%       term of the event's arguments or [] (plain events passed by janus
+%       as data: terms.py, batch_rows())
 %     - push_table: Arg is the text of b/3 (as py_push_table/3)
 %     - advance: Arg is a time (as py_advance/3)
 %     - flush, drain: Arg is ignored
@@ -297,6 +300,10 @@ columns_op(Op, M, Arg) :-
 columns_run(push, M, Text) :- !,
     term_string(Batch, Text, [syntax_errors(error)]),
     with_detection_sink(columns_sink, engine_events(M, Batch)).
+columns_run(push_rows, M, Rows) :- !,
+    must_be(list, Rows),
+    rows_batch(Rows, Batch),
+    with_detection_sink(columns_sink, engine_events(M, Batch)).
 columns_run(push_table, M, Text) :- !,
     term_string(T, Text, [syntax_errors(error)]),
     (   T = b(Vars, Values, Items), is_list(Vars), is_list(Values), ground(Values),
@@ -313,6 +320,25 @@ columns_run(flush, M, _) :- !,
 columns_run(drain, _, _) :- !.
 columns_run(Op, _, _) :-
     domain_error(columns_op, Op).
+
+%   rows_batch(+Rows, -Batch): the rows of terms.py's batch_rows() as
+%   janus passes them (Python str as atoms, a tuple as a -/N term), as
+%   e/3 items: -(Name, Args, T1, T2), Args the -/N term of the arguments
+%   or [] for an atom event.  engine_events/2 checks the items as it
+%   checks parsed ones.
+rows_batch([], []).
+rows_batch([Row|Rows], [e(E, T1, T2)|Batch]) :-
+    (   Row = -(Name, Args, T1, T2), atom(Name)
+    ->  (   Args == []
+        ->  E = Name
+        ;   compound(Args)
+        ->  compound_name_arguments(Args, _, As),
+            E =.. [Name|As]
+        ;   type_error(event_row, Row)
+        )
+    ;   type_error(event_row, Row)
+    ),
+    rows_batch(Rows, Batch).
 
 %!  py_advance(+Engine, +TimeText, -Reply) is det.
 %!  py_flush(+Engine, -Reply) is det.

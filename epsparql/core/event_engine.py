@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 from .columns import ColumnReceiver, Columns, Detection, TermTable
 from .runtime import PrologError, check, runtime, runtime_alive
-from .terms import Compound, batch_text, from_json, to_prolog
+from .terms import Compound, batch_rows, batch_text, from_json, to_prolog
 
 
 class RuleError(NamedTuple):
@@ -174,11 +174,18 @@ class CoreEngine:
         for item in events:
             batch.append(item)
             if len(batch) >= self.batch_size:
-                out.extend(self._columns("push", ("s", batch_text(batch)[0])))
+                out.extend(self._push_batch(batch))
                 batch = []
         if batch:
-            out.extend(self._columns("push", ("s", batch_text(batch)[0])))
+            out.extend(self._push_batch(batch))
         return out
+
+    def _push_batch(self, batch: list[Sequence[Any]]) -> list[Columns]:
+        """One crossing: plain events as janus data, others as text."""
+        rows = batch_rows(batch)
+        if rows is not None:
+            return self._columns("push_rows", rows)
+        return self._columns("push", ("s", batch_text(batch)[0]))
 
     def push_text(self, text: str) -> list[Detection]:
         """Push a batch already written as the text of a Prolog list of e/3."""

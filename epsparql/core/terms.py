@@ -16,6 +16,9 @@ import math
 import numbers
 import re
 from functools import lru_cache
+from itertools import chain
+from operator import itemgetter
+from operator import le as _le
 from typing import Any, Iterable, NamedTuple, Sequence
 
 
@@ -192,6 +195,62 @@ def batch_text(events: Iterable[Sequence[Any]]) -> tuple[str, int]:
         n += 1
     out.append("]")
     return "".join(out), n
+
+
+_ROW_ARG_TYPES = frozenset({str, int, float})
+_first, _second, _third = itemgetter(0), itemgetter(1), itemgetter(2)
+_TIME_TYPES = frozenset({int, float})
+
+
+def batch_rows(events: Sequence[Sequence[Any]]) -> list[tuple] | None:
+    """The batch as rows ``(name, args, t1, t2)`` that janus passes to
+    Prolog as data (``py_columns/5``, op ``push_rows``), when it is plain:
+    every item ``(event, start)`` or every item ``(event, start, end)``
+    (``end`` not None), ``int``/``float`` times with ``end >= start``, and
+    every event a :class:`Compound` with an ASCII name and one or more
+    arguments each an ASCII ``str``, an ``int`` or a finite ``float``.
+    Anything else (or a bad item) gives None and the batch takes the text
+    path (:func:`batch_text`), which writes any term and names a bad item.
+
+    Why: writing a batch's text and Prolog reading it cost about 1.8 µs
+    per event; these checks, done a column at a time, and janus converting
+    the rows well under half that.  ``args`` is the Compound's tuple
+    (janus makes it a ``-/N`` term); janus turns ``str`` into atoms, as
+    the text path quotes them.  Only ASCII text is taken: janus rejects
+    some ``str`` that are not UTF-8 (lone surrogates) in a way the text
+    path reports as a ValueError."""
+    try:
+        lengths = set(map(len, events))
+        evs = list(map(_first, events))
+        t1s = list(map(_second, events))
+        if lengths == {2}:
+            t2s = t1s
+        elif lengths == {3}:
+            t2s = list(map(_third, events))
+            if None in t2s or not all(map(_le, t1s, t2s)):
+                return None
+        else:
+            return None
+        if set(map(type, evs)) != {Compound} or not set(map(type, t1s)) <= _TIME_TYPES \
+                or not set(map(type, t2s)) <= _TIME_TYPES \
+                or not math.isfinite(sum(t1s)) or not math.isfinite(sum(t2s)):
+            return None
+        names = list(map(_first, evs))
+        argss = list(map(_second, evs))
+        if set(map(type, names)) != {str} or not "".join(names).isascii() \
+                or set(map(type, argss)) != {tuple} or 0 in set(map(len, argss)):
+            return None
+        flat = list(chain.from_iterable(argss))
+        kinds = set(map(type, flat))
+        if not kinds <= _ROW_ARG_TYPES:
+            return None
+        if str in kinds and not "".join([a for a in flat if type(a) is str]).isascii():
+            return None
+        if float in kinds and not math.isfinite(math.fsum([a for a in flat if type(a) is float])):
+            return None
+    except Exception:       # not sequences, sums too large...: the text path says what
+        return None
+    return list(zip(names, argss, t1s, t2s))
 
 
 def _object_hook(d: dict) -> Any:
