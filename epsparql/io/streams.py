@@ -163,6 +163,21 @@ def _fast_terms(g: tuple) -> tuple:
     return s, p, o
 
 
+def _terms_at(line: str) -> tuple | None:
+    """The detailed parse of a line's subject, predicate and object, and
+    the position after them (None for a blank or comment line); errors
+    name their column."""
+    pos = _WS_RE.match(line).end()
+    if pos == len(line) or line[pos] == "#":
+        return None
+    s, pos = term_at(line, pos, "subject")
+    pos = _ws_required(line, pos, "the subject")
+    p, pos = term_at(line, pos, "predicate")
+    pos = _ws_required(line, pos, "the predicate")
+    o, pos = term_at(line, pos, "object")
+    return s, p, o, pos
+
+
 def _parse_nt_line(line: str) -> Row | None:
     m = _FAST_NT_RE.fullmatch(line)
     if m is not None:                      # the common case, in one match
@@ -175,14 +190,10 @@ def _parse_nt_line(line: str) -> Row | None:
             return (s, p, o, start, end)
         except TermSyntaxError:
             pass                           # the detailed parse below says where
-    pos = _WS_RE.match(line).end()
-    if pos == len(line) or line[pos] == "#":
+    got = _terms_at(line)
+    if got is None:
         return None
-    s, pos = term_at(line, pos, "subject")
-    pos = _ws_required(line, pos, "the subject")
-    p, pos = term_at(line, pos, "predicate")
-    pos = _ws_required(line, pos, "the predicate")
-    o, pos = term_at(line, pos, "object")
+    s, p, o, pos = got
     rest = line[pos:]
     body = rest.split("#", 1)[0].rstrip()
     if not body.endswith("."):
@@ -231,14 +242,10 @@ def _parse_nqt_line(line: str) -> Row | None:
             return (s, p, o, start, end) if stream is None else (s, p, o, start, end, stream)
         except TermSyntaxError:
             pass                           # the detailed parse below says where
-    pos = _WS_RE.match(line).end()
-    if pos == len(line) or line[pos] == "#":
+    got = _terms_at(line)
+    if got is None:
         return None
-    s, pos = term_at(line, pos, "subject")
-    pos = _ws_required(line, pos, "the subject")
-    p, pos = term_at(line, pos, "predicate")
-    pos = _ws_required(line, pos, "the predicate")
-    o, pos = term_at(line, pos, "object")
+    s, p, o, pos = got
     stream = None
     after = _WS_RE.match(line, pos).end()
     if line[after:after + 1] in ("<", "_"):
