@@ -160,14 +160,8 @@ def _expr(e: Any, labels: _Labels) -> Walk[None]:
         x = stack.pop()
         if isinstance(x, A.Exists):
             yield _group(x.pattern, set(), labels)
-        elif isinstance(x, A.BinaryOp):
-            stack += (x.right, x.left)
-        elif isinstance(x, A.UnaryOp):
-            stack.append(x.operand)
-        elif isinstance(x, A.FunctionCall):
-            stack.extend(reversed(x.args))
-        elif isinstance(x, (A.In, A.NotIn)):
-            stack += (*reversed(x.values), x.expr)
+        else:
+            stack += _operands(x)
 
 
 def unbound_variables(query: A.Query) -> list[tuple[str, A.Pos | None]]:
@@ -229,6 +223,20 @@ def unbound_variables(query: A.Query) -> list[tuple[str, A.Pos | None]]:
     return out
 
 
+def _operands(x: Any) -> tuple:
+    """An expression node's operands, last first (pushed on a stack, they
+    come off left to right); none for a leaf or an EXISTS."""
+    if isinstance(x, A.BinaryOp):
+        return (x.right, x.left)
+    if isinstance(x, A.UnaryOp):
+        return (x.operand,)
+    if isinstance(x, A.FunctionCall):
+        return tuple(reversed(x.args))
+    if isinstance(x, (A.In, A.NotIn)):
+        return (*reversed(x.values), x.expr)
+    return ()
+
+
 def _vars(e: Any) -> list[A.Var]:
     """The variables of an expression, left to right (EXISTS groups aside)."""
     out: list[A.Var] = []
@@ -237,12 +245,6 @@ def _vars(e: Any) -> list[A.Var]:
         x = stack.pop()
         if isinstance(x, A.Var):
             out.append(x)
-        elif isinstance(x, A.BinaryOp):
-            stack += (x.right, x.left)
-        elif isinstance(x, A.UnaryOp):
-            stack.append(x.operand)
-        elif isinstance(x, A.FunctionCall):
-            stack.extend(reversed(x.args))
-        elif isinstance(x, (A.In, A.NotIn)):
-            stack += (*reversed(x.values), x.expr)
+        else:
+            stack += _operands(x)
     return out
