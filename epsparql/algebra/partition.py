@@ -36,7 +36,7 @@ from rdflib.term import BNode, Node
 from .nodes import (BGP, Background, Extend, Filter, Query, Triple, Window)
 
 POSITIONS = ("subject", "predicate", "object")
-_PREFERENCE = (0, 2, 1)            # subject first, then object, predicate last
+KEY_PREFERENCE = (0, 2, 1)         # subject first, then object, predicate last
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,17 @@ def stream_patterns(p: Any) -> list[Triple]:
 def _may_be_type(t: Triple) -> bool:
     """Could the pattern match an ``rdf:type`` triple?"""
     return _var(t.p) is not None or t.p == RDF.type
+
+
+def pattern_key(t: Any, var: str, schema: Schema) -> "PatternKey | None":
+    """Where pattern ``t`` binds ``var`` so that its input triples carry
+    the key (the first such position in KEY_PREFERENCE), or None."""
+    for pos in KEY_PREFERENCE:
+        if _var((t.s, t.p, t.o)[pos]) == var:
+            ins = input_positions(t, pos, schema)
+            if ins is not None:
+                return PatternKey(t, pos, ins)
+    return None
 
 
 def input_positions(t: Triple, pos: int, schema: Schema) -> frozenset[int] | None:
@@ -187,13 +198,7 @@ def key_plan(q: Query, name: str = "query", schema: Schema = NO_SCHEMA) -> KeyPl
     for var in sorted(common or ()):
         keys: list[PatternKey] = []
         for t in pats:
-            choice = None
-            for pos in _PREFERENCE:
-                if _var((t.s, t.p, t.o)[pos]) == var:
-                    ins = input_positions(t, pos, schema)
-                    if ins is not None:
-                        choice = PatternKey(t, pos, ins)
-                        break
+            choice = pattern_key(t, var, schema)
             if choice is None:
                 break
             keys.append(choice)
@@ -201,7 +206,7 @@ def key_plan(q: Query, name: str = "query", schema: Schema = NO_SCHEMA) -> KeyPl
             unsafe.append(var)
             continue
         spread = len(frozenset().union(*(k.inputs for k in keys)))
-        rank = (spread, sum(_PREFERENCE.index(k.position) for k in keys), var.startswith("_:"), var)
+        rank = (spread, sum(KEY_PREFERENCE.index(k.position) for k in keys), var.startswith("_:"), var)
         if best is None or rank < best[0]:
             best = (rank, var, tuple(keys))
     if best is None:

@@ -47,12 +47,11 @@ from rdflib import RDF
 from ..language import ast as A
 from ..language.dialects import ast as D
 from .nodes import Extend, Filter, Join, LeftJoin, Triple, Union_
-from .partition import NO_SCHEMA, KeyPlan, PatternKey, Plan, Schema, input_positions
+from .partition import KEY_PREFERENCE, NO_SCHEMA, KeyPlan, PatternKey, Plan, Schema, pattern_key
 from .streams import ContinuousQuery, ExistsExpr, Minus, PerStream, Quad, Relation, SubSelect
 
 __all__ = ["window_key_plan", "window_plan"]
 
-_PREFERENCE = (0, 2, 1)            # subject first, then object, predicate last
 
 
 class _NotKeyed(Exception):
@@ -218,13 +217,7 @@ def _check(q: ContinuousQuery, key: str, schema: Schema) -> list[PatternKey]:
         if _background_may_match(quad, schema):
             raise _NotKeyed(f"the pattern {_show(t)} also reads background graphs that may "
                             "match it (answers from the background alone would come from every group)")
-        choice = None
-        for pos in _PREFERENCE:
-            if _var((t.s, t.p, t.o)[pos]) == key:
-                ins = input_positions(t, pos, schema)
-                if ins is not None:
-                    choice = PatternKey(t, pos, ins)
-                    break
+        choice = pattern_key(t, key, schema)
         if choice is None:
             raise _NotKeyed(f"the window pattern {_show(t)} does not bind ?{key} where the input "
                             "triple carries it")
@@ -286,7 +279,7 @@ def window_key_plan(q: ContinuousQuery, name: str = "query",
             reasons.append(str(e))
             continue
         spread = len(frozenset().union(*(k.inputs for k in keys)))
-        rank = (spread, sum(_PREFERENCE.index(k.position) for k in keys), var)
+        rank = (spread, sum(KEY_PREFERENCE.index(k.position) for k in keys), var)
         if best is None or rank < best[0]:
             best = (rank, var, tuple(keys))
     if best is None:
