@@ -44,12 +44,31 @@ class TermNodes:
     forms, Python values) computed once per term.  ``None`` (an unbound
     variable) and the evaluator's error marker decode to None."""
 
-    __slots__ = ("terms", "_nodes", "_views")
+    __slots__ = ("terms", "_nodes", "_views", "_keys")
 
     def __init__(self, terms: list[Any]) -> None:
         self.terms = terms
         self._nodes: list[Any] = []
         self._views: dict[Any, list[Any]] = {}
+        self._keys: list[Any] | None = None
+
+    def keys(self) -> list[Any]:
+        """The terms as keys for sets and dicts: the terms themselves, but
+        a float with an integral value (a bare xsd:double, see the codec)
+        is tagged, since Python takes 1 == 1.0 where RDF has two terms.
+        The tag depends on the value alone, so keys of different tables
+        agree."""
+        k = self._keys
+        if k is None:
+            terms = self.terms
+            k = terms
+            if float in set(map(type, terms)):
+                floats = [v for v in terms if type(v) is float]
+                if any(map(float.is_integer, floats)):
+                    k = [("$double", v) if type(v) is float and v.is_integer() else v
+                         for v in terms]
+            self._keys = k
+        return k
 
     @classmethod
     def of_nodes(cls, nodes: list[Node | None]) -> "TermNodes":
@@ -129,14 +148,16 @@ class RepeatFilter:
         if self.end is None or end[0] > self.end:
             self.seen, self.end = set(), end[0]
         table = tables[0] if tables else None
-        by_id = all(t is table for t in tables) and (not self.seen or self.table is table
-                                                     or self.table is None and not tables)
+        # ids of one shared table; a column of plain values (a range over
+        # its chunk's own values) is keyed by the values
+        by_id = all(t is table for t in tables) and not any(type(c) is range for c in cols) \
+            and (not self.seen or self.table is table or self.table is None and not tables)
         if by_id:
             keys: Iterable[tuple] = zip(*cols, start, end)
         else:
             if self.seen and self.table is not None:
                 self.seen = {self._as_terms(k) for k in self.seen}
-            keys = zip(*[map(t.terms.__getitem__, c) for c, t in zip(cols, tables)], start, end)
+            keys = zip(*[map(t.keys().__getitem__, c) for c, t in zip(cols, tables)], start, end)
         seen, cur = self.seen, self.end
         out: list[int] = []
         repeat = False

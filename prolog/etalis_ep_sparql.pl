@@ -639,7 +639,7 @@ rdf_value_term(V, T) :-
 
 value_term(V, T) :-
     (   integer(V)
-    ->  number_string(V, S), T = n(V, 'http://www.w3.org/2001/XMLSchema#integer', S)
+    ->  T = V                           % xsd:integer: the bare integer
     ;   float(V)
     ->  format(string(S), '~w', [V]), T = n(V, 'http://www.w3.org/2001/XMLSchema#decimal', S)
     ;   atom(V), sub_atom(V, _, _, _, ':')
@@ -654,6 +654,7 @@ value_term(V, T) :-
 term_value(T, V) :-
     (   atom(T)
     ->  base(B), ( atom_concat(B, L, T) -> V = L ; V = T )
+    ;   number(T) -> V = T
     ;   T = n(V0, _, _) -> V = V0
     ;   T = t(S, 'urn:etalis:term') -> term_string(V, S)
     ;   T = s(S) -> atom_string(V, S)

@@ -8,7 +8,12 @@
         blank node                  b(Id)
         simple literal, xsd:string  s(Lex)
         language-tagged literal     l(Lex, Lang)       Lang a lower-case atom
-        numeric literal             n(Value, Datatype, Lex)
+        numeric literal             n(Value, Datatype, Lex), or the bare
+                                    number: an integer for xsd:integer in
+                                    canonical form ("42"), a float for an
+                                    xsd:double written as its shortest
+                                    numeral without exponent ("101.5",
+                                    1e-4 =< |V| < 1e15; canonical_double/2)
         xsd:dateTime, date,         d(Seconds, Datatype, Lex)
           dateTimeStamp
         xsd:duration and subtypes   dur(Seconds, Datatype, Lex)
@@ -146,7 +151,8 @@ sparql_function_errors(Errors) :-
 
 sparql_eval(Expr, Value) :-
     ev(Expr, V0),
-    value(V0, Value).
+    value(V0, V1),
+    bare(V1, Value).
 
 %!  sparql_true(+Expr) is semidet.
 %
@@ -208,14 +214,18 @@ fast_pair(A, B, P, Q) :-
     fast_pair_(A, B, P, Q).
 
 fast_pair_(var(X), B, P, Q) :-
-    nonvar(X), X = n(P, _, _),
+    fast_num(X, P),
     fast_operand(B, Q).
 fast_pair_(const(C), var(Y), P, Q) :-
-    nonvar(C), C = n(P, _, _),
-    nonvar(Y), Y = n(Q, _, _).
+    fast_num(C, P),
+    fast_num(Y, Q).
 
-fast_operand(const(C), Q) :- nonvar(C), C = n(Q, _, _).
-fast_operand(var(Y), Q) :- nonvar(Y), Y = n(Q, _, _).
+fast_operand(const(C), Q) :- fast_num(C, Q).
+fast_operand(var(Y), Q) :- fast_num(Y, Q).
+
+fast_num(X, P) :-
+    nonvar(X),
+    (   number(X) -> P = X ; X = n(P, _, _) ).
 
 %!  sparql_ebv(+Value, -Bool) is det.
 %
@@ -234,7 +244,7 @@ sparql_ebv(V, T) :-
 
 sparql_number(E, V) :-
     nonvar(E),
-    E = n(V, _, _).
+    (   number(E) -> V = E ; E = n(V, _, _) ).
 
 %!  sparql_typed_literal(+Lex, +Datatype, -Term) is det.
 %
@@ -244,7 +254,7 @@ sparql_number(E, V) :-
 
 sparql_typed_literal(Lex0, DT, T) :-
     text_to_string(Lex0, Lex),
-    (   lexical_term(DT, Lex, T0) -> T = T0 ; T = t(Lex, DT) ).
+    (   lexical_term(DT, Lex, T0) -> bare(T0, T) ; T = t(Lex, DT) ).
 
 %!  sparql_seconds_datetime(+Seconds, -Term) is det.
 %
@@ -376,10 +386,10 @@ ev(E, V) :-
     var(E), !,
     V = '$error'.
 ev(var(X), V) :- !,
-    (   var(X) -> V = '$error' ; V = X ).
+    (   var(X) -> V = '$error' ; number(X) -> lifted(X, V) ; V = X ).
 ev(const(C), V) :- !,
     (   var(C) -> V = '$error'
-    ;   number(C) -> leaf(C, V)
+    ;   number(C) -> lifted(C, V)
     ;   V = C
     ).
 ev(add(A, B), V) :- !,
@@ -413,12 +423,54 @@ ev(X, V) :-
     leaf(X, V).
 
 %   A bare term as a constant.
-leaf(X, V) :- integer(X), !, V = '$n'(X, 0).
-leaf(X, V) :- float(X), !, V = '$n'(X, 3).
+leaf(X, V) :- number(X), !, lifted(X, V).
 leaf(X, V) :- encoded(X), !, V = X.
 leaf(_, '$error').
 
+%!  lifted(+Number, -Term) is det.
+%
+%   The n/3 form of a bare number (an encoded xsd:integer or xsd:double,
+%   see the module comment): what the rest of this module takes apart.
+lifted(X, n(X, 'http://www.w3.org/2001/XMLSchema#integer', L)) :-
+    integer(X), !,
+    number_string(X, L).
+lifted(X, n(X, 'http://www.w3.org/2001/XMLSchema#double', L)) :-
+    format(string(L), '~w', [X]).
+
+%!  bare(+Term, -Encoded) is det.
+%
+%   The encoded form of a term this module made: an xsd:integer or
+%   xsd:double literal in the form the codec writes as a bare number is
+%   that number (so that the same RDF term is always the same Prolog term,
+%   and joins by unification stay RDF-term equality).
+bare(T, V) :-
+    (   T = n(X, DT, L),
+        (   DT == 'http://www.w3.org/2001/XMLSchema#integer'
+        ->  integer(X), number_string(X, L0), L0 == L
+        ;   DT == 'http://www.w3.org/2001/XMLSchema#double',
+            canonical_double(X, L)
+        )
+    ->  V = X
+    ;   V = T
+    ).
+
+%!  canonical_double(+Value, +Lex) is semidet.
+%
+%   Lex is the form of the xsd:double Value that is encoded as the bare
+%   float: `~w` of it without exponent, 1e-4 =< |Value| < 1e15 (where
+%   SWI-Prolog and Python write floats alike), "0.0" for zero (not
+%   -0.0).  The same test as canonical_double() in epsparql/rdf/codec.py.
+canonical_double(X, L) :-
+    float(X),
+    (   X =:= 0.0
+    ->  L == "0.0"
+    ;   A is abs(X), A >= 1.0e-4, A < 1.0e15,
+        format(string(L0), '~w', [X]),
+        L0 == L
+    ).
+
 encoded(X) :- atom(X), !.
+encoded(X) :- number(X), !.
 encoded(s(_)).
 encoded(l(_, _)).
 encoded(n(_, _, _)).
@@ -526,6 +578,8 @@ in_tv([E|Es], X, Acc, T) :-
 		 *******************************/
 
 ebv(bool(B, _), T) :- !, T = B.
+ebv(V, T) :- number(V), !,
+    (   V =:= 0 -> T = false ; T = true ).
 ebv(n(V, _, _), T) :- !,
     (   V =:= 0 -> T = false ; T = true ).
 ebv(s(L), T) :- !,
@@ -556,6 +610,7 @@ empty_text('').
 
 %   num_val(+Raw, -Number): the value of a numeric, for comparisons.
 num_val(n(V, _, _), V).
+num_val(V, V) :- number(V), !.
 num_val('$n'(V0, R), V) :-
     (   R =:= 1, \+ integer(V0) -> catch(V is float(V0), _, fail) ; V = V0 ).
 num_val(t(L, DT), V) :-
@@ -586,6 +641,7 @@ eq_tv(X, Y, T) :-
 literal(s(_)).
 literal(l(_, _)).
 literal(n(_, _, _)).
+literal(X) :- number(X).
 literal(d(_, _, _)).
 literal(dur(_, _, _)).
 literal(bool(_, _)).
@@ -656,6 +712,8 @@ num(n(V, DT, L), N, R) :-
     num_rank(DT, R),
     (   R =:= 1 -> decimal_value(L, V, N) ; N = V ).
 num('$n'(N, R), N, R).
+num(X, X, R) :- integer(X), !, R = 0.
+num(X, X, 3) :- float(X).
 num(t(L, DT), N, R) :-
     float_rank(DT, R),
     special_float(L, N).
@@ -1159,6 +1217,7 @@ iri(X) :- atom(X), X \== '$error'.
 lexical(s(L), L).
 lexical(l(L, _), L).
 lexical(n(_, _, L), L).
+lexical(X, L) :- number(X), lifted(X, n(_, _, L)).
 lexical(d(_, _, L), L).
 lexical(dur(_, _, L), L).
 lexical(bool(_, L), L).
@@ -1167,6 +1226,7 @@ lexical(t(L, _), L).
 datatype(s(_), 'http://www.w3.org/2001/XMLSchema#string').
 datatype(l(_, _), 'http://www.w3.org/1999/02/22-rdf-syntax-ns#langString').
 datatype(n(_, DT, _), DT).
+datatype(X, DT) :- number(X), lifted(X, n(_, DT, _)).
 datatype(d(_, DT, _), DT).
 datatype(dur(_, DT, _), DT).
 datatype(bool(_, _), 'http://www.w3.org/2001/XMLSchema#boolean').
@@ -1410,8 +1470,7 @@ fatal(unwind(_)).
 
 ext_result(R, V) :-
     (   var(R) -> V = '$error'
-    ;   integer(R) -> V = '$n'(R, 0)
-    ;   float(R) -> V = '$n'(R, 3)
+    ;   number(R) -> lifted(R, V)       % xsd:integer / xsd:double (Python encodes them so)
     ;   R == '$error' -> V = R
     ;   encoded(R) -> V = R
     ;   V = '$error'

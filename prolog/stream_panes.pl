@@ -385,7 +385,9 @@ better(max, X, Y) :- order_key(asc, X, KX), order_key(asc, Y, KY), KX @> KY.
 %   s(E, C, I, C1, S1, C2, S2, C3, S3)
 add_sum(Sign, X, s(E0, C0, I0, C10, S10, C20, S20, C30, S30), S) :-
     C is C0 + Sign,
-    (   X = n(V, DT, _), integer(V), int_type(DT)
+    (   (   integer(X) -> V = X         % a bare xsd:integer
+        ;   X = n(V, DT, _), integer(V), int_type(DT)
+        )
     ->  I is I0 + Sign * V,
         S = s(E0, C, I, C10, S10, C20, S20, C30, S30)
     ;   numeric_rank(X, R)
@@ -411,6 +413,7 @@ int_type(DT) :- numeric_rank(n(0, DT, ""), 0).
 %   numeric_rank(+Term, -Rank): 0 integer (and derived), 1 decimal,
 %   2 float, 3 double (the non-finite ones are t/2).
 numeric_rank(n(_, DT, _), R) :- rank(DT, R), !.
+numeric_rank(X, R) :- number(X), !, ( integer(X) -> R = 0 ; R = 3 ).   % bare
 numeric_rank(t(_, DT), R) :-
     (   DT == 'http://www.w3.org/2001/XMLSchema#float' -> R = 2
     ;   DT == 'http://www.w3.org/2001/XMLSchema#double' -> R = 3
@@ -521,7 +524,7 @@ value_one(_, agg(avg, _, _), S, V) :- !,
 value_one(_, agg(_, _, _), X, V) :-
     (   X == none -> V = '$u' ; V = X ).
 
-int_term(N, n(N, 'http://www.w3.org/2001/XMLSchema#integer', L)) :- number_string(N, L).
+int_term(N, N).                         % an xsd:integer is the bare integer
 
 sum_term(s(0, _, I, C1, S1, C2, S2, C3, S3), T) :-
     int_term(I, T0),

@@ -114,17 +114,17 @@ distinct_values([X|Xs], Seen, Ys) :-
     distinct_values(Xs, [X|Seen], Ys1).
 
 %   aggregate(+Op, +Separator, +Values, -Result): fails for an error.
-aggregate(count_star, _, Xs, n(N, 'http://www.w3.org/2001/XMLSchema#integer', L)) :- !,
-    length(Xs, N), number_string(N, L).
-aggregate(count, _, Xs, n(N, 'http://www.w3.org/2001/XMLSchema#integer', L)) :- !,
-    exclude(is_error, Xs, Ok), length(Ok, N), number_string(N, L).
+aggregate(count_star, _, Xs, N) :- !,          % xsd:integer: the bare integer
+    length(Xs, N).
+aggregate(count, _, Xs, N) :- !,
+    exclude(is_error, Xs, Ok), length(Ok, N).
 aggregate(sum, _, Xs, S) :- !,
     zero(Z), foldl(add, Xs, Z, S), S \== '$error'.
 aggregate(avg, _, [], Z) :- !, zero(Z).
 aggregate(avg, _, Xs, A) :- !,
     zero(Z), foldl(add, Xs, Z, S), S \== '$error',
     length(Xs, N),
-    sparql_eval(div(const(S), const(n(N, 'http://www.w3.org/2001/XMLSchema#integer', ""))), A),
+    sparql_eval(div(const(S), const(N)), A),
     A \== '$error'.
 aggregate(min, _, Xs, M) :- !,
     exclude(is_error, Xs, Ok), Ok \== [],
@@ -141,7 +141,7 @@ aggregate(group_concat, Sep, Xs, s(Str)) :- !,
 
 is_error(X) :- ( X == '$error' ; X == '$u' ), !.
 
-zero(n(0, 'http://www.w3.org/2001/XMLSchema#integer', "0")).
+zero(0).
 
 add(X, Acc, S) :-
     (   Acc == '$error' -> S = '$error'
@@ -156,6 +156,8 @@ lexical(d(_, _, L), L) :- !.
 lexical(dur(_, _, L), L) :- !.
 lexical(bool(_, L), L) :- !.
 lexical(t(L, _), L) :- !.
+lexical(X, L) :- integer(X), !, number_string(X, L).
+lexical(X, L) :- float(X), !, format(string(L), '~w', [X]).
 lexical(X, L) :- atom(X), !, atom_string(X, L).
 lexical(b(Id), L) :- atom_string(Id, L).
 
@@ -175,6 +177,7 @@ order_key(_, V, K) :- order_key(V, K).
 order_key(V, k(0)) :- ( var(V) ; V == '$u' ; V == '$error' ), !.
 order_key(b(Id), k(1, Id, 0)) :- !.
 order_key(n(X, _, _), k(3, 0, X)) :- !.
+order_key(X, k(3, 0, X)) :- number(X), !.
 order_key(d(X, _, _), k(3, 1, X)) :- !.
 order_key(dur(X, _, _), k(3, 2, X)) :- !.
 order_key(bool(B, _), k(3, 3, B)) :- !.

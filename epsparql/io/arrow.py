@@ -90,6 +90,10 @@ def python_kind(term: Any) -> tuple[str | None, Any]:
         return None, None
     if type(term) is str:
         return "str", term                          # an IRI
+    if type(term) is int:                           # a bare xsd:integer (the codec)
+        return ("int", term) if _INT64[0] <= term <= _INT64[1] else ("other", None)
+    if type(term) is float:                         # a bare xsd:double
+        return "float", term
     if type(term) is Compound:
         name, args = term.name, term.args
         if name == "n" and len(args) == 3:

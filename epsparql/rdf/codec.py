@@ -9,7 +9,8 @@ IRI                                atom, the full IRI (``str``)
 blank node                         ``b(Id)``, Id an atom
 simple literal / ``xsd:string``    ``s(Lex)``, Lex a string (``PlString``)
 language-tagged literal            ``l(Lex, Lang)``, Lang a lower-case atom
-numeric literal                    ``n(Value, Datatype, Lex)``
+numeric literal                    ``n(Value, Datatype, Lex)``, or the
+                                   bare number (see below)
 ``xsd:dateTime``/``date``/         ``d(Seconds, Datatype, Lex)``
 ``dateTimeStamp``
 ``xsd:duration`` and subtypes      ``dur(Seconds, Datatype, Lex)``
@@ -24,6 +25,15 @@ unification are RDF-term equality.  The number in ``n/3``, ``d/3`` and
 ``sparql_typed_literal/3`` in ``prolog/sparql_eval.pl``, which the tests
 check), so a term built in Prolog and the same literal encoded here are
 identical:
+
+The two commonest numeric literals are bare numbers, so that a stream of
+numbers costs the core what plain numbers cost (no compound to build,
+copy, compare and hash per value): an ``xsd:integer`` in its canonical
+form (``"42"``, no sign ``+``, no leading zero) is the ``int``, an
+``xsd:double`` written as Python's ``repr`` of its value without exponent
+(``"101.5"``, 1e-4 <= |value| < 1e15; see :func:`canonical_double`) is the
+``float``.  Any other form of them (``"042"``, ``"1.5E2"``) is ``n/3``:
+a different RDF term, a different Prolog term.
 
 - ``n``: an ``int`` for ``xsd:integer`` and its derived types (range
   checked), a ``float`` for ``xsd:decimal``, ``xsd:double``, ``xsd:float``
@@ -57,7 +67,7 @@ from ..memo import BoundedCache
 from ..times import civil_from_days, date_days, tz_offset
 
 __all__ = ["encode", "decode", "encode_seconds_as_datetime",
-           "encode_seconds_as_duration", "XSD", "RDF_LANGSTRING"]
+           "encode_seconds_as_duration", "canonical_double", "XSD", "RDF_LANGSTRING"]
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
@@ -74,6 +84,7 @@ _new = tuple.__new__
 # far more: "1_000", " 5", "١٢", "inf").
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")
+_CANON_INT_RE = re.compile(r"0|-?[1-9][0-9]*")      # xsd:integer's canonical form
 _DEC_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
 _DBL_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _YEAR = r"(-?)([1-9][0-9]{3,}|0[0-9]{3})-([0-9]{2})-([0-9]{2})"
@@ -105,7 +116,8 @@ def _generic(lex: str, dt: str) -> Compound:
     return _new(Compound, ("t", (PlString(lex), dt)))
 
 
-def _int_encoder(lo: int | None, hi: int | None) -> Callable[[str, str], Any]:
+def _int_encoder(lo: int | None, hi: int | None, bare: bool = False) -> Callable[[str, str], Any]:
+    """``bare``: xsd:integer itself, whose canonical literals are bare ints."""
     def enc(lex: str, dt: str) -> Any:
         if _INT_RE.fullmatch(lex):
             try:
@@ -113,19 +125,37 @@ def _int_encoder(lo: int | None, hi: int | None) -> Callable[[str, str], Any]:
             except ValueError:          # beyond Python's int-from-text limit
                 return _generic(lex, dt)
             if (lo is None or v >= lo) and (hi is None or v <= hi):
+                if bare and _CANON_INT_RE.fullmatch(lex):
+                    return v
                 return _new(Compound, ("n", (v, dt, PlString(lex))))
         return _generic(lex, dt)
     return enc
 
 
-def _float_encoder(pattern: re.Pattern) -> Callable[[str, str], Any]:
+def _float_encoder(pattern: re.Pattern, bare: bool = False) -> Callable[[str, str], Any]:
+    """``bare``: xsd:double, whose canonical literals are bare floats."""
     def enc(lex: str, dt: str) -> Any:
         if pattern.fullmatch(lex):
             v = float(lex)
             if v - v == 0.0:            # finite
+                if bare and canonical_double(v, lex):
+                    return v
                 return _new(Compound, ("n", (v, dt, PlString(lex))))
         return _generic(lex, dt)
     return enc
+
+
+def canonical_double(v: float, lex: str) -> bool:
+    """Is ``lex`` the form of xsd:double ``v`` that is encoded as the bare
+    float?  Its shortest round-tripping numeral without exponent, as both
+    Python's repr and SWI-Prolog's ``~w`` write it (they agree for
+    1e-4 <= |v| < 1e15, checked by the tests), and not -0.0 (which Python
+    takes as equal to 0.0).  ``canonical_double/2`` in
+    ``prolog/sparql_eval.pl`` is the same test."""
+    if v == 0.0:
+        return lex == "0.0"
+    a = abs(v)
+    return 1e-4 <= a < 1e15 and repr(v) == lex
 
 
 def _enc_boolean(lex: str, dt: str) -> Any:
@@ -232,8 +262,9 @@ def _duration_encoder(kind: str) -> Callable[[str, str], Any]:
 
 _ENCODERS: dict[str, Callable[[str, str], Any]] = {
     XSD + name: _int_encoder(lo, hi) for name, (lo, hi) in _INT_RANGES.items()}
+_ENCODERS[XSD + "integer"] = _int_encoder(None, None, bare=True)
 _ENCODERS[XSD + "decimal"] = _float_encoder(_DEC_RE)
-_ENCODERS[XSD + "double"] = _float_encoder(_DBL_RE)
+_ENCODERS[XSD + "double"] = _float_encoder(_DBL_RE, bare=True)
 _ENCODERS[XSD + "float"] = _float_encoder(_DBL_RE)
 _ENCODERS[XSD_BOOLEAN] = _enc_boolean
 _ENCODERS[XSD_DATETIME] = _datetime_encoder(False)
@@ -452,7 +483,7 @@ def decode(value: Any) -> Node | None:
     if tp is PlString:
         return Literal(str(value))
     if tp is int:
-        return Literal(str(value), datatype=_dtref(XSD + "integer"))
+        return Literal(str(value), datatype=_dtref(XSD + "integer"), normalize=False)
     if tp is float:
-        return Literal(value)
+        return Literal(repr(value), datatype=_dtref(XSD + "double"), normalize=False)
     raise ValueError(f"not an encoded RDF term: {value!r}")

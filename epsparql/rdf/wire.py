@@ -36,7 +36,7 @@ from rdflib.term import BNode, Literal, URIRef
 
 from ..core.terms import Compound, Raw, quote_atom, to_prolog
 from ..memo import BoundedCache
-from .codec import encode
+from .codec import canonical_double, encode
 
 __all__ = ["triple_batch_text", "term_text", "literal_wire"]
 
@@ -110,11 +110,9 @@ def _lit_key_fast() -> bool:
 
 _FAST_SLOTS = _lit_key_fast() and hasattr(Literal("1.5", datatype=URIRef(_XSD + "double")), "_value")
 
-#: datatypes whose literals take the canonical-number shortcut, and the
-#: Python type of their value; their D variables are made at import
+#: datatypes whose canonical literals are bare numbers (codec), and the
+#: Python type of their value
 _CANONICAL = {_XSD + "double": float, _XSD + "integer": int}
-for _dt in _CANONICAL:
-    _dt_var(_dt)
 
 if _FAST_SLOTS:
     def _lit_key(o: Literal, lex: str) -> tuple:
@@ -202,24 +200,21 @@ def triple_batch_text(rows: Iterable[tuple]) -> str:
         if to is Literal:
             lex = str(o)
             if fast_num:
-                # an xsd:double / xsd:integer literal in the canonical form of
-                # its Python value (rdflib parsed it): exactly the text
-                # literal_wire would write, without encoding and caching it
+                # an xsd:double / xsd:integer literal the codec encodes as the
+                # bare number (rdflib parsed it): its text is the lexical form,
+                # without encoding and caching it
                 v = o._value                                             # type: ignore[attr-defined]
                 tv = type(v)
                 if tv is float or tv is int:
-                    ds = str(o._datatype)                                # type: ignore[attr-defined]
-                    want = _CANONICAL.get(ds)
-                    if (want is tv and len(lex) < 32 and repr(v) == lex
-                            and v - v == 0 and (dv := _DT_VARS.get(ds)) is not None):
-                        if ds not in dts:
-                            dts[ds] = dv
+                    want = _CANONICAL.get(str(o._datatype))              # type: ignore[attr-defined]
+                    if want is tv and len(lex) < 32 and (
+                            canonical_double(v, lex) if tv is float else repr(v) == lex):
                         r1 = repr(t1)
                         r2 = r1 if t2 is t1 else repr(t2)
                         if r1 == r2:
-                            out.append(f"n({sv},{pv},{lex},{dv},\"{lex}\",{r1})")
+                            out.append(f"t({sv},{pv},{lex},{r1})")
                         else:
-                            out.append(f"n({sv},{pv},{lex},{dv},\"{lex}\",{r1},{r2})")
+                            out.append(f"t({sv},{pv},{lex},{r1},{r2})")
                         continue
             f, ov = literal(o)
         elif to is URIRef:

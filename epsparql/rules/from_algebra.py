@@ -407,42 +407,53 @@ class RuleWriter:
     def _fast_comparison(self, c: Any, bound: frozenset[str] = frozenset()
                          ) -> tuple[list[str], str] | None:
         """Numeric comparisons of variables and numeric constants compile to
-        inline arithmetic, guarded by 'both sides are numbers' (a variable
-        that may be unbound is tested with nonvar/1 first, or the
-        unification would bind it)."""
+        inline arithmetic: first on bare numbers (canonical xsd:integer and
+        xsd:double literals, the common case: no unification, no fresh
+        variable), then on n/3 terms (a variable that may be unbound is
+        tested with nonvar/1 first, or the unification would bind it)."""
         if type(c).__name__ != "BinaryOp" or c.op not in COMPARISONS:
             return None
         guards: list[str] = []
-        seen: dict[str, str] = {}
+        bare: list[str] = []
+        seen: dict[str, tuple[str, str]] = {}
 
-        def arith(e: Any) -> Walk[str | None]:
+        def arith(e: Any) -> Walk[tuple[str, str] | None]:
             k = type(e).__name__
             if k == "Var":
                 if e.name not in seen:
                     n = self.fresh()
-                    seen[e.name] = n
-                    # numeric literals are n(Value, Datatype, Lexical): a unification
+                    # numeric literals are bare numbers or n(Value, Datatype, Lexical)
                     v = self.var(e.name)
+                    seen[e.name] = (v, n)
+                    bare.append(f"number({v})")
                     if e.name in bound:
                         guards.append(f"{v} = n({n}, _, _)")
                     else:
                         guards.append(f"nonvar({v}), {v} = n({n}, _, _)")
                 return seen[e.name]
             if isinstance(e, Literal):
-                return _numeric_text(e)
+                t = _numeric_text(e)
+                return None if t is None else (t, t)
             if k == "BinaryOp" and e.op in FAST_ARITH:
                 a = yield arith(e.left)
                 if a is None:
                     return None
                 b = yield arith(e.right)
-                return None if b is None else f"({a} {e.op} {b})"
+                if b is None:
+                    return None
+                return f"({a[0]} {e.op} {b[0]})", f"({a[1]} {e.op} {b[1]})"
             return None
 
         a = run(arith(c.left))
         b = run(arith(c.right)) if a is not None else None
         if a is None or b is None:
             return None
-        return guards, f"{a} {PROLOG_CMP[c.op]} {b}"
+        op = PROLOG_CMP[c.op]
+        if not guards:
+            return [], f"{a[1]} {op} {b[1]}"
+        # one if-then-else arm per representation; _condition adds the general one
+        return [f"{', '.join(bare)} -> {a[0]} {op} {b[0]} ; {', '.join(guards)}"], \
+            f"{a[1]} {op} {b[1]}"
 
     def expr(self, e: Any, span: tuple[str, str] | None) -> str:
         """The sparql_eval expression tree of ``e``."""
