@@ -3,7 +3,8 @@
 A batch of RDF triple events goes to Prolog as the text of
 
     b([I0, I1, …, D0, …], ['http://…', 'http://…', …, 'http://…#double', …],
-      [n(I0, I1, 123.45, D0, "123.45", 10001), t(I2, I1, I0, 10002, 10003), …])
+      [t(I0, I1, 123.45, 10001), n(I0, I1, 1.5, D0, "1.50", 10002),
+       t(I2, I1, I0, 10002, 10003), …])
 
 read there as data (``read_term``, never called) by ``py_push_table/3`` in
 ``prolog/bridge_python.pl``, which unifies the variable list with the
@@ -14,8 +15,9 @@ each item into the event it stands for: ``t(S, P, O, T1, T2)`` is
 event (T1 = T2, the same number written the same way) leaves out T2.  So an IRI
 (or blank node) that occurs many times in a batch is written, escaped and
 parsed once, a typed literal names its datatype by a variable instead of
-the full datatype IRI, and the commonest literals are written without a
-nested term (reading nested terms is what costs).  The terms are exactly
+the full datatype IRI, the commonest literals (canonical xsd:integer and
+xsd:double, bare numbers in the codec) are written as numbers, and the other
+numeric ones without a nested term (reading nested terms is what costs).  The terms are exactly
 those of :mod:`epsparql.rdf.codec` (``encode``): only the way they are
 written changes.  Every value is written by
 :func:`epsparql.core.terms.to_prolog` (atoms quoted and escaped, strings

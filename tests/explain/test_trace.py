@@ -192,7 +192,7 @@ def test_the_trace_reports_rule_errors_at_their_triple_and_step():
     with Engine() as eng:
         q = eng.register(QUERY, name="rise")
         eng.add_rules("boom(S) <- triple(S, 'http://example.org/ns#humidity', O) "
-                      "where O = n(V, _, _), V > 25, atom_length(O, _).")
+                      "where sparql_eval:sparql_number(O, V), V > 25, atom_length(f(O), _).")
         tracer = Tracer(eng, [q])
         s1 = URIRef("http://example.org/s1")
         ok = tracer.push((s1, URIRef("http://example.org/ns#humidity"), Literal(20), 1, 1))
