@@ -366,7 +366,10 @@ build(Ctx, within(P, W), Id) :- !,
     occ_head(C, Vs, T1, T2, CH),
     occ_head(Id, Vs, T1, T2, H0),
     just_goal(Id, Vs, T1, T2, [c(C, Vs, T1, T2)], H0, H),
-    assert_clause(M, (CH :- T2 - T1 =< W, H)).
+    (   window_checked(P)
+    ->  assert_clause(M, (CH :- H))
+    ;   assert_clause(M, (CH :- T2 - T1 =< W, H))
+    ).
 build(Ctx, where(P, Cond), Id) :-
     compound(P),
     functor(P, Op, 2),
@@ -444,6 +447,19 @@ build(Ctx, P, Id) :-
     note_entry(M, P).
 build(_, P, _) :-
     domain_error(event_pattern, P).
+
+%   window_checked(+P): P compiles to a binary step (compile_binary/6),
+%   which checks `End - Start =< W` on every occurrence it makes, W being
+%   the window it is compiled with (min of the enclosing ones).  A
+%   `P within W` over such a step need not check again: the same test on
+%   the same numbers with a window no larger than W.
+window_checked(P) :-
+    nonvar(P),
+    (   P = where(B, _) -> true ; B = P ),
+    compound(B),
+    functor(B, Op, 2),
+    binary_op(Op),
+    \+ chain_pattern(B, _, _).
 
 reserved_pattern(P) :-
     compound(P),
@@ -575,18 +591,17 @@ compile_binary(Ctx, Op, L, R, Cond0, Id) :-
         assert_clause(M, (HR :- ( FindL, H ; InsR ))),
         assert_clause(M, (HL :- ( FindR, H ; InsL )))
     ;   Op == seq
-    ->  % The window bound is computed once per arriving right occurrence;
-        % each candidate goal then costs two comparisons.  The checking
-        % clause comes first: when both sides are the same step, an
-        % arrival pairs with the earlier ones before it is stored.
-        (   W == inf
-        ->  Pre = true, Cond1 = (T2 < T3)
-        ;   Pre = (Lim is T4 - W), Cond1 = (T1 >= Lim, T2 < T3)
-        ),
+    ->  % The window is checked as the definition reads, `T4 - T1 =< W`
+        % (exact, also for floats, so an enclosing `within` need not check
+        % again: window_checked/1).  The checking clause comes first: when
+        % both sides are the same step, an arrival pairs with the earlier
+        % ones before it is stored.
+        window_goal(W, T1, T4, WCheck),
+        conj(WCheck, T2 < T3, Cond1),
         conj(Cond1, Filter, Cond),
         insert_goal(Pol, GL, InsL),
         check_goal(Pol, GL, Cond, Find),
-        assert_clause(M, (HR :- Pre, Find, H)),
+        assert_clause(M, (HR :- Find, H)),
         assert_clause(M, (HL :- InsL))
     ;   window_goal(W, TS, TE, WCheck),
         declare_store(M, RName/RA, W, Id),
@@ -640,6 +655,7 @@ goal_stores(Id, LVs, RVs, t(T1, T2, T3, T4), GL, GR) :-
     GL =.. [LName|LArgs],
     GR =.. [RName|RArgs].
 
+conj(true, B, B) :- !.
 conj(A, true, A) :- !.
 conj(A, B, (A, B)).
 
