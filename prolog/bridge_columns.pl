@@ -351,17 +351,20 @@ slow_row(Ar, E, T1, T2, C, Name) :-
     ).
 
 %   put_new(+A, +Slot, +Cell, +C): A is not a number, nor the last term
-%   at its position: its id into Cell, and A and its id into the state's
-%   slots Slot and Slot + 1 when A is ground (nb_setarg/3 does not copy
-%   a variable: the slot would be bound with it when the engine binds it).
+%   at its position: its id into Cell, and into the state's slots Slot
+%   and Slot + 1 the term and its id.  An atom is put there as it is; a
+%   compound or string is linked to its copy in the term_hash cache (no
+%   copy of its own: a literal's copy costs more than its look-up); a
+%   term that is not ground is not kept (nb_setarg/3 does not copy a
+%   variable: the slot would be bound with it when the engine binds it).
 put_new(A, Slot, Cell, C) :-
-    dict_id(C, A, Id),
+    dict_id(C, A, Id, Kept),
     nb_setarg(1, Cell, Id),
-    (   ground(A)
-    ->  nb_setarg(Slot, C, A),
+    (   Kept == none
+    ->  true
+    ;   nb_linkarg(Slot, C, Kept),
         Slot1 is Slot + 1,
         nb_setarg(Slot1, C, Id)
-    ;   true
     ).
 
 %   new_run(+C, +Name, +Ar): a row of head Name/Ar comes next and is not
@@ -459,18 +462,24 @@ put_args(I, Ar, E, C, Cell0, Cell, M0, M) :-
         put_args(I1, Ar, E, C, Cell1, Cell, M1, M)
     ).
 
-%   dict_id(+C, +Term, -Id): the id of a term that is not a number.  An
-%   atom is looked up in the trie at once; other terms in a direct-mapped
-%   cache first (4,096 slots by term_hash/2, a term and its id in each):
-%   the arguments of answers repeat the terms of recent events (a stored
-%   partial match takes part in many answers; EP-SPARQL's literals are
-%   compounds n(Value, Datatype, Lexical)), and a look-up in a trie of
-%   many thousands of terms misses the processor's caches (0.4-1 µs)
-%   where a hash and a comparison do not (~0.1 µs).
+%   dict_id(+C, +Term, -Id) and dict_id(+C, +Term, -Id, -Kept): the id of
+%   a term that is not a number.  An atom is looked up in the trie at
+%   once; other terms in a direct-mapped cache first (4,096 slots by
+%   term_hash/2, a copy of the term and its id in each): the arguments of
+%   answers repeat the terms of recent events (a stored partial match
+%   takes part in many answers; EP-SPARQL's literals are compounds
+%   n(Value, Datatype, Lexical)), and a look-up in a trie of many
+%   thousands of terms misses the processor's caches (0.4-1 µs) where a
+%   hash and a comparison do not (~0.1 µs).  Kept: a term equal to Term
+%   that stays (the atom, the cache's copy), or none (Term is not ground).
 dict_id(C, T, Id) :-
+    dict_id(C, T, Id, _).
+
+dict_id(C, T, Id, Kept) :-
     arg(24, C, Trie),
     (   atom(T)
-    ->  (   trie_lookup(Trie, T, Id) -> true ; new_id(C, T, Id) )
+    ->  Kept = T,
+        (   trie_lookup(Trie, T, Id) -> true ; new_id(C, T, Id) )
     ;   term_hash(T, H),
         integer(H)
     ->  Slot is H /\ 4095 + 2,
@@ -479,11 +488,15 @@ dict_id(C, T, Id) :-
         (   E = T0-Id0, T0 == T
         ->  Id = Id0
         ;   (   trie_lookup(Trie, T, Id) -> true ; new_id(C, T, Id) ),
-            nb_setarg(Slot, Cache, T-Id)
+            nb_setarg(Slot, Cache, T-Id),
+            arg(Slot, Cache, T0-_)
+        ),
+        Kept = T0
+    ;   Kept = none,
+        (   trie_lookup(Trie, T, Id)     % not ground: no hash
+        ->  true
+        ;   new_id(C, T, Id)
         )
-    ;   trie_lookup(Trie, T, Id)         % not ground: no hash
-    ->  true
-    ;   new_id(C, T, Id)
     ).
 
 %   id_cache(+Engine, +Generation, -Cache): the calling thread's cache of

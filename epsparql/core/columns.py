@@ -122,7 +122,7 @@ class ColumnReceiver:
 
     With ``on_chunk`` each chunk is handed to it as it arrives, during the
     call, and not kept; if it raises, the exception is kept in
-    :attr:`error` and the call stops (see ``send/6`` in
+    :attr:`error` and the call stops (see ``send/4`` in
     ``prolog/bridge_columns.pl``)."""
 
     __slots__ = ("table", "chunks", "on_chunk", "error")
