@@ -1,14 +1,15 @@
 """Detections in columns: what the Prolog core sends, decoded in bulk.
 
-During a bridge call Prolog hands over the detections in chunks of flat
-rows of numbers (``prolog/bridge_columns.pl``): per detection a mask, the
+During a bridge call Prolog hands over the detections in buffers of flat
+rows of numbers (``prolog/bridge_columns.pl``): per detection the
 arguments (numbers as they are, any other term as the integer id of an
-entry in the engine's term dictionary) and the interval.  Each distinct
-term crosses once per engine, with the chunk that first uses it.  Here a
-chunk becomes :class:`Columns` (one per run of detections of one rule
-head) with a few slicing steps, no per-value work but the dictionary
-look-up of id columns; :class:`~epsparql.core.event_engine.Detection` objects
-are built from the columns only when asked for.
+entry in the engine's term dictionary) and the interval, and per run of
+detections of one head a mask saying which arguments are ids.  Each
+distinct term crosses once per engine, with the buffer that first uses
+it.  Here each run becomes :class:`Columns` with a few slicing steps, no
+per-value work but the dictionary look-up of id columns;
+:class:`~epsparql.core.event_engine.Detection` objects are built from the
+columns only when asked for.
 """
 from __future__ import annotations
 
@@ -43,21 +44,22 @@ class TermTable:
         self.generation = -1
         self.values: list[Any] = []
 
-    def update(self, generation: int, new_terms: Sequence[tuple[str, str]]) -> None:
+    def update(self, generation: int, new_terms: Sequence[Any]) -> None:
+        """Start afresh for a new generation, then add the new terms
+        (``kind, payload`` pairs, flat: ``[kind1, payload1, kind2, ...]``)."""
         if generation != self.generation:
             self.generation = generation
             self.values = []
         if new_terms:
-            self.values.extend(map(_decode_term, new_terms))
+            self.values.extend(map(_decode_term, new_terms[::2], new_terms[1::2]))
 
 
-def _decode_term(kind_payload: tuple[str, Any]) -> Any:
-    kind, payload = kind_payload
+def _decode_term(kind: str, payload: Any) -> Any:
     if kind == "atom":
         return payload
     if kind == "string":
         return PlString(payload)
-    if kind == "flat":          # (name, kinds, arg...): a compound of atomic arguments
+    if kind == "flat":          # [name, kinds, arg...]: a compound of atomic arguments
         name, kinds, *args = payload
         return _tuple_new(Compound, (name, tuple(
             PlString(a) if k == "s" else a for k, a in zip(kinds, args))))
@@ -120,7 +122,7 @@ class ColumnReceiver:
 
     With ``on_chunk`` each chunk is handed to it as it arrives, during the
     call, and not kept; if it raises, the exception is kept in
-    :attr:`error` and the call stops (see ``send/6`` in
+    :attr:`error` and the call stops (see ``send/4`` in
     ``prolog/bridge_columns.pl``)."""
 
     __slots__ = ("table", "chunks", "on_chunk", "error")
@@ -132,26 +134,36 @@ class ColumnReceiver:
         self.on_chunk = on_chunk
         self.error: BaseException | None = None
 
-    def take(self, generation: int, new_terms: list, name: str, arity: int,
-             masks: int | list[int], values: list) -> None:
-        """One chunk: detections of name/arity, ``arity + 2`` values each
-        (arguments, start, end); ``masks`` says which arguments are term
-        ids (bit i for argument i), one for all rows or one per row."""
+    def take(self, generation: int, new_terms: list, runs: list, values: list) -> None:
+        """One buffer: ``runs`` splits ``values`` into runs of detections
+        of one head, four items per run: name, arity, count, masks; each
+        detection is ``arity + 2`` values (arguments, start, end);
+        ``masks`` says which arguments are term ids (bit i for argument
+        i), one for the run or one per row.  Each run becomes one chunk."""
         table = self.table
         table.update(generation, new_terms)
-        chunk = _chunk(name, arity, masks, values, table.values)
-        if self.on_chunk is None:
-            self.chunks.append(chunk)
-            return
-        try:
-            self.on_chunk(chunk)
-        except BaseException as e:
-            self.error = e
-            raise
+        terms = table.values
+        on_chunk = self.on_chunk
+        whole = len(runs) == 4
+        off = 0
+        for k in range(0, len(runs), 4):
+            name, arity, n, masks = runs[k:k + 4]
+            end = off + n * (arity + 2)
+            chunk = _chunk(name, arity, masks, values if whole else values[off:end], terms)
+            off = end
+            if on_chunk is None:
+                self.chunks.append(chunk)
+                continue
+            try:
+                on_chunk(chunk)
+            except BaseException as e:
+                self.error = e
+                raise
 
 
 def _chunk(name: str, arity: int, masks: int | list[int], values: list,
            terms: list) -> Columns:
+    """The columns of one run: ``values`` its rows, flat."""
     w = arity + 2
     start = values[arity::w]
     end = values[arity + 1::w]
