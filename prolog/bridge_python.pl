@@ -352,7 +352,8 @@ rows_batch([Row|Rows], [e(E, T1, T2)|Batch]) :-
 %   triples passed as janus data (op push_triples; the format is
 %   described in epsparql/rdf/wire_rows.py): Data is
 %   [Terms, Ss, Ps, Os, T1s, T2s].  Each element of Terms is an IRI (an
-%   atom) or -(Name, Mask, Arg, ...), the term Name(Arg, ...) with the
+%   atom), a number (a literal the codec writes as one) or
+%   -(Name, Mask, Arg, ...), the term Name(Arg, ...) with the
 %   arguments whose bit is set in Mask (bit 0: the first) made strings;
 %   arguments are atomic.  Item I is e(triple(S, P, O), T1, T2), S the
 %   term at place Ss[I] of Terms (1-based), and so on; Os is such a list
@@ -378,6 +379,7 @@ table_terms([X|Xs], I, [T|Ts]) :-
     table_terms(Xs, I1, Ts).
 
 table_term(X, X) :- atom(X), !.
+table_term(X, X) :- number(X), !.
 table_term(X, T) :-
     compound(X),
     compound_name_arguments(X, -, [Name, Mask|Args]),

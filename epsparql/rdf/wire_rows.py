@@ -8,7 +8,8 @@ list ``[Terms, Ss, Ps, Os, T1s, T2s]``:
 
 - ``Terms``: the distinct subjects, predicates and objects of the batch,
   each once, as the codec encodes them (:func:`epsparql.rdf.codec.encode`):
-  an IRI as its ``str`` (an atom in Prolog), any other term as the tuple
+  an IRI as its ``str`` (an atom in Prolog), a literal the codec makes a
+  number as that number, any other term as the tuple
   ``(name, mask, arg, ...)``, which Prolog turns into ``name(arg, ...)``
   with the arguments whose bit is set in ``mask`` made strings (janus
   passes ``str`` as atoms);
@@ -110,7 +111,10 @@ def _data(node: Any) -> Any:
     of its encoding, or None when this path cannot take it (an argument
     that is not atomic, text that is not valid Unicode)."""
     enc = encode(node)
-    if type(enc) is not Compound:
+    te = type(enc)
+    if te is int or (te is float and enc - enc == 0.0):
+        return enc                              # a literal the codec makes a bare number
+    if te is not Compound:
         return None
     name, args = enc
     mask = 0
@@ -168,6 +172,26 @@ _NUMBER_TYPES = {_XSD + "double": (float, float, frozenset("0123456789+-.eE ")),
 _value = attrgetter("_value")
 
 
+def _codec_writes_n3() -> bool:
+    """Does the codec encode xsd:double and xsd:integer literals as
+    ``n(Value, Datatype, Lexical)``, the term the column path builds?
+    Checked on the codec itself, so that a codec that encodes some of them
+    otherwise (e.g. as bare numbers) turns the column path off instead of
+    making other terms than the text path."""
+    probes = [Literal("1.5", datatype=URIRef(_XSD + "double")),
+              Literal("2", datatype=URIRef(_XSD + "integer")),
+              Literal(101.25), Literal(7)]
+    for lit in probes:
+        enc = encode(lit)
+        if not (type(enc) is Compound and enc.name == "n" and len(enc.args) == 3
+                and enc.args[1] == str(lit.datatype) and enc.args[2] == str(lit)):
+            return False
+    return True
+
+
+_COLUMN_PATH = _codec_writes_n3()
+
+
 def _numbers(col: list[Any]) -> tuple | None:
     """``("n", datatype, values, Lexicals)`` when every term of the column
     is an xsd:double or every one an xsd:integer literal with no language
@@ -175,7 +199,7 @@ def _numbers(col: list[Any]) -> tuple | None:
     datatype, lexical)``: its lexical form in the codec's lexical space,
     and read as the value rdflib holds), else None.  A column at a time:
     one set of the characters of all lexical forms, one map to read them."""
-    if set(map(type, col)) != {Literal}:
+    if not _COLUMN_PATH or set(map(type, col)) != {Literal}:
         return None
     dts = list(map(_datatype, col))
     first = dts[0]

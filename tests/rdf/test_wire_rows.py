@@ -189,7 +189,7 @@ def test_the_engine_takes_both_ways_alike():
     [["a"], [1, 1], [1], [1], [1], [1]],                    # columns of different lengths
     [["a", ("n", 4)], [1], [1], [2], [1], [1]],             # a term with no arguments
     [["a", ("n", 4, [1], "dt", "x")], [1], [1], [2], [1], [1]],   # an argument not atomic
-    [["a", 5], [1], [1], [2], [1], [1]],                    # a table entry that is no term
+    [["a", ["x"]], [1], [1], [2], [1], [1]],                # a table entry that is no term
     [["a"], [1], [1], ("n", "dt", [1.5, 2.5], "1.5 2.5"), [1], [1]],    # lexicals not an object
     [["a"], [1], [1], ("n", "dt", [1.5], wire_rows.Lexicals("1.5 2.5")), [1], [1]],  # counts differ
     [["a"], [1], [1], [1], ["x"], ["x"]],                   # times not numbers
@@ -224,3 +224,29 @@ def test_rows_on_named_streams_mixed_with_others_reach_the_queries(literal):
         q = eng.register("SELECT ?o WHERE { ?s ?p ?o }")
         eng.push_many(rows)
         assert [a["o"] for a in q.results()] == [r[2] for r in rows]
+
+
+def test_the_column_path_follows_the_codec(monkeypatch):
+    # the column path builds n(Value, Datatype, Lexical): it is on only when
+    # the codec encodes number literals so (checked on the codec itself)
+    assert wire_rows._COLUMN_PATH == wire_rows._codec_writes_n3()
+    assert wire_rows._codec_writes_n3()
+    real = codec.encode
+    monkeypatch.setattr(wire_rows, "encode",
+                        lambda x: float(x) if isinstance(x, Literal) and x.datatype is not None
+                        and str(x.datatype) == XSD + "double" else real(x))
+    assert not wire_rows._codec_writes_n3()
+    # a literal a codec makes a bare number goes in the table as the number
+    assert wire_rows._data(Literal(2.5)) == 2.5
+    monkeypatch.setattr(wire_rows, "_COLUMN_PATH", False)
+    assert wire_rows._numbers([Literal(1.5)]) is None
+
+
+def test_a_number_in_the_table_is_the_number():
+    eng = CoreEngine()
+    try:
+        eng.add_rules("o(O) <- triple(_, _, O).")
+        eng.push_triple_rows_columns([["a", 2.5, 7], [1, 1], [1, 1], [2, 3], [1, 2], [1, 2]])
+        assert [d.event for d in eng.drain()] == [("o", (2.5,)), ("o", (7,))]
+    finally:
+        eng.close()
