@@ -20,8 +20,10 @@ dictionary afresh under a new list, never changing an old one.
 """
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
-from itertools import accumulate
+from itertools import accumulate, islice
+from operator import le, lt, or_
 from typing import Any, Callable, Iterable, Iterator
 
 from rdflib.term import Node
@@ -130,7 +132,15 @@ class RepeatFilter:
     the next instant's), so only the open instant is remembered, as the
     core does.  Keys are the ids of one term table while the instant's
     detections all use it, else (the dictionary started afresh inside an
-    instant, or a column of plain values) the encoded terms themselves."""
+    instant, or a column of plain values) the encoded terms themselves.
+
+    A repeat has the interval of the row it repeats.  When a chunk's rows
+    are in strictly ascending order of (end, start), checked a column at a
+    time in C, no two of its rows share an interval: only the rows at the
+    open instant's end can repeat (one kept before), and only those and the
+    rows of the chunk's last instant get keys.  Answer-heavy streams of
+    point events come that way (each instant's answers in the order of
+    their starts); any other chunk is checked row by row."""
 
     __slots__ = ("end", "seen", "table")
 
@@ -145,6 +155,53 @@ class RepeatFilter:
         n = len(start)
         if n == 0:
             return None
+        if self.end is not None and end[0] < self.end or not _strictly_ordered(start, end):
+            return self._fresh_rows(cols, tables, start, end)
+        if self.end is None or end[0] > self.end:
+            self.seen, self.end = set(), end[0]
+        key = self._keyer(cols, tables, start, end)
+        table = self.table
+        dropped: list[int] = []
+        if self.seen:                   # rows 0..k-1 end at the open instant
+            seen = self.seen
+            dropped = [r for r in range(bisect_right(end, self.end)) if key(r) in seen]
+        last = end[-1]
+        if last != self.end:
+            self.seen, self.end, self.table = set(), last, table
+        tail = range(bisect_left(end, last), n)
+        self.seen.update(map(key, [r for r in tail if r not in dropped] if dropped else tail))
+        if not dropped:
+            return None
+        gone = set(dropped)
+        return [r for r in range(n) if r not in gone]
+
+    def _keyer(self, cols: list[Sequence[int]], tables: list[TermNodes], start: Sequence[Any],
+               end: Sequence[Any]) -> Callable[[int], tuple]:
+        """The key of a row: term ids when the columns and the open
+        instant's keys share one table, else terms (the open instant's
+        keys are turned into terms first).  Sets :attr:`table`."""
+        table = tables[0] if tables else None
+        by_id = all(t is table for t in tables) and not any(type(c) is range for c in cols) \
+            and (not self.seen or self.table is table or self.table is None and not tables)
+        if by_id:
+            self.table = table
+
+            def key(r: int) -> tuple:
+                return tuple([c[r] for c in cols]) + (start[r], end[r])
+            return key
+        if self.seen and self.table is not None:
+            self.seen = {self._as_terms(k) for k in self.seen}
+        self.table = None
+        term_cols = [(c, t.keys()) for c, t in zip(cols, tables)]
+
+        def term_key(r: int) -> tuple:
+            return tuple([t[c[r]] for c, t in term_cols]) + (start[r], end[r])
+        return term_key
+
+    def _fresh_rows(self, cols: list[Sequence[int]], tables: list[TermNodes], start: Sequence[Any],
+                    end: Sequence[Any]) -> list[int] | None:
+        """:meth:`fresh` row by row (all keys made)."""
+        n = len(start)
         if self.end is None or end[0] > self.end:
             self.seen, self.end = set(), end[0]
         table = tables[0] if tables else None
@@ -207,6 +264,14 @@ class RepeatFilter:
             args = tuple(None if a is None else encode(node_in(a)) for a in k[0])
             f.seen.add(args + (k[1], k[2]))
         return f
+
+
+def _strictly_ordered(start: Sequence[Any], end: Sequence[Any]) -> bool:
+    """Are the intervals in strictly ascending order of (end, start)?
+    Two passes in C: at every step the end or the start grows (this fails
+    first where intervals repeat), and the ends ascend."""
+    return (all(map(or_, map(lt, end, islice(end, 1, None)), map(lt, start, islice(start, 1, None))))
+            and all(map(le, end, islice(end, 1, None))))
 
 
 class AnswerShape:

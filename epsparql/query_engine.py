@@ -52,6 +52,7 @@ from .rdf.codec import decode
 from .rdf.json_terms import node_from_json, node_to_json
 from .rdf.ntriples import absolute_iri_problem
 from .rdf.wire import term_text, triple_batch_text
+from .rdf.wire_rows import triple_batch_rows
 from .prepare import EP_SPARQL, PreparedQuery, dialect_of, prepare, prepare_windowed
 from .rules import CompiledQuery
 from .times import seconds
@@ -260,31 +261,26 @@ class Query:
             else:
                 cols.append(chunk.ids(a))
                 tables.append(nodes)
-        # set semantics: the core leaves repeats of query heads to us
+        # set semantics: the core leaves repeats of query heads to us.  The
+        # answers are then rows of the chunk's columns (none copied)
         rows = self._repeats.fresh(cols, tables, chunk.start, chunk.end)
-        if rows is not None:
-            if not rows:
-                return 0, False
-            cols, tables, start, end = self._select(rows, cols, tables, chunk.start, chunk.end)
-            n = len(rows)
-        else:
-            start, end = chunk.start, chunk.end
-        rows = None
+        if rows is not None and not rows:
+            return 0, False
         if self.form == "ASK":
             if self._asked:
                 return 0, False
             self._asked = True
-            rows = [0]
+            rows = rows[:1] if rows is not None else [0]
         elif self.form == "CONSTRUCT":
-            rows = self._complete_rows(cols, tables, n)
+            rows = self._complete_rows(cols, tables, range(n) if rows is None else rows)
         elif self.distinct:
-            rows = self._new_rows(cols, tables, n)
+            rows = self._new_rows(cols, tables, range(n) if rows is None else rows)
         if rows is not None:
             if not rows:
                 return 0, False
             if len(rows) == n:
                 rows = None
-        batch = AnswerBatch(self._shape, cols, tables, start, end, rows)
+        batch = AnswerBatch(self._shape, cols, tables, chunk.start, chunk.end, rows)
         cut = room is not None and len(batch) > room
         if cut:
             batch = batch.split(room)[0]
@@ -296,52 +292,37 @@ class Query:
                 self.on_result(ans)
         return len(batch), cut
 
-    @staticmethod
-    def _select(rows: list[int], cols: list[Any], tables: list[TermNodes], start: Sequence[Any],
-                end: Sequence[Any]) -> tuple[list[Any], list[TermNodes], list[Any], list[Any]]:
-        """The columns of the given rows only (a value column keeps its own
-        table, re-indexed)."""
-        out_cols: list[Any] = []
-        out_tables: list[TermNodes] = []
-        for c, t in zip(cols, tables):
-            if isinstance(c, range):            # plain values: select them, ids 0..n-1
-                out_tables.append(TermNodes([t.terms[r] for r in rows]))
-                out_cols.append(range(len(rows)))
-            else:
-                out_tables.append(t)
-                out_cols.append([c[r] for r in rows])
-        return out_cols, out_tables, [start[r] for r in rows], [end[r] for r in rows]
-
-    def _complete_rows(self, cols: list[Any], tables: list[TermNodes], n: int) -> list[int]:
-        """The rows of which at least one template triple is all bound."""
-        bound: dict[int, list[bool]] = {}
-        ok = [False] * n
+    def _complete_rows(self, cols: list[Any], tables: list[TermNodes],
+                       rows: Sequence[int]) -> list[int]:
+        """Of ``rows``, those of which at least one template triple is all bound."""
+        ok = [False] * len(rows)
         for triple in self._shape.template:
             args = [x for is_var, x in triple if is_var]
             if None in args:
                 continue                        # a variable the pattern never binds
-            for a in args:
-                if a not in bound:
-                    bound[a] = [tables[a].bound(i) for i in cols[a]]
-            for r in range(n):
-                if not ok[r] and all(bound[a][r] for a in args):
-                    ok[r] = True
-        return [r for r in range(n) if ok[r]]
+            bound = [[tables[a].bound(cols[a][r]) for r in rows] for a in args]
+            for j in range(len(rows)):
+                if not ok[j] and all(b[j] for b in bound):
+                    ok[j] = True
+        return [r for r, good in zip(rows, ok) if good]
 
-    def _new_rows(self, cols: list[Any], tables: list[TermNodes], n: int) -> list[int]:
-        """DISTINCT: the rows whose projected bindings were not seen before
-        (keys: sorted (variable, rdflib term) pairs of the bound ones)."""
+    def _new_rows(self, cols: list[Any], tables: list[TermNodes],
+                  rows: Sequence[int]) -> list[int]:
+        """DISTINCT: of ``rows``, those whose projected bindings were not
+        seen before (keys: sorted (variable, rdflib term) pairs of the
+        bound ones)."""
         sh = self._shape
         order = sorted(range(len(sh.names)), key=lambda k: sh.names[k])
-        named = [(sh.names[k], tables[sh.args[k]].nodes(cols[sh.args[k]])) for k in order]
+        named = [(sh.names[k], tables[sh.args[k]].nodes([cols[sh.args[k]][r] for r in rows]))
+                 for k in order]
         seen = self._seen
-        rows = []
-        for r in range(n):
-            key = tuple((name, col[r]) for name, col in named if col[r] is not None)
+        out = []
+        for j, r in enumerate(rows):
+            key = tuple((name, col[j]) for name, col in named if col[j] is not None)
             if key not in seen:
                 seen.add(key)
-                rows.append(r)
-        return rows
+                out.append(r)
+        return out
 
     def __repr__(self) -> str:
         return f"<Query {self.name} {self.form} {self.variables}>"
@@ -837,12 +818,18 @@ class Engine:
             self._window_call(self._windows.push, ready)
         if ready and (self._core_fed or self._windows is None):
             size = self.core.batch_size
-            push = self.core.push_table_text_columns
+            core = self.core
             for i in range(0, len(ready), size):
                 part = ready[i:i + size]
-                if len(part[0]) > 5 or len(part[-1]) > 5:
+                if max(map(len, part)) > 5:
                     part = [r[:5] for r in part]         # the core has no streams
-                self._route(push(triple_batch_text(part)))
+                # as janus data (a term table and rows of ids) where it can,
+                # else as text (epsparql/rdf/wire_rows.py, wire.py)
+                data = triple_batch_rows(part)
+                if data is not None:
+                    self._route(core.push_triple_rows_columns(data))
+                else:
+                    self._route(core.push_table_text_columns(triple_batch_text(part)))
             if self.max_goals is not None:
                 goals = self.core.stats()["goals"]
                 if goals > self.max_goals:

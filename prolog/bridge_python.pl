@@ -278,6 +278,11 @@ py_drain(M, R) :-
 %       term of the event's arguments or [] (plain events passed by janus
 %       as data: terms.py, batch_rows())
 %     - push_table: Arg is the text of b/3 (as py_push_table/3)
+%     - push_triples: Arg is [Terms, Ss, Ps, Os, T1s, T2s], a batch of
+%       stream triples as janus data (epsparql/rdf/wire_rows.py): the
+%       batch's distinct terms, then per triple the places of its
+%       subject, predicate and object in Terms (or the objects as
+%       numbers and lexical forms) and its times
 %     - advance: Arg is a time (as py_advance/3)
 %     - flush, drain: Arg is ignored
 %
@@ -312,6 +317,9 @@ columns_run(push_table, M, Text) :- !,
         with_detection_sink(columns_sink, engine_events(M, Batch))
     ;   domain_error(table_batch, b/3)
     ).
+columns_run(push_triples, M, Data) :- !,
+    triple_rows_batch(Data, Batch),
+    with_detection_sink(columns_sink, engine_events(M, Batch)).
 columns_run(advance, M, Text) :- !,
     (   number(Text) -> T = Text ; atom_number(Text, T) ),
     with_detection_sink(columns_sink, engine_advance(M, T)).
@@ -339,6 +347,90 @@ rows_batch([Row|Rows], [e(E, T1, T2)|Batch]) :-
     ;   type_error(event_row, Row)
     ),
     rows_batch(Rows, Batch).
+
+%   triple_rows_batch(+Data, -Batch): the e/3 items of a batch of stream
+%   triples passed as janus data (op push_triples; the format is
+%   described in epsparql/rdf/wire_rows.py): Data is
+%   [Terms, Ss, Ps, Os, T1s, T2s].  Each element of Terms is an IRI (an
+%   atom), a number (a literal the codec writes as one) or
+%   -(Name, Mask, Arg, ...), the term Name(Arg, ...) with the
+%   arguments whose bit is set in Mask (bit 0: the first) made strings;
+%   arguments are atomic.  Item I is e(triple(S, P, O), T1, T2), S the
+%   term at place Ss[I] of Terms (1-based), and so on; Os is such a list
+%   of places too, or -(Name, Datatype, Values, Lexicals): the objects
+%   Name(Value, Datatype, Lexical), Lexicals a Python object whose str()
+%   is the lexical forms joined by spaces.  Terms are only looked up,
+%   never called; a malformed entry or row is a domain_error naming its
+%   place.  engine_events/2 checks the times.
+triple_rows_batch(Data, Batch) :-
+    (   Data = [Terms, Ss, Ps, Os0, T1s, T2s], is_list(Terms)
+    ->  true
+    ;   domain_error(triple_rows, Data)
+    ),
+    table_terms(Terms, 1, Ts),
+    compound_name_arguments(Table, terms, Ts),
+    object_terms(Os0, Table, Os),
+    triple_rows(Ss, Ps, Os, T1s, T2s, Table, 0, Batch).
+
+table_terms([], _, []).
+table_terms([X|Xs], I, [T|Ts]) :-
+    (   table_term(X, T0) -> T = T0 ; domain_error(triple_rows_term, term(I, X)) ),
+    I1 is I + 1,
+    table_terms(Xs, I1, Ts).
+
+table_term(X, X) :- atom(X), !.
+table_term(X, X) :- number(X), !.
+table_term(X, T) :-
+    compound(X),
+    compound_name_arguments(X, -, [Name, Mask|Args]),
+    atom(Name), integer(Mask), Args \== [],
+    maplist(atomic, Args),
+    string_args(Args, Mask, Args1),
+    compound_name_arguments(T, Name, Args1).
+
+string_args([], _, []).
+string_args([A|As], Mask, [B|Bs]) :-
+    (   Mask /\ 1 =:= 1 -> atom(A), atom_string(A, B) ; B = A ),
+    Mask1 is Mask >> 1,
+    string_args(As, Mask1, Bs).
+
+%   object_terms(+Os0, +Table, -Os): the object of each row (a place in
+%   Table, looked up by triple_rows/8) or, for a column of numbers, the
+%   literal terms themselves (lit/1).
+object_terms(Os, _, Os) :- is_list(Os), !.
+object_terms(-(Name, Dt, Values, Obj), _, Os) :-
+    atom(Name), atom(Dt), is_list(Values), blob(Obj, 'PyObject'), !,
+    janus:py_str(Obj, Text),
+    split_string(Text, " ", "", Lexes),
+    (   number_literals(Values, Lexes, Name, Dt, Os)
+    ->  true
+    ;   domain_error(triple_rows_objects, Name/Dt)
+    ).
+object_terms(Os, _, _) :-
+    domain_error(triple_rows_objects, Os).
+
+number_literals([], [], _, _, []).
+number_literals([V|Vs], [L|Ls], Name, Dt, [lit(T)|Ts]) :-
+    number(V),
+    T =.. [Name, V, Dt, L],
+    number_literals(Vs, Ls, Name, Dt, Ts).
+
+triple_rows([], [], [], [], [], _, _, []) :- !.
+triple_rows([S|Ss], [P|Ps], [O|Os], [T1|T1s], [T2|T2s], Table, I,
+            [e(triple(ST, PT, OT), T1, T2)|Batch]) :- !,
+    row_term(S, Table, I, ST),
+    row_term(P, Table, I, PT),
+    (   O = lit(OT) -> true ; row_term(O, Table, I, OT) ),
+    I1 is I + 1,
+    triple_rows(Ss, Ps, Os, T1s, T2s, Table, I1, Batch).
+triple_rows(_, _, _, _, _, _, I, _) :-
+    domain_error(triple_rows, row(I)).
+
+row_term(Id, Table, I, T) :-
+    (   integer(Id), Id > 0, arg(Id, Table, T0)
+    ->  T = T0
+    ;   domain_error(triple_rows_place, row(I, Id))
+    ).
 
 %!  py_advance(+Engine, +TimeText, -Reply) is det.
 %!  py_flush(+Engine, -Reply) is det.

@@ -203,6 +203,15 @@ class CoreEngine:
         """:meth:`push_table_text` with the detections as :class:`Columns`."""
         return self._columns("push_table", ("s", text))
 
+    def push_triple_rows_columns(self, batch: list[Any]) -> list[Columns]:
+        """Push a batch of stream triples given as janus data, the list
+        ``[Terms, Ss, Ps, Os, T1s, T2s]`` of
+        :func:`epsparql.rdf.wire_rows.triple_batch_rows` (op
+        ``push_triples`` of ``py_columns/5`` in ``prolog/bridge_python.pl``):
+        the events ``triple(S, P, O)``, no text written or parsed.  The
+        detections as :class:`Columns`."""
+        return self._columns("push_triples", batch)
+
     def _columns(self, op: str, arg: Any = "", notify: bool = True) -> list[Columns]:
         """Run a columns operation of the bridge (``py_columns/5``): the
         detections it releases (kept until drain(); passed to on_detected
