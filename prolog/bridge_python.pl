@@ -398,22 +398,31 @@ string_args([A|As], Mask, [B|Bs]) :-
 %   Table, looked up by triple_rows/8) or, for a column of numbers, the
 %   literal terms themselves (lit/1).
 object_terms(Os, _, Os) :- is_list(Os), !.
-object_terms(-(Name, Dt, Values, Obj), _, Os) :-
-    atom(Name), atom(Dt), is_list(Values), blob(Obj, 'PyObject'), !,
+object_terms(-(bare, Values), _, Os) :-
+    is_list(Values), !,
+    (   bare_literals(Values, Os) -> true ; domain_error(triple_rows_objects, bare) ).
+object_terms(-(Name, Dt, Values, Obj, Flags), _, Os) :-
+    atom(Name), atom(Dt), is_list(Values), blob(Obj, 'PyObject'), is_list(Flags), !,
     janus:py_str(Obj, Text),
     split_string(Text, " ", "", Lexes),
-    (   number_literals(Values, Lexes, Name, Dt, Os)
+    (   number_literals(Values, Lexes, Flags, Name, Dt, Os)
     ->  true
     ;   domain_error(triple_rows_objects, Name/Dt)
     ).
 object_terms(Os, _, _) :-
     domain_error(triple_rows_objects, Os).
 
-number_literals([], [], _, _, []).
-number_literals([V|Vs], [L|Ls], Name, Dt, [lit(T)|Ts]) :-
+%   The codec's bare numbers (canonical xsd:integer and xsd:double).
+bare_literals([], []).
+bare_literals([V|Vs], [lit(V)|Ts]) :-
     number(V),
-    T =.. [Name, V, Dt, L],
-    number_literals(Vs, Ls, Name, Dt, Ts).
+    bare_literals(Vs, Ts).
+
+number_literals([], [], [], _, _, []).
+number_literals([V|Vs], [L|Ls], [F|Fs], Name, Dt, [lit(T)|Ts]) :-
+    number(V),
+    (   F == 1 -> T = V ; T =.. [Name, V, Dt, L] ),
+    number_literals(Vs, Ls, Fs, Name, Dt, Ts).
 
 triple_rows([], [], [], [], [], _, _, []) :- !.
 triple_rows([S|Ss], [P|Ps], [O|Os], [T1|T1s], [T2|T2s], Table, I,

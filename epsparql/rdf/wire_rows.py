@@ -18,11 +18,13 @@ list ``[Terms, Ss, Ps, Os, T1s, T2s]``:
 - ``Os``: likewise the places of the objects, or, when every object is a
   number literal of one datatype (xsd:double, xsd:integer: what a stream
   of measurements holds) whose lexical form the codec reads to the value
-  rdflib holds, the
-  tuple ``(name, datatype, values, lexical)``: the codec's functor
-  (``n``), the datatype IRI, the values, and the lexical forms joined by
-  spaces in one Python object whose ``str()`` Prolog reads as one string
-  (:class:`Lexicals`) and splits: no atom per literal, no table entry;
+  rdflib holds, ``("bare", values)`` when the codec makes each the bare
+  number (its canonical form), else the tuple ``(name, datatype, values,
+  lexical, flags)``: the codec's functor (``n``), the datatype IRI, the
+  values, the lexical forms joined by spaces in one Python object whose
+  ``str()`` Prolog reads as one string (:class:`Lexicals`) and splits, and
+  per literal 1 if it is the bare number: no atom per literal, no table
+  entry;
 - ``T1s``, ``T2s``: the times, ``int`` or finite ``float``.
 
 Why: writing a batch's text cost the Engine ~1.1 µs per triple in
@@ -45,7 +47,7 @@ from rdflib.term import BNode, Literal, URIRef
 
 from ..core.terms import Compound, PlString
 from ..memo import BoundedCache
-from .codec import encode
+from .codec import canonical_double, encode
 
 __all__ = ["triple_batch_rows"]
 
@@ -172,33 +174,57 @@ _NUMBER_TYPES = {_XSD + "double": (float, float, frozenset("0123456789+-.eE ")),
 _value = attrgetter("_value")
 
 
-def _codec_writes_n3() -> bool:
-    """Does the codec encode xsd:double and xsd:integer literals as
-    ``n(Value, Datatype, Lexical)``, the term the column path builds?
-    Checked on the codec itself, so that a codec that encodes some of them
-    otherwise (e.g. as bare numbers) turns the column path off instead of
+def _codec_as_assumed() -> bool:
+    """Does the codec encode xsd:double and xsd:integer literals as the
+    column path builds them: the bare number for a canonical form
+    (:func:`~epsparql.rdf.codec.canonical_double`), else ``n(Value,
+    Datatype, Lexical)``?  Checked on the codec itself, so that a codec
+    that encodes them otherwise turns the column path off instead of
     making other terms than the text path."""
-    probes = [Literal("1.5", datatype=URIRef(_XSD + "double")),
-              Literal("2", datatype=URIRef(_XSD + "integer")),
-              Literal(101.25), Literal(7)]
-    for lit in probes:
+    probes = [(Literal("1.5", datatype=URIRef(_XSD + "double")), 1.5),
+              (Literal("2", datatype=URIRef(_XSD + "integer")), 2),
+              (Literal(101.25), 101.25), (Literal(7), 7),
+              (Literal("1.50", datatype=URIRef(_XSD + "double"), normalize=False), None),
+              (Literal("+2", datatype=URIRef(_XSD + "integer"), normalize=False), None)]
+    for lit, bare in probes:
         enc = encode(lit)
-        if not (type(enc) is Compound and enc.name == "n" and len(enc.args) == 3
-                and enc.args[1] == str(lit.datatype) and enc.args[2] == str(lit)):
+        if bare is not None:
+            if not (type(enc) is type(bare) and enc == bare):
+                return False
+        elif not (type(enc) is Compound and enc.name == "n" and len(enc.args) == 3
+                  and enc.args[1] == str(lit.datatype) and enc.args[2] == str(lit)):
             return False
     return True
 
 
-_COLUMN_PATH = _codec_writes_n3()
+_COLUMN_PATH = _codec_as_assumed()
+
+
+def _bare_flags(want: type, values: list[Any], lexes: list[str]) -> list[int] | None:
+    """Per literal 1 when the codec makes it the bare number, else 0; None
+    when every one is bare.  A column at a time when all are canonical."""
+    if list(map(repr, values)) == lexes:
+        if want is int:
+            return None
+        if values and 1e-4 <= min(map(abs, values)) and max(map(abs, values)) < 1e15:
+            return None                         # repr without exponent: canonical_double
+    if want is int:
+        flags = [int(repr(v) == x) for v, x in zip(values, lexes)]
+    else:
+        flags = [int(canonical_double(v, x)) for v, x in zip(values, lexes)]
+    return None if all(flags) else flags
 
 
 def _numbers(col: list[Any]) -> tuple | None:
-    """``("n", datatype, values, Lexicals)`` when every term of the column
-    is an xsd:double or every one an xsd:integer literal with no language
-    whose value is the codec's (the codec would encode it as ``n(value,
-    datatype, lexical)``: its lexical form in the codec's lexical space,
-    and read as the value rdflib holds), else None.  A column at a time:
-    one set of the characters of all lexical forms, one map to read them."""
+    """The objects of a column in which every term is an xsd:double or
+    every one an xsd:integer literal with no language whose value is the
+    codec's (its lexical form in the codec's lexical space, read as the
+    value rdflib holds): ``("bare", values)`` when the codec makes every
+    one the bare number (the common case: nothing but the values cross),
+    else ``("n", datatype, values, Lexicals, flags)``, flags 1 where the
+    literal is the bare number, 0 where it is ``n(value, datatype,
+    lexical)``; None for any other column.  A column at a time: one set of
+    the characters of all lexical forms, one map to read them."""
     if not _COLUMN_PATH or set(map(type, col)) != {Literal}:
         return None
     dts = list(map(_datatype, col))
@@ -224,7 +250,10 @@ def _numbers(col: list[Any]) -> tuple | None:
         return None
     if want is float and not math.isfinite(math.fsum(values)):
         return None
-    return ("n", dt, values, Lexicals(text))
+    flags = _bare_flags(want, values, lexes)
+    if flags is None:
+        return ("bare", values)
+    return ("n", dt, values, Lexicals(text), flags)
 
 
 def triple_batch_rows(rows: Sequence[tuple]) -> list[Any] | None:

@@ -126,8 +126,12 @@ def test_number_column_forms_the_codec_would_not_read_as_numbers_go_elsewhere():
         assert got[2][0] == v and str(got[3]).split(" ")[0] == lex
     assert wire_rows._numbers([Literal(1.5), Literal(2)]) is None            # two datatypes
     assert wire_rows._numbers([Literal(1.5), Literal("x")]) is None
-    assert wire_rows._numbers([Literal(1.5), Literal(-2.25)])[:3] == \
-        ("n", XSD + "double", [1.5, -2.25])
+    # canonical forms: the codec's bare numbers, nothing but the values cross
+    assert wire_rows._numbers([Literal(1.5), Literal(-2.25)]) == ("bare", [1.5, -2.25])
+    assert wire_rows._numbers([Literal(3), Literal(-4)]) == ("bare", [3, -4])
+    got = wire_rows._numbers([Literal("1.50", datatype=URIRef(XSD + "double"), normalize=False),
+                              Literal(2.5), Literal(1e20)])
+    assert got[0] == "n" and got[4] == [0, 1, 0]          # bare only where the codec is
 
 
 @settings(max_examples=300, deadline=None)
@@ -145,6 +149,8 @@ def test_numbers_read_by_python_from_these_characters_are_the_codecs(lex):
         enc = codec.encode(Literal(lex, datatype=URIRef(XSD + dt), normalize=False))
         if v is None or (dt == "double" and not math.isfinite(v)):
             assert enc.name == "t"
+        elif type(enc) in (int, float):                 # a canonical form: the bare number
+            assert enc == v and type(enc) is type(v)
         else:
             assert enc.name == "n" and enc.args[0] == v
 
@@ -227,15 +233,16 @@ def test_rows_on_named_streams_mixed_with_others_reach_the_queries(literal):
 
 
 def test_the_column_path_follows_the_codec(monkeypatch):
-    # the column path builds n(Value, Datatype, Lexical): it is on only when
-    # the codec encodes number literals so (checked on the codec itself)
-    assert wire_rows._COLUMN_PATH == wire_rows._codec_writes_n3()
-    assert wire_rows._codec_writes_n3()
+    # the column path builds bare numbers and n(Value, Datatype, Lexical) as
+    # the codec does: it is on only when the codec encodes them so (checked
+    # on the codec itself)
+    assert wire_rows._COLUMN_PATH == wire_rows._codec_as_assumed()
+    assert wire_rows._codec_as_assumed()
     real = codec.encode
     monkeypatch.setattr(wire_rows, "encode",
                         lambda x: float(x) if isinstance(x, Literal) and x.datatype is not None
                         and str(x.datatype) == XSD + "double" else real(x))
-    assert not wire_rows._codec_writes_n3()
+    assert not wire_rows._codec_as_assumed()
     # a literal a codec makes a bare number goes in the table as the number
     assert wire_rows._data(Literal(2.5)) == 2.5
     monkeypatch.setattr(wire_rows, "_COLUMN_PATH", False)
