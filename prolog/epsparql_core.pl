@@ -1191,52 +1191,15 @@ sweep(M, Name, A, W, Now, Mode) :-
         functor(H, Name, A),
         P is A - 1,
         arg(P, H, T1),
-        (   engine_store_newest_first(M, Name)
-        ->  true
-        ;   drop_expired_prefix(M, H, T1, Lim)
-        ),
         (   Mode == lazy, N mod 8 =\= 0,
             \+ engine_store_newest_first(M, Name)
-        ->  true
-        ;   forall(( clause(M:H, true), T1 < Lim ), drop_goal(M, H))
+        ->  % goals are stored oldest first (mostly: a composite partial match
+            % can start earlier than one stored before it): drop the expired
+            % prefix; every 8th sweep walks the whole store
+            ignore(\+ ( clause(M:H, true, Ref),
+                        (   T1 < Lim -> erase(Ref), fail ; true ) ))
+        ;   forall(( clause(M:H, true, Ref), T1 < Lim ), erase(Ref))
         )
-    ).
-
-%   drop_expired_prefix(+M, +H, ?T1, +Lim): goals are stored oldest first
-%   (mostly: a composite partial match can start earlier than one stored
-%   before it; every 8th sweep walks the whole store for those), so the
-%   expired goals are a prefix of the store.  Each is retracted through
-%   a head bound on its first argument only: retract/1 takes the first
-%   visible clause that unifies, which is this one, since every clause
-%   before it is already gone; the first-argument index (the join
-%   variables) finds it at once, and no new index is asked for.  No
-%   clause reference is made: every reference is a blob that SWI-Prolog's
-%   atom garbage collector must reclaim, and with one per expired goal
-%   that collector took more CPU than the engine itself on seq2.
-drop_expired_prefix(M, H, T1, Lim) :-
-    functor(H, Name, A),
-    ignore(\+ ( clause(M:H, true),
-                (   T1 < Lim
-                ->  arg(1, H, K),
-                    functor(G, Name, A),
-                    arg(1, G, K),
-                    once(retract(M:G)),    % retract/1 would go on to the next on backtracking
-                    fail
-                ;   true
-                ) )).
-
-%   drop_goal(+M, +Goal): remove the stored goal Goal (a copy of it, as
-%   clause/2 gave it; its first variant in the store).  For the goals
-%   outside the expired prefix (rare), so the clause references made
-%   here are few.
-drop_goal(M, G) :-
-    functor(G, Name, A),
-    functor(G1, Name, A),
-    arg(1, G, K),
-    arg(1, G1, K),
-    (   clause(M:G1, true, Ref), G1 =@= G
-    ->  erase(Ref)
-    ;   true
     ).
 
 		 /*******************************
