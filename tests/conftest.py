@@ -37,6 +37,20 @@ def make_engine():
         eng.close()
 
 
+@pytest.fixture
+def limits():
+    """Set the answers' buffer and term-dictionary bounds for one test
+    (``limits(rows, terms)``, bridge_columns:columns_set_limits/2), then
+    the defaults back."""
+    from epsparql.core.runtime import runtime
+    rt = runtime()
+
+    def set_(rows: int, terms: int) -> None:
+        rt.query_once(f"bridge_columns:columns_set_limits({rows}, {terms})")
+    yield set_
+    set_(4096, 1048576)
+
+
 def as_tuple(event):
     """A detected head as (name, args tuple); an atom head has no args."""
     if isinstance(event, Compound):

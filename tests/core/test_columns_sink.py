@@ -127,17 +127,6 @@ def _runs(chunks: list[Columns]) -> list[tuple[str, int]]:
     return [(c.name, c.arity) for c in chunks]
 
 
-@pytest.fixture
-def limits():
-    """Limits for one test, then the defaults back."""
-    rt = runtime()
-
-    def set_(rows: int, terms: int) -> None:
-        rt.query_once(f"bridge_columns:columns_set_limits({rows}, {terms})")
-    yield set_
-    set_(4096, 1048576)
-
-
 @pytest.mark.parametrize("seed", range(40))
 def test_sink_decodes_to_what_was_emitted(seed, limits):
     rng = random.Random(seed)

@@ -95,17 +95,6 @@ def _same(a: list[Detection], b: list[Detection]) -> bool:
     return norm(a) == norm(b)
 
 
-@pytest.fixture
-def limits():
-    """Small buffers and dictionaries for one test, then the defaults back."""
-    rt = runtime()
-
-    def set_(rows: int, terms: int) -> None:
-        rt.query_once(f"bridge_columns:columns_set_limits({rows}, {terms})")
-    yield set_
-    set_(4096, 1048576)
-
-
 @pytest.mark.parametrize("seed", range(12))
 def test_columns_equal_the_json_path_in_any_drain_order(seed, limits):
     rng = random.Random(seed)
