@@ -1,6 +1,7 @@
 """Shared fixtures for the tests of the Prolog event-processing core."""
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -49,6 +50,22 @@ def limits():
         rt.query_once(f"bridge_columns:columns_set_limits({rows}, {terms})")
     yield set_
     set_(4096, 1048576)
+
+
+def strict_form(x):
+    """A comparable form of equal types all the way down: 1 is not 1.0, a
+    str not a PlString, -0.0 not 0.0 (Python's == takes each pair as
+    equal)."""
+    if isinstance(x, float):
+        return ("float", math.copysign(1, x), x)
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__, tuple(strict_form(y) for y in x))
+    return (type(x).__name__, x)
+
+
+def same_strict(a, b) -> bool:
+    """Equal, and of equal types all the way down (:func:`strict_form`)."""
+    return strict_form(a) == strict_form(b)
 
 
 def as_tuple(event):

@@ -14,11 +14,12 @@ by the bridge's JSON encoder (``bridge_json:json_term//1``) and read by
 ``terms.from_json`` -- the Detection path of the bridge."""
 from __future__ import annotations
 
-import math
 import random
 from typing import Any
 
 import pytest
+
+from conftest import same_strict
 
 from epsparql.core import Compound, Detection, PlString
 from epsparql.core.columns import ColumnReceiver, Columns, TermTable
@@ -93,18 +94,6 @@ def _text(dets: list[tuple]) -> str:
     return "[" + ",".join(items) + "]"
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Equal, and of equal types all the way down (1 is not 1.0, a str
-    not a PlString, -0.0 not 0.0)."""
-    def norm(x):
-        if isinstance(x, float):
-            return ("float", math.copysign(1, x), x)
-        if isinstance(x, (list, tuple)):
-            return (type(x).__name__, tuple(norm(y) for y in x))
-        return (type(x).__name__, x)
-    return norm(a) == norm(b)
-
-
 def _decoded(chunks: list[Columns]) -> list[Detection]:
     """The chunks' detections, after checking that the columns say the
     same as the Detection objects."""
@@ -112,13 +101,13 @@ def _decoded(chunks: list[Columns]) -> list[Detection]:
     for c in chunks:
         dets = c.detections()
         assert len(c) == len(dets) == len(c.start) == len(c.end)
-        assert _same(list(c.start), [d.start for d in dets])
-        assert _same(list(c.end), [d.end for d in dets])
+        assert same_strict(list(c.start), [d.start for d in dets])
+        assert same_strict(list(c.end), [d.end for d in dets])
         for i in range(c.arity):
             col = c.column(i)
-            assert _same(list(col), [d.event.args[i] for d in dets])
+            assert same_strict(list(col), [d.event.args[i] for d in dets])
             if c.kinds[i] == "id":
-                assert _same([c.terms[k] for k in c.ids(i)], list(col))
+                assert same_strict([c.terms[k] for k in c.ids(i)], list(col))
         out.extend(dets)
     return out
 
@@ -158,7 +147,7 @@ def test_sink_decodes_to_what_was_emitted(seed, limits):
             want_json = rt.query_once(_DRIVE, {"Engine": engine, "R": rec, "Text": text})["Want"]
             want = [Detection(from_json(j), t1, t2) for j, t1, t2 in want_json]
             got = _decoded(rec.chunks)
-            assert _same(got, want), next((g, w) for g, w in zip(got, want) if not _same(g, w))
+            assert same_strict(got, want), next((g, w) for g, w in zip(got, want) if not same_strict(g, w))
             assert all(1 <= len(c) <= max_rows for c in rec.chunks)
             # a chunk is a run of one head: consecutive chunks of one head
             # only where a buffer was full
@@ -170,7 +159,7 @@ def test_sink_decodes_to_what_was_emitted(seed, limits):
             kept.append((rec.chunks, got))
         for chunks, got in kept:              # older chunks decode as they did
             if got is not None:
-                assert _same(_decoded(chunks), got)
+                assert same_strict(_decoded(chunks), got)
     finally:
         rt.query_once("bridge_columns:columns_drop(E)", {"E": engine})
 

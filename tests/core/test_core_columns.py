@@ -10,6 +10,8 @@ import random
 
 import pytest
 
+from conftest import same_strict
+
 from core_reference import rule_text
 from epsparql.core import Columns, Compound, CoreEngine, Detection, PlString, term
 from epsparql.core.runtime import runtime
@@ -83,16 +85,7 @@ def _check_columns(chunks: list[Columns]) -> None:
             assert all(d.event.name == c.name and len(d.event.args) == c.arity for d in dets)
 
 
-def _same(a: list[Detection], b: list[Detection]) -> bool:
-    """Equal, and of equal types all the way down (1 is not 1.0, a str not
-    a PlString, -0.0 not 0.0)."""
-    def norm(x):
-        if isinstance(x, float):
-            return ("float", math.copysign(1, x), x)
-        if isinstance(x, (list, tuple)):
-            return (type(x).__name__, tuple(norm(y) for y in x))
-        return (type(x).__name__, x)
-    return norm(a) == norm(b)
+
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -117,7 +110,7 @@ def test_columns_equal_the_json_path_in_any_drain_order(seed, limits):
                 out = _flatten(chunks)
             else:
                 out = a.drain()
-            assert _same(out, undrained)
+            assert same_strict(out, undrained)
             got.extend(out)
             undrained.clear()
 
@@ -140,7 +133,7 @@ def test_columns_equal_the_json_path_in_any_drain_order(seed, limits):
         drain()
         want += _reference(b.module, "flush", None)
         assert len(got) == len(want) > 0
-        assert _same(got, want), next((x, y) for x, y in zip(got, want) if not _same([x], [y]))
+        assert same_strict(got, want), next((x, y) for x, y in zip(got, want) if not same_strict([x], [y]))
         _check_columns(kept)                     # old chunks still decode after restarts
         assert a.errors == [] and b.errors == []
     finally:
@@ -163,8 +156,8 @@ def test_columns_on_the_differential_corpus(chunk):
             chunks = a.push_many_columns(batch)
             _check_columns(chunks)
             want = _reference(b.module, "push", batch_text(batch)[0])
-            assert _same(_flatten(chunks), want)
-            assert _same(a.drain(), want)        # kept for drain() as well
+            assert same_strict(_flatten(chunks), want)
+            assert same_strict(a.drain(), want)        # kept for drain() as well
         finally:
             a.close()
             b.close()
@@ -196,7 +189,7 @@ def test_a_column_of_numbers_and_terms_decodes_per_value():
         batch = [(term("a", v), t) for t, v in enumerate([1, "x", 2.5, PlString("s"), [1]], 1)]
         (c,) = eng.push_many_columns(batch)
         assert c.kinds == ["value"]
-        assert _same(c.column(0), [1, "x", 2.5, PlString("s"), [1]])
+        assert same_strict(c.column(0), [1, "x", 2.5, PlString("s"), [1]])
     finally:
         eng.close()
 

@@ -5,10 +5,11 @@ the type; anything not plain takes the text path, and bad items are
 reported as before."""
 from __future__ import annotations
 
-import math
 import random
 
 import pytest
+
+from conftest import strict_form
 
 from epsparql.core import CoreEngine, Detection, PlString, term
 from epsparql.core.runtime import runtime
@@ -39,12 +40,7 @@ def _events(rng: random.Random, n: int, ends: bool) -> list[tuple]:
     return out
 
 
-def _norm(x):
-    if isinstance(x, float):
-        return ("float", math.copysign(1, x), x)
-    if isinstance(x, (list, tuple)):
-        return (type(x).__name__, tuple(_norm(y) for y in x))
-    return (type(x).__name__, x)
+
 
 
 @pytest.mark.parametrize("seed", range(25))
@@ -66,7 +62,7 @@ def test_rows_give_the_detections_of_the_text_path(seed: int) -> None:
             reply = from_json(rt.call("py_push", b.module, ("s", batch_text(batch)[0])))
             assert "error" not in reply, reply
             want = [Detection(*d) for d in reply["d"]]
-            assert _norm(got) == _norm(want)
+            assert strict_form(got) == strict_form(want)
         assert a.stats()["events"] == b.stats()["events"] == len(events)
     finally:
         a.close()
