@@ -509,26 +509,24 @@ acc_values(Specs, Acc, Vs) :-
     Acc =.. [acc, N|As],
     maplist(value_one(N), Specs, As, Vs).
 
-value_one(N, agg(count_star, _, _), _, V) :- !, int_term(N, V).
-value_one(_, agg(count, _, _), C, V) :- !, int_term(C, V).
+%   An xsd:integer result is the bare integer (the codec's form).
+value_one(N, agg(count_star, _, _), _, N) :- !.
+value_one(_, agg(count, _, _), C, C) :- !.
 value_one(_, agg(sum, _, _), S, V) :- !,
     (   sum_term(S, T) -> V = T ; V = '$u' ).
 value_one(_, agg(avg, _, _), S, V) :- !,
     arg(2, S, C),
-    (   C =:= 0 -> int_term(0, V)
-    ;   sum_term(S, T), int_term(C, CT),
-        sparql_eval(div(const(T), const(CT)), V0), V0 \== '$error'
+    (   C =:= 0 -> V = 0
+    ;   sum_term(S, T),
+        sparql_eval(div(const(T), const(C)), V0), V0 \== '$error'
     ->  V = V0
     ;   V = '$u'
     ).
 value_one(_, agg(_, _, _), X, V) :-
     (   X == none -> V = '$u' ; V = X ).
 
-int_term(N, N).                         % an xsd:integer is the bare integer
-
 sum_term(s(0, _, I, C1, S1, C2, S2, C3, S3), T) :-
-    int_term(I, T0),
-    foldl(add_part, [C1-S1, C2-S2, C3-S3], T0, T),
+    foldl(add_part, [C1-S1, C2-S2, C3-S3], I, T),
     T \== '$error'.
 
 add_part(C-S, T0, T) :-
