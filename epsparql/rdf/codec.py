@@ -67,7 +67,8 @@ from ..memo import BoundedCache
 from ..times import civil_from_days, date_days, tz_offset
 
 __all__ = ["encode", "decode", "encode_seconds_as_datetime",
-           "encode_seconds_as_duration", "canonical_double", "XSD", "RDF_LANGSTRING"]
+           "encode_seconds_as_duration", "canonical_double", "canonical_number",
+           "BARE_DOUBLE_MIN", "BARE_DOUBLE_MAX", "XSD", "RDF_LANGSTRING"]
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
@@ -84,7 +85,6 @@ _new = tuple.__new__
 # far more: "1_000", " 5", "١٢", "inf").
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")
-_CANON_INT_RE = re.compile(r"0|-?[1-9][0-9]*")      # xsd:integer's canonical form
 _DEC_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
 _DBL_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _YEAR = r"(-?)([1-9][0-9]{3,}|0[0-9]{3})-([0-9]{2})-([0-9]{2})"
@@ -125,7 +125,7 @@ def _int_encoder(lo: int | None, hi: int | None, bare: bool = False) -> Callable
             except ValueError:          # beyond Python's int-from-text limit
                 return _generic(lex, dt)
             if (lo is None or v >= lo) and (hi is None or v <= hi):
-                if bare and _CANON_INT_RE.fullmatch(lex):
+                if bare and canonical_number(v, lex):
                     return v
                 return _new(Compound, ("n", (v, dt, PlString(lex))))
         return _generic(lex, dt)
@@ -145,17 +145,28 @@ def _float_encoder(pattern: re.Pattern, bare: bool = False) -> Callable[[str, st
     return enc
 
 
+#: |v| of the xsd:doubles that may be bare floats: where Python's repr and
+#: SWI-Prolog's ``~w`` write floats alike (checked by the tests)
+BARE_DOUBLE_MIN, BARE_DOUBLE_MAX = 1e-4, 1e15
+
+
 def canonical_double(v: float, lex: str) -> bool:
     """Is ``lex`` the form of xsd:double ``v`` that is encoded as the bare
     float?  Its shortest round-tripping numeral without exponent, as both
-    Python's repr and SWI-Prolog's ``~w`` write it (they agree for
-    1e-4 <= |v| < 1e15, checked by the tests), and not -0.0 (which Python
-    takes as equal to 0.0).  ``canonical_double/2`` in
-    ``prolog/sparql_eval.pl`` is the same test."""
+    Python's repr and SWI-Prolog's ``~w`` write it (BARE_DOUBLE_MIN <= |v|
+    < BARE_DOUBLE_MAX), and not -0.0 (which Python takes as equal to 0.0).
+    ``canonical_double/2`` in ``prolog/sparql_eval.pl`` is the same test."""
     if v == 0.0:
         return lex == "0.0"
-    a = abs(v)
-    return 1e-4 <= a < 1e15 and repr(v) == lex
+    return BARE_DOUBLE_MIN <= abs(v) < BARE_DOUBLE_MAX and repr(v) == lex
+
+
+def canonical_number(v: int | float, lex: str) -> bool:
+    """Is ``lex`` (an xsd:integer or xsd:double lexical form read as ``v``)
+    the form the codec encodes as the bare number ``v``?  An integer's
+    numeral with no sign ``+`` and no leading zero (its repr), a double's
+    :func:`canonical_double`."""
+    return canonical_double(v, lex) if type(v) is float else repr(v) == lex
 
 
 def _enc_boolean(lex: str, dt: str) -> Any:

@@ -38,7 +38,7 @@ from rdflib.term import BNode, Literal, URIRef
 
 from ..core.terms import Compound, Raw, quote_atom, to_prolog
 from ..memo import BoundedCache
-from .codec import canonical_double, encode
+from .codec import canonical_number, encode
 
 __all__ = ["triple_batch_text", "term_text", "literal_wire"]
 
@@ -209,8 +209,7 @@ def triple_batch_text(rows: Iterable[tuple]) -> str:
                 tv = type(v)
                 if tv is float or tv is int:
                     want = _CANONICAL.get(str(o._datatype))              # type: ignore[attr-defined]
-                    if want is tv and len(lex) < 32 and (
-                            canonical_double(v, lex) if tv is float else repr(v) == lex):
+                    if want is tv and len(lex) < 32 and canonical_number(v, lex):
                         r1 = repr(t1)
                         r2 = r1 if t2 is t1 else repr(t2)
                         if r1 == r2:

@@ -47,7 +47,7 @@ from rdflib.term import BNode, Literal, URIRef
 
 from ..core.terms import Compound, PlString
 from ..memo import BoundedCache
-from .codec import canonical_double, encode
+from .codec import BARE_DOUBLE_MAX, BARE_DOUBLE_MIN, canonical_number, encode
 
 __all__ = ["triple_batch_rows"]
 
@@ -206,12 +206,10 @@ def _bare_flags(want: type, values: list[Any], lexes: list[str]) -> list[int] | 
     if list(map(repr, values)) == lexes:
         if want is int:
             return None
-        if values and 1e-4 <= min(map(abs, values)) and max(map(abs, values)) < 1e15:
-            return None                         # repr without exponent: canonical_double
-    if want is int:
-        flags = [int(repr(v) == x) for v, x in zip(values, lexes)]
-    else:
-        flags = [int(canonical_double(v, x)) for v, x in zip(values, lexes)]
+        if values and BARE_DOUBLE_MIN <= min(map(abs, values)) \
+                and max(map(abs, values)) < BARE_DOUBLE_MAX:
+            return None                         # canonical_double, a column at a time
+    flags = [int(canonical_number(v, x)) for v, x in zip(values, lexes)]
     return None if all(flags) else flags
 
 
