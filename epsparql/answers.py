@@ -180,17 +180,12 @@ class RepeatFilter:
         """The key of a row: term ids when the columns and the open
         instant's keys share one table, else terms (the open instant's
         keys are turned into terms first).  Sets :attr:`table`."""
-        table = tables[0] if tables else None
-        by_id = all(t is table for t in tables) and not any(type(c) is range for c in cols) \
-            and (not self.seen or self.table is table or self.table is None and not tables)
-        if by_id:
-            self.table = table
+        if self._by_id(cols, tables):
+            self.table = tables[0] if tables else None
 
             def key(r: int) -> tuple:
                 return tuple([c[r] for c in cols]) + (start[r], end[r])
             return key
-        if self.seen and self.table is not None:
-            self.seen = {self._as_terms(k) for k in self.seen}
         self.table = None
         term_cols = [(c, t.keys()) for c, t in zip(cols, tables)]
 
@@ -205,15 +200,10 @@ class RepeatFilter:
         if self.end is None or end[0] > self.end:
             self.seen, self.end = set(), end[0]
         table = tables[0] if tables else None
-        # ids of one shared table; a column of plain values (a range over
-        # its chunk's own values) is keyed by the values
-        by_id = all(t is table for t in tables) and not any(type(c) is range for c in cols) \
-            and (not self.seen or self.table is table or self.table is None and not tables)
+        by_id = self._by_id(cols, tables)
         if by_id:
             keys: Iterable[tuple] = zip(*cols, start, end)
         else:
-            if self.seen and self.table is not None:
-                self.seen = {self._as_terms(k) for k in self.seen}
             keys = zip(*[map(t.keys().__getitem__, c) for c, t in zip(cols, tables)], start, end)
         seen, cur = self.seen, self.end
         out: list[int] = []
@@ -230,6 +220,20 @@ class RepeatFilter:
         self.seen, self.end = seen, cur
         self.table = table if by_id else None
         return out if repeat else None
+
+    def _by_id(self, cols: list[Sequence[int]], tables: list[TermNodes]) -> bool:
+        """Can the rows be keyed by term ids?  Only when every column holds
+        ids of one shared table (a column of plain values, a range over its
+        chunk's own values, is keyed by the values) and the open instant's
+        keys are ids of that table too.  If not, those keys are turned into
+        terms here."""
+        table = tables[0] if tables else None
+        if all(t is table for t in tables) and not any(type(c) is range for c in cols) \
+                and (not self.seen or self.table is table or self.table is None and not tables):
+            return True
+        if self.seen and self.table is not None:
+            self.seen = {self._as_terms(k) for k in self.seen}
+        return False
 
     def _as_terms(self, key: tuple) -> tuple:
         t = self.table.terms            # type: ignore[union-attr]
