@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what is missing on a Debian machine: a SWI-Prolog new enough for
-# janus-swi (scripts/swipl.sh), python3-venv and the Python headers (janus-swi
-# is compiled), Java 17 (for Spark), and a virtual environment in .venv with
+# janus-swi (scripts/swipl.sh), python3-venv, the Python headers and gcc (janus-swi
+# and the bridge's C part are compiled), Java 17 (for Spark), and a virtual environment in .venv with
 # janus-swi built against that SWI-Prolog, epsparql and its dependencies.
 # Safe to run again: it only does what is not done yet.
 set -euo pipefail
@@ -62,3 +62,9 @@ if [ ! -f "$stamp" ]; then
     rm -f .venv/.epsparql-deps-*
     touch "$stamp"
 fi
+
+# The C parts of the Prolog side (prolog/c), built once into
+# ~/.cache/epsparql/native for this SWI-Prolog (prolog/native.pl; a run
+# would build them on first use otherwise).
+"$swipl" -q -g "use_module('prolog/native'), native_library(columns_buffer, _)" -t halt \
+    || { echo "setup: cannot build prolog/c/columns_buffer.c (a C compiler is needed)" >&2; exit 1; }

@@ -1,18 +1,20 @@
 """Detections in columns: what the Prolog core sends, decoded in bulk.
 
-During a bridge call Prolog hands over the detections in buffers of flat
-rows of numbers (``prolog/bridge_columns.pl``): per detection the
-arguments (numbers as they are, any other term as the integer id of an
-entry in the engine's term dictionary) and the interval, and per run of
-detections of one head a mask saying which arguments are ids.  Each
-distinct term crosses once per engine, with the buffer that first uses
-it.  Here each run becomes :class:`Columns` with a few slicing steps, no
+During a bridge call Prolog hands over the detections in native buffers
+of flat rows of 8-byte numbers (``prolog/bridge_columns.pl``,
+``prolog/c/columns_buffer.c``): per detection the arguments (numbers as
+they are, any other term as the integer id of an entry in the engine's
+term dictionary) and the interval, and per run of detections of one head
+the kind of each column.  Each distinct term crosses once per engine,
+with the buffer that first uses it.  Here a buffer is copied in one go
+and each run becomes :class:`Columns` with a strided slice per column, no
 per-value work but the dictionary look-up of id columns;
 :class:`~epsparql.core.event_engine.Detection` objects are built from the
 columns only when asked for.
 """
 from __future__ import annotations
 
+import ctypes
 from functools import partial
 from itertools import repeat
 from typing import Any, Callable, NamedTuple, Sequence
@@ -122,7 +124,7 @@ class ColumnReceiver:
 
     With ``on_chunk`` each chunk is handed to it as it arrives, during the
     call, and not kept; if it raises, the exception is kept in
-    :attr:`error` and the call stops (see ``send/4`` in
+    :attr:`error` and the call stops (see ``send/6`` in
     ``prolog/bridge_columns.pl``)."""
 
     __slots__ = ("table", "chunks", "on_chunk", "error")
@@ -134,22 +136,31 @@ class ColumnReceiver:
         self.on_chunk = on_chunk
         self.error: BaseException | None = None
 
-    def take(self, generation: int, new_terms: list, runs: list, values: list) -> None:
-        """One buffer: ``runs`` splits ``values`` into runs of detections
-        of one head, four items per run: name, arity, count, masks; each
-        detection is ``arity + 2`` values (arguments, start, end);
-        ``masks`` says which arguments are term ids (bit i for argument
-        i), one for the run or one per row.  Each run becomes one chunk."""
+    def take(self, generation: int, new_terms: list, runs: list, values: int, kinds: int,
+             count: int) -> None:
+        """One buffer of the C sink (``prolog/c/columns_buffer.c``):
+        ``values`` and ``kinds`` are the addresses of its ``count`` values
+        (8 bytes each: an int64 or a double) and their kind bytes (1 int,
+        2 float, 4 term id), valid during this call only, so both are
+        copied first.  ``runs`` splits the values into runs of detections
+        of one head, four items per run: name, arity, count and the kinds
+        of its arity + 2 columns or-ed over the run; each detection is
+        arity + 2 values (arguments, start, end).  Each run becomes one
+        chunk."""
         table = self.table
         table.update(generation, new_terms)
         terms = table.values
+        raw = memoryview(_string_at(values, 8 * count))
+        ints, floats = raw.cast("q"), raw.cast("d")
+        per_value = None
+        if any(k not in _ONE_KIND for ks in runs[3::4] for k in ks):
+            per_value = _string_at(kinds, count)
         on_chunk = self.on_chunk
-        whole = len(runs) == 4
         off = 0
         for k in range(0, len(runs), 4):
-            name, arity, n, masks = runs[k:k + 4]
+            name, arity, n, col_kinds = runs[k:k + 4]
             end = off + n * (arity + 2)
-            chunk = _chunk(name, arity, masks, values if whole else values[off:end], terms)
+            chunk = _chunk(name, arity, col_kinds, ints, floats, per_value, off, end, terms)
             off = end
             if on_chunk is None:
                 self.chunks.append(chunk)
@@ -161,33 +172,37 @@ class ColumnReceiver:
                 raise
 
 
-def _chunk(name: str, arity: int, masks: int | list[int], values: list,
-           terms: list) -> Columns:
-    """The columns of one run: ``values`` its rows, flat."""
+_string_at = ctypes.string_at
+INT, FLOAT, TERM = 1, 2, 4
+_ONE_KIND = frozenset((INT, FLOAT, TERM))
+
+
+def _chunk(name: str, arity: int, col_kinds: list[int], ints: memoryview, floats: memoryview,
+           per_value: bytes | None, off: int, end: int, terms: list) -> Columns:
+    """The columns of one run: its values are ``ints``/``floats`` (two
+    views of the same buffer) from ``off`` to ``end``; a column of one
+    kind is one strided slice, a column of mixed kinds (ints and floats,
+    or numbers and terms) is read value by value with ``per_value``."""
     w = arity + 2
-    start = values[arity::w]
-    end = values[arity + 1::w]
     raw: list[list[Any]] = []
     kinds: list[str] = []
-    if type(masks) is int:
-        all_bits = any_bits = masks
-    else:
-        all_bits, any_bits = ~0, 0
-        for m in set(masks):
-            all_bits &= m
-            any_bits |= m
-    for i in range(arity):
-        col = values[i::w]
-        bit = 1 << i
-        if all_bits & bit:
-            kinds.append(ID)
-        elif not any_bits & bit:
-            kinds.append(VALUE)
-        else:                           # numbers and other terms in one argument
-            col = [terms[v] if m & bit else v for v, m in zip(col, masks)]
-            kinds.append(VALUE)
+    for j, kind in enumerate(col_kinds):
+        sl = slice(off + j, end, w)
+        if kind == INT:
+            col, what = ints[sl].tolist(), VALUE
+        elif kind == FLOAT:
+            col, what = floats[sl].tolist(), VALUE
+        elif kind == TERM:
+            col, what = ints[sl].tolist(), ID
+        else:
+            col = [i if k == INT else f if k == FLOAT else terms[i]
+                   for i, f, k in zip(ints[sl].tolist(), floats[sl].tolist(), per_value[sl])]
+            what = VALUE
+        if j >= arity and what == ID:       # the times are values, whatever they are
+            col, what = list(map(terms.__getitem__, col)), VALUE
         raw.append(col)
-    return Columns(name, arity, raw, kinds, start, end, terms)
+        kinds.append(what)
+    return Columns(name, arity, raw[:arity], kinds[:arity], raw[arity], raw[arity + 1], terms)
 
 
 __all__ = ["Columns", "ColumnReceiver", "Detection", "TermTable"]

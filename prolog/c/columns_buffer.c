@@ -1,0 +1,408 @@
+/*  The detections' buffer of bridge_columns.pl, in C.
+
+    Why: writing each answer's numbers into cells of a Prolog list
+    (nb_setarg/3 per value, the run and mask bookkeeping in Prolog) and
+    janus converting that list to Python floats and ints was about 0.87 us
+    per answer, a third of the core's time on answer-heavy streams.  Here
+    columns_sink/3 is one foreign call per answer: each value is written
+    as 8 bytes (an int64 or a double) with a kind byte, and Python copies
+    the whole buffer in one go (ctypes.string_at) and slices it into
+    columns (epsparql/core/columns.py).
+
+    Kinds (one byte per value, and per column of a run their bitwise or):
+
+        1  an integer that fits 64 bits, the value itself
+        2  a float, the value itself
+        4  any other term: the int64 id the term dictionary gave it
+           (bridge_columns:sink_id/2, Prolog; an atom equal to the last
+           one at its argument position reuses that id without a call)
+
+    A buffer is a list of runs (detections of one head Name/Arity, one
+    after the other); a detection is Arity + 2 values: its arguments, T1
+    and T2.  It is sent (bridge_columns:flush_columns/0, Prolog, which
+    reads it with colbuf_take/4 and empties it with colbuf_reset/0) when
+    it holds MaxRows detections or the next one does not fit.
+
+    State is per thread (each Prolog thread has its own engine calls) and
+    per nesting level: with_columns/3 may run inside a Python function
+    called by a rule of another with_columns/3 call (colbuf_open/1 and
+    colbuf_close/0 push and pop a level).  Nothing is undone on
+    backtracking, as with nb_setarg/3.
+*/
+#include <SWI-Prolog.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NPOS 16                 /* argument positions with a last-atom slot */
+#define ROW_WIDTH 6             /* values per row a new buffer is sized for */
+
+typedef struct run {
+    atom_t name;                /* registered while the run is in the buffer */
+    size_t arity;
+    size_t count;
+    size_t kinds_off;           /* its columns' kinds in level.run_kinds */
+} run;
+
+typedef struct level {
+    int64_t *slots;             /* int64 or double (memcpy) per value */
+    unsigned char *kinds;       /* kind of each value */
+    size_t cap, nslots, rows, max_rows;
+    run *runs;
+    size_t nruns, runs_cap;
+    unsigned char *run_kinds;   /* per run, Arity + 2 or-ed kinds */
+    size_t run_kinds_len, run_kinds_cap;
+    atom_t last_atom[NPOS];     /* registered; 0 when none */
+    int64_t last_id[NPOS];
+} level;
+
+static __thread level **levels = NULL;
+static __thread int nlevels = 0;
+static __thread int depth = -1;
+
+static predicate_t pred_sink_id;
+static predicate_t pred_flush;
+
+static int
+resource_error(const char *what)
+{
+    term_t ex;
+    return ((ex = PL_new_term_ref()) &&
+            PL_unify_term(ex, PL_FUNCTOR_CHARS, "error", 2,
+                          PL_FUNCTOR_CHARS, "resource_error", 1, PL_CHARS, what,
+                          PL_VARIABLE) &&
+            PL_raise_exception(ex));
+}
+
+static int
+no_call_error(void)
+{
+    term_t ex;
+    return ((ex = PL_new_term_ref()) &&
+            PL_unify_term(ex, PL_FUNCTOR_CHARS, "error", 2,
+                          PL_FUNCTOR_CHARS, "existence_error", 2,
+                            PL_CHARS, "with_columns_call", PL_CHARS, "columns_sink",
+                          PL_VARIABLE) &&
+            PL_raise_exception(ex));
+}
+
+static void
+forget_atoms(level *L)
+{
+    for (size_t i = 0; i < L->nruns; i++)
+        PL_unregister_atom(L->runs[i].name);
+    L->nruns = 0;
+    L->run_kinds_len = 0;
+    L->nslots = 0;
+    L->rows = 0;
+}
+
+static void
+forget_last(level *L)
+{
+    for (int i = 0; i < NPOS; i++) {
+        if (L->last_atom[i]) {
+            PL_unregister_atom(L->last_atom[i]);
+            L->last_atom[i] = 0;
+        }
+    }
+}
+
+static void
+free_levels(void *closure)
+{
+    (void)closure;
+    for (int i = 0; i < nlevels; i++) {
+        level *L = levels[i];
+        forget_atoms(L);
+        forget_last(L);
+        free(L->slots);
+        free(L->kinds);
+        free(L->runs);
+        free(L->run_kinds);
+        free(L);
+    }
+    free(levels);
+    levels = NULL;
+    nlevels = 0;
+    depth = -1;
+}
+
+/* Room for n values in the (empty or not) buffer of L. */
+static int
+grow_slots(level *L, size_t n)
+{
+    if (n <= L->cap)
+        return TRUE;
+    int64_t *s = realloc(L->slots, n * sizeof *s);
+    if (!s)
+        return resource_error("memory");
+    L->slots = s;
+    unsigned char *k = realloc(L->kinds, n);
+    if (!k)
+        return resource_error("memory");
+    L->kinds = k;
+    L->cap = n;
+    return TRUE;
+}
+
+static level *
+current(void)
+{
+    return depth >= 0 ? levels[depth] : NULL;
+}
+
+/** colbuf_open(+MaxRows): a new level for a with_columns/3 call. */
+static foreign_t
+pl_colbuf_open(term_t max_rows)
+{
+    int64_t mr;
+    if (!PL_get_int64_ex(max_rows, &mr))
+        return FALSE;
+    if (mr < 1)
+        return PL_domain_error("positive_integer", max_rows);
+    if (depth + 1 >= nlevels) {
+        if (!levels)
+            PL_thread_at_exit(free_levels, NULL, FALSE);
+        level **ls = realloc(levels, (size_t)(nlevels + 1) * sizeof *ls);
+        if (!ls)
+            return resource_error("memory");
+        levels = ls;
+        level *L = calloc(1, sizeof *L);
+        if (!L)
+            return resource_error("memory");
+        levels[nlevels++] = L;
+    }
+    level *L = levels[depth + 1];
+    forget_atoms(L);
+    forget_last(L);
+    L->max_rows = (size_t)mr;
+    if (!grow_slots(L, (size_t)mr * ROW_WIDTH))
+        return FALSE;
+    depth++;
+    return TRUE;
+}
+
+/** colbuf_close: the current level is done (its buffer is dropped). */
+static foreign_t
+pl_colbuf_close(void)
+{
+    level *L = current();
+    if (L) {
+        forget_atoms(L);
+        forget_last(L);
+        depth--;
+    }
+    return TRUE;
+}
+
+/** colbuf_rows(-Rows): detections in the current buffer. */
+static foreign_t
+pl_colbuf_rows(term_t rows)
+{
+    level *L = current();
+    return PL_unify_int64(rows, L ? (int64_t)L->rows : 0);
+}
+
+/** colbuf_reset: empty the current buffer. */
+static foreign_t
+pl_colbuf_reset(void)
+{
+    level *L = current();
+    if (L)
+        forget_atoms(L);
+    return TRUE;
+}
+
+/** colbuf_take(-Runs, -Values, -Kinds, -Count): the current buffer:
+    Runs the flat list Name, Arity, Count, ColumnKinds per run (the list
+    of the or-ed kinds of its Arity + 2 columns), Values and Kinds the
+    addresses of its Count values and kind bytes (valid until the buffer
+    is reset or written to). */
+static foreign_t
+pl_colbuf_take(term_t runs, term_t values, term_t kinds, term_t count)
+{
+    level *L = current();
+    if (!L)
+        return no_call_error();
+    term_t list = PL_new_term_ref();
+    term_t ks = PL_new_term_ref();
+    term_t h = PL_new_term_ref();
+    PL_put_nil(list);
+    for (size_t i = L->nruns; i-- > 0;) {
+        run *r = &L->runs[i];
+        if (r->count == 0)
+            continue;
+        PL_put_nil(ks);
+        for (size_t j = r->arity + 2; j-- > 0;) {
+            if (!PL_put_int64(h, L->run_kinds[r->kinds_off + j]) || !PL_cons_list(ks, h, ks))
+                return FALSE;
+        }
+        if (!PL_cons_list(list, ks, list) ||
+            !PL_put_int64(h, (int64_t)r->count) || !PL_cons_list(list, h, list) ||
+            !PL_put_int64(h, (int64_t)r->arity) || !PL_cons_list(list, h, list) ||
+            !PL_put_atom(h, r->name) || !PL_cons_list(list, h, list))
+            return FALSE;
+    }
+    return (PL_unify(runs, list) &&
+            PL_unify_int64(values, (int64_t)(intptr_t)L->slots) &&
+            PL_unify_int64(kinds, (int64_t)(intptr_t)L->kinds) &&
+            PL_unify_int64(count, (int64_t)L->nslots));
+}
+
+/* The dictionary id of t (Prolog: bridge_columns:sink_id/2). */
+static int
+term_id(term_t t, int64_t *id)
+{
+    term_t av = PL_new_term_refs(2);
+    return (av && PL_put_term(av, t) &&
+            PL_call_predicate(NULL, PL_Q_PASS_EXCEPTION, pred_sink_id, av) &&
+            PL_get_int64_ex(av + 1, id));
+}
+
+/* Write term t as value k of L's buffer; pos: its argument position
+   (-1 for the times). */
+static int
+put_value(level *L, size_t k, term_t t, long pos)
+{
+    int64_t v;
+    atom_t a;
+
+    switch (PL_term_type(t)) {
+    case PL_INTEGER:
+        if (PL_get_int64(t, &v)) {
+            L->slots[k] = v;
+            L->kinds[k] = 1;
+            return TRUE;
+        }
+        break;                  /* a big integer: by the dictionary */
+    case PL_FLOAT: {
+        double d;
+        if (!PL_get_float(t, &d))
+            return FALSE;
+        memcpy(&L->slots[k], &d, sizeof d);
+        L->kinds[k] = 2;
+        return TRUE;
+    }
+    case PL_ATOM:
+        if (pos >= 0 && pos < NPOS && PL_get_atom(t, &a)) {
+            if (L->last_atom[pos] != a) {
+                if (!term_id(t, &v))
+                    return FALSE;
+                if (L->last_atom[pos])
+                    PL_unregister_atom(L->last_atom[pos]);
+                PL_register_atom(a);
+                L->last_atom[pos] = a;
+                L->last_id[pos] = v;
+            }
+            L->slots[k] = L->last_id[pos];
+            L->kinds[k] = 4;
+            return TRUE;
+        }
+        break;
+    default:
+        break;
+    }
+    if (!term_id(t, &v))
+        return FALSE;
+    L->slots[k] = v;
+    L->kinds[k] = 4;
+    return TRUE;
+}
+
+static int
+flush(void)
+{
+    return PL_call_predicate(NULL, PL_Q_PASS_EXCEPTION, pred_flush, 0);
+}
+
+/* A new run of head name/arity, at the end of L's runs. */
+static int
+new_run(level *L, atom_t name, size_t arity)
+{
+    size_t w = arity + 2;
+    if (L->nruns == L->runs_cap) {
+        size_t n = L->runs_cap ? 2 * L->runs_cap : 16;
+        run *rs = realloc(L->runs, n * sizeof *rs);
+        if (!rs)
+            return resource_error("memory");
+        L->runs = rs;
+        L->runs_cap = n;
+    }
+    if (L->run_kinds_len + w > L->run_kinds_cap) {
+        size_t n = 2 * (L->run_kinds_len + w) + 64;
+        unsigned char *rk = realloc(L->run_kinds, n);
+        if (!rk)
+            return resource_error("memory");
+        L->run_kinds = rk;
+        L->run_kinds_cap = n;
+    }
+    run *r = &L->runs[L->nruns++];
+    PL_register_atom(name);
+    r->name = name;
+    r->arity = arity;
+    r->count = 0;
+    r->kinds_off = L->run_kinds_len;
+    memset(L->run_kinds + L->run_kinds_len, 0, w);
+    L->run_kinds_len += w;
+    return TRUE;
+}
+
+/** columns_sink(+Event, +T1, +T2): the detection into the buffer of the
+    current with_columns/3 call; the buffer is sent when full. */
+static foreign_t
+pl_columns_sink(term_t e, term_t t1, term_t t2)
+{
+    level *L = current();
+    atom_t name;
+    size_t arity;
+
+    if (!L)
+        return no_call_error();
+    if (!PL_get_name_arity(e, &name, &arity))
+        return PL_type_error("callable", e);
+    size_t w = arity + 2;
+    if (L->nslots + w > L->cap) {
+        if (L->rows > 0 && !flush())
+            return FALSE;
+        if (!grow_slots(L, w))  /* a row wider than a whole buffer */
+            return FALSE;
+    }
+    size_t base = L->nslots;
+    term_t a = PL_new_term_ref();
+    for (size_t i = 0; i < arity; i++) {
+        if (!PL_get_arg(i + 1, e, a) || !put_value(L, base + i, a, (long)i))
+            return FALSE;
+    }
+    if (!put_value(L, base + arity, t1, -1) || !put_value(L, base + arity + 1, t2, -1))
+        return FALSE;
+    run *r = L->nruns ? &L->runs[L->nruns - 1] : NULL;
+    if (!r || r->name != name || r->arity != arity) {
+        if (!new_run(L, name, arity))
+            return FALSE;
+        r = &L->runs[L->nruns - 1];
+    }
+    unsigned char *rk = L->run_kinds + r->kinds_off;
+    const unsigned char *k = L->kinds + base;
+    for (size_t j = 0; j < w; j++)
+        rk[j] |= k[j];
+    r->count++;
+    L->nslots += w;
+    L->rows++;
+    if (L->rows >= L->max_rows)
+        return flush();
+    return TRUE;
+}
+
+install_t
+install_columns_buffer(void)
+{
+    pred_sink_id = PL_predicate("sink_id", 2, "bridge_columns");
+    pred_flush = PL_predicate("flush_columns", 0, "bridge_columns");
+    PL_register_foreign_in_module("bridge_columns", "columns_sink", 3, pl_columns_sink, 0);
+    PL_register_foreign_in_module("bridge_columns", "colbuf_open", 1, pl_colbuf_open, 0);
+    PL_register_foreign_in_module("bridge_columns", "colbuf_close", 0, pl_colbuf_close, 0);
+    PL_register_foreign_in_module("bridge_columns", "colbuf_rows", 1, pl_colbuf_rows, 0);
+    PL_register_foreign_in_module("bridge_columns", "colbuf_reset", 0, pl_colbuf_reset, 0);
+    PL_register_foreign_in_module("bridge_columns", "colbuf_take", 4, pl_colbuf_take, 0);
+}
