@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import threading
@@ -187,6 +188,11 @@ def child(mode: str, workload: str, n: int) -> dict:
     text = QUERIES[workload]
     if mode == "single":
         return single(workload, path, n)
+    # Spark's Python workers start in the JVM's working directory, which
+    # comes first on their sys.path: make it the measured tree's, so that
+    # with PYTHONPATH=OTHER_TREE the workers run that tree too, not this one
+    import epsparql
+    os.chdir(Path(epsparql.__file__).resolve().parents[1])
     from epsparql.spark import JobSpec, spark_session
     from epsparql.spark.batch import answers_frame
     from pyspark.sql import functions as F

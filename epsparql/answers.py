@@ -106,17 +106,28 @@ class TermNodes:
         node = self.node
         return [node(i) for i in ids]
 
-    def mapped(self, key: Any, fn: Callable[[Node], Any], ids: Iterable[int]) -> list[Any]:
+    def mapped(self, key: Any, fn: Callable[[Node], Any], ids: Iterable[int],
+               direct: Callable[[list[Any]], list[Any]] | None = None) -> list[Any]:
         """``fn(term)`` for each id (None for unbound), computed once per
-        distinct id and kept under ``key`` (the same key, the same fn)."""
+        distinct id and kept under ``key`` (the same key, the same fn).
+        ``direct``: the same view computed from a list of encoded terms,
+        for those it can do without decoding them (bare numbers), None for
+        the others; a table of plain values (each answer its own number)
+        then builds no rdflib term at all."""
         vals = self._views.get(key)
         if vals is None:
             vals = self._views[key] = []
         self._sized(vals)
         ids = ids if isinstance(ids, (list, range)) else list(ids)
-        for i in {i for i in ids if vals[i] is _UNSET}:
-            n = self.node(i)
-            vals[i] = None if n is None else fn(n)
+        terms = self.terms
+        todo = [i for i in {i for i in ids} if vals[i] is _UNSET]
+        got = direct([terms[i] for i in todo]) if direct is not None and todo else None
+        for k, i in enumerate(todo):
+            v = None if got is None else got[k]
+            if v is None:
+                n = self.node(i)
+                v = None if n is None else fn(n)
+            vals[i] = v
         return list(map(vals.__getitem__, ids))
 
 

@@ -47,7 +47,7 @@ from rdflib.term import Node
 from ..answers import Results, TermNodes
 from ..core.terms import Compound
 from ..rdf.codec import XSD
-from ..rdf.ntriples import format_term
+from ..rdf.ntriples import format_encoded_numbers, format_term
 
 if TYPE_CHECKING:                       # pyarrow is imported when used
     import pyarrow as pa
@@ -249,7 +249,8 @@ def _chunks(segs: list[Segment], kind: str) -> list["pa.Array"]:
         if kind == "null":
             out.append(pa.nulls(len(ids)))
         elif kind == "nt":
-            out.append(_dictionary(table.mapped("nt", format_term, uniq_list), inv))
+            out.append(_dictionary(table.mapped("nt", format_term, uniq_list,
+                                                format_encoded_numbers), inv))
         else:
             vals = [python_kind(table.terms[i])[1] for i in uniq_list]
             out.append(_dictionary(vals, inv) if kind == "str" else _typed(vals, inv, kind))
@@ -288,7 +289,8 @@ def _triples_column(answers: Any) -> "pa.Array | None":
         if not any(b.shape.form == "CONSTRUCT" for b in answers.batches):
             return None
         rows = []
-        nt = lambda table, ids: table.mapped("nt", format_term, ids)  # noqa: E731
+        def nt(table: Any, ids: list[int]) -> list[str | None]:
+            return table.mapped("nt", format_term, ids, format_encoded_numbers)
         for b in answers.batches:
             for ts in b.template_rows(nt, format_term):
                 rows.append([{"s": s, "p": p, "o": o} for s, p, o in ts])

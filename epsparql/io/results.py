@@ -28,9 +28,9 @@ from typing import IO, Any, Iterable, Iterator, Sequence
 from rdflib.term import Node
 
 from ..answer import Answer
-from ..answers import AnswerBatch, Results
+from ..answers import AnswerBatch, Results, TermNodes
 from ..rdf.codec import XSD
-from ..rdf.ntriples import format_term, parse_term
+from ..rdf.ntriples import format_encoded_numbers, format_term, number_texts, parse_term
 from ..rdf.prefixes import Prefixes
 from ..rdf.sparql_json import term_from_json, term_to_json
 from ..times import NUMBER_RE, format_time, parse_time
@@ -105,8 +105,32 @@ def answer_to_json(answer: Answer, *, time_format: str = "seconds") -> dict[str,
     return obj
 
 
-def _term_json_text(node: Node) -> str:
+def term_json_text(node: Node) -> str:
     return json.dumps(term_to_json(node), ensure_ascii=False)
+
+
+_JSON_LITERAL = '{"type": "literal", "value": "'
+_JSON_DOUBLE = '", "datatype": "http://www.w3.org/2001/XMLSchema#double"}'
+_JSON_INTEGER = '", "datatype": "http://www.w3.org/2001/XMLSchema#integer"}'
+
+
+def _numbers_json_texts(values: list) -> list[str | None]:
+    """:func:`term_json_text` of the term of each encoded bare number (an
+    xsd:double or xsd:integer), without building the rdflib term; None
+    for any other encoded term."""
+    return number_texts(values, _JSON_LITERAL, _JSON_DOUBLE, _JSON_INTEGER)
+
+
+def json_texts(table: TermNodes, ids: list[int]) -> list[str | None]:
+    """The JSON text of each id's term (None: unbound), each distinct term
+    written once."""
+    return table.mapped("json", term_json_text, ids, _numbers_json_texts)
+
+
+def nt_texts(table: TermNodes, ids: list[int]) -> list[str | None]:
+    """The N-Triples text of each id's term (None: unbound), each distinct
+    term written once."""
+    return table.mapped("nt", format_term, ids, format_encoded_numbers)
 
 
 def _json_texts(batch: AnswerBatch) -> list[tuple[str, list[str | None]]]:
@@ -115,8 +139,7 @@ def _json_texts(batch: AnswerBatch) -> list[tuple[str, list[str | None]]]:
     out = []
     for name in batch.shape.names:
         ids, table = batch.ids(name)          # type: ignore[misc]
-        out.append((json.dumps(name, ensure_ascii=False),
-                    table.mapped("json", _term_json_text, ids)))
+        out.append((json.dumps(name, ensure_ascii=False), json_texts(table, ids)))
     return out
 
 
@@ -141,10 +164,10 @@ def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds", end: str 
     cols = _json_texts(batch)
     triples: list[str] | None = None
     if sh.form == "CONSTRUCT":
-        view = lambda table, ids: table.mapped("json", _term_json_text, ids)  # noqa: E731
+        view = json_texts
         triples = [', "triples": [' + ", ".join(
             '{"s": ' + a + ', "p": ' + b + ', "o": ' + c + '}' for a, b, c in ts) + ']'
-            if ts else "" for ts in batch.template_rows(view, _term_json_text)]
+            if ts else "" for ts in batch.template_rows(view, term_json_text)]
     lines = []
     for j in range(len(starts)):
         parts = [k + ": " + col[j] for k, col in cols if col[j] is not None]  # type: ignore[operator]
@@ -159,7 +182,7 @@ def batch_nt_columns(batch: AnswerBatch) -> list[tuple[str, list[str | None]]]:
     out = []
     for name in batch.shape.names:
         ids, table = batch.ids(name)          # type: ignore[misc]
-        out.append((name, table.mapped("nt", format_term, ids)))
+        out.append((name, nt_texts(table, ids)))
     return out
 
 
@@ -516,7 +539,7 @@ class NTriplesWriter(AnswerWriter):
             self.ignored += n
             return n
         fmt = self.time_format
-        view = lambda table, ids: table.mapped("nt", format_term, ids)  # noqa: E731
+        view = nt_texts
         lines = []
         written = 0
         for ts, t1, t2 in zip(batch.template_rows(view, format_term), batch.starts(),

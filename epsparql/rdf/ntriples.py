@@ -15,7 +15,8 @@ from rdflib.term import BNode, Literal, Node, URIRef
 
 from ..memo import BoundedCache
 
-__all__ = ["TermSyntaxError", "parse_term", "format_term", "term_at", "iri", "literal",
+__all__ = ["TermSyntaxError", "parse_term", "format_term", "format_encoded_numbers",
+           "number_texts", "term_at", "iri", "literal",
            "unescape", "IRI_PATTERN", "IRI_PLAIN_PATTERN", "BNODE_LABEL_PATTERN",
            "STRING_PATTERN", "SCHEME_RE", "RDF_LANGSTRING", "absolute_iri_problem"]
 
@@ -232,6 +233,43 @@ def _iri_text(text: str) -> str:
     if _IRI_ESC_RE.search(text):
         text = _IRI_ESC_RE.sub(lambda m: f"\\u{ord(m.group(0)):04X}", text)
     return f"<{text}>"
+
+
+_NT_DOUBLE = '"^^<http://www.w3.org/2001/XMLSchema#double>'
+_NT_INTEGER = '"^^<http://www.w3.org/2001/XMLSchema#integer>'
+
+
+def format_encoded_numbers(values: list) -> list[str | None]:
+    """The N-Triples text of each encoded term that is a bare number (the
+    codec's canonical xsd:double or xsd:integer), written without building
+    the rdflib term: ``format_term(decode(value))``; None for any other
+    encoded term."""
+    return number_texts(values, '"', _NT_DOUBLE, _NT_INTEGER)
+
+
+def number_texts(values: list, head: str, double_tail: str, integer_tail: str
+                 ) -> list[str | None]:
+    """``head + repr(v) + tail`` of each bare number of ``values`` (the
+    tail of its type), None for anything else; each distinct non-zero
+    float written once (0.0 and -0.0 are equal in Python, not in RDF)."""
+    memo: dict[float, str] = {}
+    out: list[str | None] = []
+    add = out.append
+    for v in values:
+        tp = type(v)
+        if tp is float:
+            if v:
+                t = memo.get(v)
+                if t is None:
+                    t = memo[v] = head + repr(v) + double_tail
+                add(t)
+            else:
+                add(head + repr(v) + double_tail)
+        elif tp is int:
+            add(head + repr(v) + integer_tail)
+        else:
+            add(None)
+    return out
 
 
 def format_term(node: Node) -> str:

@@ -2,7 +2,7 @@
 
     files ──read+route (mapInPandas)──▶ (key, part, s, p, o, start, end, seq)
           ──repartition(part)──▶ sort within partitions by ([key,] end, start, seq)
-          ──run one engine group per key (mapInPandas)──▶ answers
+          ──run one engine group per key (mapInArrow)──▶ answers
           ──▶ Parquet and JSON lines
 
 Files are read whole by one task each (so malformed lines keep their file
@@ -191,7 +191,7 @@ def _answers(spark: Any, spec: JobSpec, files: Sequence[str], format: str | None
         last = routed.filter(F.col("key") != BAD).agg(F.max("end")).first()[0]
     order = ("key", "end", "start", "seq") if spec.per_key else ("end", "start", "seq")
     grouped = routed.repartition(n, "part").sortWithinPartitions(*order)
-    return grouped.mapInPandas(lambda it: run_sorted(spec, it, last=last), OUTPUT_SCHEMA), release
+    return grouped.mapInArrow(lambda it: run_sorted(spec, it, last=last), OUTPUT_SCHEMA), release
 
 
 def run_batch(spark: Any, spec: JobSpec, files: Sequence[str], out: str | None, *,

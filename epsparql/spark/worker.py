@@ -36,38 +36,223 @@ _RUNNERS: dict[tuple[str, str], "Runner"] = {}
 _NONE: list[str] = []          # the triples of a SELECT answer (shared, never changed)
 
 
-class Rows:
-    """Output rows kept as columns (one list per column of
-    :data:`OUTPUT_COLUMNS`): answers are added a batch at a time, column by
-    column, and the DataFrame is built from the columns."""
+class AnswerBlock:
+    """The output rows of one batch of a query's answers, as columns of
+    text (each distinct term written once): what :class:`Rows` turns into
+    Arrow arrays (batch replay: no Python object per answer beyond its
+    texts) or into Python rows (a pandas frame, streaming).
 
-    __slots__ = ("cols",)
+    ``key``: the group key of every row (a string, or None), or a list
+    with each row's; ``bindings``: (variable, N-Triples texts) per
+    variable, None where unbound; ``triples``: per row its CONSTRUCT
+    triples' lines, or None (SELECT: no triples); ``json``: the JSON
+    lines, a list or an Arrow string array (:func:`json_lines`)."""
 
-    def __init__(self) -> None:
-        self.cols: list[list[Any]] = [[] for _ in OUTPUT_COLUMNS]
+    __slots__ = ("query", "key", "starts", "ends", "bindings", "triples", "json")
+
+    def __init__(self, query: str, key: "str | None | list[str | None]", starts: list[float],
+                 ends: list[float], bindings: list[tuple[str, list[str | None]]],
+                 triples: list[list[str]] | None, json: list[str]) -> None:
+        self.query, self.key, self.starts, self.ends = query, key, starts, ends
+        self.bindings, self.triples, self.json = bindings, triples, json
 
     def __len__(self) -> int:
-        return len(self.cols[0])
+        return len(self.starts)
+
+    def columns(self) -> list[list[Any]]:
+        """The rows as Python values, column by column (the bindings map a
+        dict per row)."""
+        n = len(self.starts)
+        named = self.bindings
+        return [["answer"] * n, [self.query] * n,
+                self.key if isinstance(self.key, list) else [self.key] * n,
+                [float(t) for t in self.starts], [float(t) for t in self.ends],
+                [{name: col[j] for name, col in named if col[j] is not None} for j in range(n)],
+                self.triples if self.triples is not None else [_NONE] * n,
+                self.json if isinstance(self.json, list) else self.json.to_pylist(),
+                [None] * n, [None] * n]
+
+    def arrow(self) -> list[Any]:
+        """The rows as Arrow arrays of :func:`arrow_schema`, built column by
+        column: the bindings map from the variables' text columns (one
+        Arrow string array over all of them, reordered row-major by index
+        arithmetic, unbound variables dropped), no dict per row."""
+        import numpy as np
+        import pyarrow as pa
+        list_type = arrow_schema().field("triples").type
+        n = len(self.starts)
+        string = pa.string()
+        key = self.key
+        keys = pa.array(key, string) if isinstance(key, list) else \
+            pa.nulls(n, string) if key is None else pa.repeat(pa.scalar(key, string), n)
+        m = len(self.bindings)
+        texts = pa.array([v for _, col in self.bindings for v in col], string)  # variable-major
+        order = np.arange(m * n, dtype=np.int64).reshape(m, n).T.ravel()       # row-major
+        if texts.null_count:
+            bound = texts.is_valid().to_numpy(zero_copy_only=False).reshape(m, n)
+            order = order[bound.T.ravel()]
+            counts = bound.sum(axis=0, dtype=np.int32)
+        else:
+            counts = np.full(n, m, dtype=np.int32)
+        offsets = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(counts, out=offsets[1:])
+        names = pa.array([name for name, _ in self.bindings], string)
+        bindings = pa.MapArray.from_arrays(pa.array(offsets), names.take(pa.array(order // n)),
+                                           texts.take(pa.array(order)))
+        if self.triples is None:
+            triples = pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, dtype=np.int32)),
+                                               pa.array([], string), type=list_type)
+        else:
+            triples = pa.array(self.triples, list_type)
+        return [pa.repeat(pa.scalar("answer", string), n),
+                pa.repeat(pa.scalar(self.query, string), n), keys,
+                pa.array(np.asarray(self.starts, dtype=np.float64)),
+                pa.array(np.asarray(self.ends, dtype=np.float64)), bindings, triples,
+                self.json if not isinstance(self.json, list) else pa.array(self.json, string),
+                pa.nulls(n, string), pa.nulls(n, pa.int64())]
+
+
+def json_lines(b: Any, starts: list[float], ends: list[float]) -> Any:
+    """The JSON lines of a batch of answers (without line ends), as an Arrow
+    string array: the text of :func:`epsparql.io.results.batch_json_lines`
+    (``json.dumps(answer_to_json(a), ensure_ascii=False)``), put together
+    column by column with Arrow's string kernels from each distinct term's
+    JSON text and each distinct time's."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from ..io.results import term_json_text, json_texts, time_json
+    sh = b.shape
+    string = pa.string()
+    join = pc.binary_join_element_wise
+    memo: dict[Any, str] = {}
+
+    def times(ts: list[float]) -> Any:
+        # json.dumps(time_json(t)), once per distinct time: equal numbers (5
+        # and 5.0) give the same text, so the distinct float64 values are
+        # enough when every time is one exactly (finite, below 2**53)
+        arr = np.asarray(ts, dtype=np.float64)
+        if len(arr) and np.isfinite(arr).all() and np.abs(arr).max() < 2.0 ** 53:
+            uniq, inv = np.unique(arr, return_inverse=True)
+            texts = [json.dumps(time_json(float(t))) for t in uniq.tolist()]
+            return pa.array(texts, string).take(pa.array(inv.ravel()))
+        out = []
+        for t in ts:
+            v = memo.get(t)
+            if v is None:
+                v = memo[t] = json.dumps(time_json(t))
+            out.append(v)
+        return pa.array(out, string)
+    # each bound variable as ', "name": <term>' (null: unbound), all joined
+    # with unbound ones as "", then the leading ", " cut
+    parts = [join(", " + json.dumps(name, ensure_ascii=False) + ": ",
+                  pa.array(json_texts(*b.ids(name)[::-1]), string), "")
+             for name in sh.names]
+    n = len(starts)
+    if parts:
+        bound = pc.utf8_slice_codeunits(
+            join(*parts, "", null_handling="replace", null_replacement=""), 2)
+    else:
+        bound = pa.repeat(pa.scalar("", string), n)
+    head = '{"query": ' + json.dumps(sh.query, ensure_ascii=False) + ', "start": '
+    if sh.form == "CONSTRUCT":
+        tail = pa.array([', "triples": [' + ", ".join(
+            '{"s": ' + a + ', "p": ' + p + ', "o": ' + o + '}' for a, p, o in ts) + ']'
+            if ts else "" for ts in b.template_rows(json_texts, term_json_text)], string)
+        tail = join(tail, "}", "")
+    else:
+        tail = "}"
+    return join(head, times(starts), ', "end": ', times(ends), ', "bindings": {', bound, "}",
+                tail, "")
+
+
+class Rows:
+    """Output rows in order: blocks of answers (:class:`AnswerBlock`) and
+    other rows (late rows, errors, stats, windowed queries' answers) kept
+    as Python columns; turned into one Arrow record batch (batch replay,
+    ``mapInArrow``) or one pandas frame (streaming)."""
+
+    __slots__ = ("parts", "_n")
+
+    def __init__(self) -> None:
+        #: AnswerBlock, or a list per column of OUTPUT_COLUMNS
+        self.parts: list[Any] = []
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _plain(self) -> list[list[Any]]:
+        if not self.parts or isinstance(self.parts[-1], AnswerBlock):
+            self.parts.append([[] for _ in OUTPUT_COLUMNS])
+        return self.parts[-1]
 
     def append(self, row: Sequence[Any]) -> None:
-        for c, v in zip(self.cols, row):
+        for c, v in zip(self._plain(), row):
             c.append(v)
+        self._n += 1
+
+    def add_block(self, block: AnswerBlock) -> None:
+        self.parts.append(block)
+        self._n += len(block)
 
     def extend(self, rows: "Rows | Iterable[Sequence[Any]]") -> None:
         if isinstance(rows, Rows):
-            for c, more in zip(self.cols, rows.cols):
-                c.extend(more)
+            for part in rows.parts:
+                if isinstance(part, AnswerBlock):
+                    self.parts.append(part)
+                else:
+                    for c, more in zip(self._plain(), part):
+                        c.extend(more)
+            self._n += len(rows)
         else:
             for row in rows:
                 self.append(row)
 
-    def add_columns(self, n: int, columns: Sequence[Any]) -> None:
-        """``n`` rows given column by column (a list, or one value for all)."""
-        for c, v in zip(self.cols, columns):
-            c.extend(v if isinstance(v, list) else [v] * n)
+    def columns(self) -> list[list[Any]]:
+        """Every row as Python values, column by column."""
+        if len(self.parts) == 1 and not isinstance(self.parts[0], AnswerBlock):
+            return self.parts[0]
+        cols: list[list[Any]] = [[] for _ in OUTPUT_COLUMNS]
+        for part in self.parts:
+            for c, more in zip(cols, part.columns() if isinstance(part, AnswerBlock) else part):
+                c.extend(more)
+        return cols
 
     def tuples(self) -> list[tuple]:
-        return list(zip(*self.cols))
+        return list(zip(*self.columns()))
+
+    def arrow(self) -> Any:
+        """One pyarrow RecordBatch of :func:`arrow_schema`."""
+        import pyarrow as pa
+        schema = arrow_schema()
+        batches = []
+        for part in self.parts:
+            if isinstance(part, AnswerBlock):
+                arrays = part.arrow()
+            else:
+                arrays = [pa.array(c, f.type) for c, f in zip(part, schema)]
+            batches.append(pa.RecordBatch.from_arrays(arrays, schema=schema))
+        if not batches:
+            return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in schema], schema=schema)
+        return batches[0] if len(batches) == 1 else pa.concat_batches(batches)
+
+
+_SCHEMA: list[Any] = []
+
+
+def arrow_schema() -> Any:
+    """The Arrow schema of OUTPUT_SCHEMA, as Spark converts it (map
+    entries ``key``/``value``, list items ``element``)."""
+    if not _SCHEMA:
+        import pyarrow as pa
+        _SCHEMA.append(pa.schema([
+            ("kind", pa.string()), ("query", pa.string()), ("key", pa.string()),
+            ("start", pa.float64()), ("end", pa.float64()),
+            ("bindings", pa.map_(pa.string(), pa.string())),
+            ("triples", pa.list_(pa.field("element", pa.string()))),
+            ("json", pa.string()), ("message", pa.string()), ("count", pa.int64())]))
+    return _SCHEMA[0]
 
 
 def runner(spec: JobSpec, kind: str) -> "Runner":
@@ -138,12 +323,12 @@ class Runner:
         """Output rows for the answers found since the last call (those of
         this group's key only), the late rows and the rule errors.  Answers
         are taken as columns: each distinct term is written as N-Triples
-        and JSON once, not once per answer, and the rows are added column
-        by column."""
-        from ..io.results import batch_json_lines, batch_nt_columns
+        and JSON once, not once per answer (a bare number without building
+        its rdflib term), and each batch of answers becomes an
+        :class:`AnswerBlock` of text columns."""
+        from ..io.results import nt_texts
         from ..rdf.ntriples import format_term
         out = Rows()
-        nt = lambda table, ids: table.mapped("nt", format_term, ids)  # noqa: E731
         for q in self.engine.queries:
             var = self.keyvar.get(q.name)
             got = q.results()
@@ -151,28 +336,34 @@ class Runner:
                 self._answer_rows(out, q.name, var, got)
                 continue
             for b in got.batches:
-                cols = batch_nt_columns(b)
                 n = len(b)
-                keys: list[str | None] = [self.key] * n
-                if var is not None:
-                    keys = dict(cols).get(var) or [None] * n
-                keep = list(range(n)) if self.key is None or var is None else \
-                    [j for j in range(n) if keys[j] == self.key]   # others: found in their group
-                if not keep:
+                if not n:
                     continue
-                lines = batch_json_lines(b, end="")
+                cols = [(name, nt_texts(*b.ids(name)[::-1])) for name in b.shape.names]
+                keys: Any = self.key                # every row's, or a list of each row's
+                keep: list[int] | None = None       # None: every row
+                if var is not None:
+                    col = dict(cols).get(var) or [None] * n
+                    if self.key is None:
+                        keys = col
+                    else:                           # others: found in their group
+                        keep = [j for j in range(n) if col[j] == self.key]
+                        if not keep:
+                            continue
+                        if len(keep) == n:
+                            keep = None
                 starts, ends = b.starts(), b.ends()
+                lines = json_lines(b, starts, ends)
+                triples = None
                 if b.shape.form == "CONSTRUCT":
-                    ts = b.template_rows(nt, format_term)
-                    triples = [[f"{s} {p} {o} ." for s, p, o in ts[j]] for j in keep]
-                else:
-                    triples = [_NONE] * len(keep)
-                named = [(name, col) for name, col in cols]
-                out.add_columns(len(keep), (
-                    "answer", q.name, [keys[j] for j in keep],
-                    [float(starts[j]) for j in keep], [float(ends[j]) for j in keep],
-                    [{name: col[j] for name, col in named if col[j] is not None} for j in keep],
-                    triples, lines if len(keep) == n else [lines[j] for j in keep], None, None))
+                    ts = b.template_rows(nt_texts, format_term)
+                    triples = [[f"{s} {p} {o} ." for s, p, o in t] for t in ts]
+                if keep is not None:
+                    cols = [(name, [col[j] for j in keep]) for name, col in cols]
+                    starts, ends = [starts[j] for j in keep], [ends[j] for j in keep]
+                    lines = lines.take(keep)
+                    triples = None if triples is None else [triples[j] for j in keep]
+                out.add_block(AnswerBlock(q.name, keys, starts, ends, cols, triples, lines))
         for s, p, o, t1, t2 in self.late:
             out.append(("late", None, self.key, float(t1), float(t2), None,
                         [f"{format_term(s)} {format_term(p)} {format_term(o)} ."],
@@ -220,7 +411,7 @@ def frame(rows: "Rows | list[tuple]"):
         r = Rows()
         r.extend(rows)
         rows = r
-    return pd.DataFrame(dict(zip(OUTPUT_COLUMNS, rows.cols)), columns=OUTPUT_COLUMNS)
+    return pd.DataFrame(dict(zip(OUTPUT_COLUMNS, rows.columns())), columns=OUTPUT_COLUMNS)
 
 
 def stats_row(kind: str, count: int, message: str = "") -> tuple:
@@ -230,9 +421,10 @@ def stats_row(kind: str, count: int, message: str = "") -> tuple:
 # -- batch replay ----------------------------------------------------------------
 def run_sorted(spec: JobSpec, batches: Iterator[Any], flush_every: int = 20000,
                last: float | None = None) -> Iterator[Any]:
-    """mapInPandas body for a replay partition, rows sorted by (key, end,
-    start, seq) when ``spec.per_key`` (each key's rows one group, run from a
-    clean state and flushed at its end), else by (end, start, seq): one
+    """mapInArrow body for a replay partition (Arrow record batches in and
+    out: the output rows are built as Arrow arrays, :meth:`Rows.arrow`),
+    rows sorted by (key, end, start, seq) when ``spec.per_key`` (each key's
+    rows one group, run from a clean state and flushed at its end), else by (end, start, seq): one
     keyed engine and one whole-stream engine take the partition's rows
     in time order.  ``last``: the whole input's last time stamp (windowed
     queries evaluate up to it in every group)."""
@@ -256,14 +448,14 @@ def run_sorted(spec: JobSpec, batches: Iterator[Any], flush_every: int = 20000,
             r.start(k if spec.per_key else None)
         return r
 
-    for pdf in batches:
-        if pdf.empty:
+    for rb in batches:
+        if not rb.num_rows:
             continue
-        keys = pdf["key"].tolist()
-        cols = [pdf[c].tolist() for c in ("s", "p", "o", "start", "end")]
+        keys = rb.column("key").to_pylist()
+        cols = [rb.column(c).to_pylist() for c in ("s", "p", "o", "start", "end")]
         if spec.windowed:
-            cols.append([None if g is None or g != g else g for g in pdf["stream"].tolist()])
-        msgs = pdf["error"].tolist()
+            cols.append(rb.column("stream").to_pylist())
+        msgs = rb.column("error").to_pylist()
         n = len(keys)
         if not spec.per_key:               # two engines at most: split by kind, keep order
             bad = [i for i in range(n) if keys[i] == BAD]
@@ -300,12 +492,12 @@ def run_sorted(spec: JobSpec, batches: Iterator[Any], flush_every: int = 20000,
             if len(out) < flush_every:
                 out.extend(r.results())
         if len(out) >= flush_every:
-            yield frame(out)
+            yield out.arrow()
             out = Rows()
     for r in runners.values():
         out.extend(r.finish(last))
     out.append(stats_row("events", pushed))
-    yield frame(out)
+    yield out.arrow()
 
 
 def _skipped(message: str) -> tuple:

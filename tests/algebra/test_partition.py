@@ -15,6 +15,7 @@ import random
 from collections import Counter
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 from rdflib import Literal, URIRef
 
@@ -140,8 +141,12 @@ def replay_in_process(spec: JobSpec, rows, partitions: int) -> list:
     order = ["key", "end", "start", "seq"] if spec.per_key else ["end", "start", "seq"]
     for part in parts:
         df = pd.DataFrame(part, columns=ROUTED_COLUMNS).sort_values(order, kind="stable")
-        chunks = [df.iloc[i:i + 7] for i in range(0, len(df), 7)] or [df]
-        for frame in run_sorted(spec, iter(chunks)):
+        # Arrow record batches in and out, as mapInArrow hands them over
+        chunks = [pa.RecordBatch.from_pandas(df.iloc[i:i + 7], preserve_index=False)
+                  for i in range(0, len(df), 7)] or \
+            [pa.RecordBatch.from_pandas(df, preserve_index=False)]
+        for batch in run_sorted(spec, iter(chunks)):
+            frame = batch.to_pandas()
             out.extend(answer_from_json(json.loads(j))
                        for j in frame.loc[frame["kind"] == "answer", "json"])
             assert not (frame["kind"] == "error").any(), frame[frame["kind"] == "error"]
