@@ -40,7 +40,7 @@ __all__ = ["OUTPUT_FORMATS", "AnswerWriter", "JsonLinesWriter", "CsvWriter",
            "SparqlJsonWriter", "NTriplesWriter", "TableWriter", "answer_writer",
            "write_answers", "answer_to_json", "answer_from_json", "read_answers",
            "read_answers_csv", "time_json", "query_prefixes", "batch_json_lines",
-           "batch_nt_columns"]
+           "batch_nt_columns", "nt_texts", "json_texts", "term_json_text"]
 
 #: Answer output formats, by name.
 OUTPUT_FORMATS = ("jsonl", "csv", "sparql-json", "nt", "table")
