@@ -40,6 +40,7 @@ UTC]``.  CONSTRUCT answers have a ``triples`` column (a list of
 """
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from rdflib.term import Node
@@ -84,8 +85,9 @@ def column_names(variables: Sequence[str]) -> list[str]:
 
 def python_kind(term: Any) -> tuple[str | None, Any]:
     """(kind, value) of an encoded term for a typed column: kind ``int``,
-    ``float``, ``bool``, ``datetime`` (value: seconds), ``str`` or
-    ``other``; (None, None) for unbound."""
+    ``float``, ``bool``, ``datetime`` (value: microseconds since the
+    epoch, an int, see :func:`_micros`), ``str`` or ``other``; (None,
+    None) for unbound."""
     if term is None or term == "$error":
         return None, None
     if type(term) is str:
@@ -111,8 +113,26 @@ def python_kind(term: Any) -> tuple[str | None, Any]:
         if name == "bool" and len(args) == 2:
             return "bool", args[0] == "true"
         if name == "d" and len(args) == 3 and args[1] in _DATETIMES:
-            return "datetime", args[0]
+            return "datetime", _micros(args[0], args[2])
     return "other", None
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _micros(seconds: float, lexical: Any) -> int:
+    """A dateTime as whole microseconds since the epoch, read from its
+    lexical form where Python can (the codec's seconds are a float: at
+    dates past ~2100 it holds less than a microsecond), else rounded from
+    the seconds (years beyond 9999, more than six fraction digits)."""
+    try:
+        dt = datetime.fromisoformat(str(lexical))
+    except ValueError:
+        return round(seconds * 1_000_000)
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return (dt - _EPOCH) // _MICROSECOND
 
 
 def segments(answers: Any, variables: Sequence[str]) -> tuple[list[int], dict[str, list[Segment]],
@@ -225,8 +245,8 @@ def _typed(uniq_vals: list[Any], inv: Any, kind: str) -> "pa.Array":
     if kind == "bool":
         vals = np.array([bool(v) for v in uniq_vals], dtype=bool)
         return pa.array(vals[inv], pa.bool_(), mask=mask)
-    # datetime: seconds since the epoch, to microseconds
-    vals = np.array([0 if v is None else round(v * 1_000_000) for v in uniq_vals], dtype=np.int64)
+    # datetime: microseconds since the epoch
+    vals = np.array([0 if v is None else v for v in uniq_vals], dtype=np.int64)
     return pa.array(vals[inv], pa.timestamp("us", tz="UTC"), mask=mask)
 
 

@@ -26,6 +26,8 @@ if TYPE_CHECKING:                       # pandas is imported when used
 
 __all__ = ["to_dataframe"]
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
 
 def _value(node: Node, values: str) -> Any:
     """A term as a cell: the term, its N-Triples text, or its Python value
@@ -38,7 +40,7 @@ def _value(node: Node, values: str) -> Any:
         return format_term(node)
     kind, v = python_kind(encode(node))
     if kind == "datetime":
-        return datetime.fromtimestamp(v, timezone.utc)
+        return _EPOCH + timedelta(microseconds=v)
     if kind == "other":
         v = node.toPython()
         return str(node) if v is None or isinstance(v, Literal) else v

@@ -135,6 +135,21 @@ def test_each_column_gets_the_type_its_values_share(cols, data):
             assert same_cell(got, w, dtype), (got, w, dtype)
 
 
+def test_datetimes_keep_their_microseconds_far_from_the_epoch():
+    """The codec's seconds are a float, which past ~2100 holds less than a
+    microsecond: the typed columns read a dateTime from its lexical form
+    (found by hypothesis: 2106-03-01T00:00:00.000233 came back ...232)."""
+    dt = URIRef(XSD + "dateTime")
+    lex = ["2106-03-01T00:00:00.000233", "2199-12-31T23:59:59.999999+02:00", "1970-01-02T00:00:00Z"]
+    answers = [Answer({"v": Literal(x, datatype=dt)}, 0, 0, (), "q") for x in lex]
+    want = [datetime.fromisoformat(x.replace("Z", "+00:00")) for x in lex]
+    want = [w.replace(tzinfo=timezone.utc) if w.tzinfo is None else w for w in want]
+    df = to_dataframe(answers, variables=["v"])
+    assert [t.to_pydatetime() for t in df["v"]] == want
+    assert to_dataframe(answers, variables=["v"], values="python")["v"].tolist() == \
+        [pd.Timestamp(w) for w in want]
+
+
 def test_times_as_datetimes_and_the_engine_path():
     """The issue's case through a real engine: decimals as float64, whole
     times as int64, dateTimes as datetime64 in UTC."""
