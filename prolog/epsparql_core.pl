@@ -896,8 +896,11 @@ runner_clauses(M,
             (   functor(E, Name, Arity),
                 ep_multi(Name, Arity)
             ->  epsparql_core:dispatch_multi(M, E, T1, T2)
-            ;   catch(ep_entries(E, T1, T2), Error,
-                      epsparql_core:entry_error(M, Error, E, T1, T2))
+            ;   catch(ep_entries(E, T1, T2), Error, true),
+                (   var(Error)
+                ->  true
+                ;   epsparql_core:entry_error(M, Error, E, T1, T2)
+                )
             ) ),
       ( ep_entries(E, T1, T2) :-
             (   ep_on(E, T1, T2), fail ; true ) )
@@ -1314,15 +1317,42 @@ sweep(M, Name, A, W, Now, Mode) :-
         functor(H, Name, A),
         P is A - 1,
         arg(P, H, T1),
-        (   Mode == lazy, N mod 8 =\= 0,
-            \+ engine_store_newest_first(M, Name)
-        ->  % goals are stored oldest first (mostly: a composite partial match
+        (   engine_store_newest_first(M, Name)
+        ->  drop_expired(M, H, T1, Lim)
+        ;   % goals are stored oldest first (mostly: a composite partial match
             % can start earlier than one stored before it): drop the expired
             % prefix; every 8th sweep walks the whole store
-            ignore(\+ ( clause(M:H, true, Ref),
-                        (   T1 < Lim -> erase(Ref), fail ; true ) ))
-        ;   forall(( clause(M:H, true, Ref), T1 < Lim ), erase(Ref))
+            drop_expired_prefix(M, H, T1, Lim),
+            (   Mode == lazy, N mod 8 =\= 0
+            ->  true
+            ;   drop_expired(M, H, T1, Lim)
+            )
         )
+    ).
+
+%   drop_expired_prefix(+M, +H, ?T1, +Lim): remove the goals at the front
+%   of the store of H (fresh arguments, T1 its start) that started before
+%   Lim.  One pass of retract/1, which takes the clauses in order: the
+%   first goal still alive is taken too and put back in front (asserta/1:
+%   the order is unchanged).  H is left unbound.  No clause reference is made: a reference is
+%   a blob, and SWI-Prolog reclaims the clauses erased through one with an
+%   atom garbage collection (which marks every thread's stacks) for every
+%   clause garbage collection; clause/3 and erase/1 per expired goal made
+%   that collection run every few hundred events.
+drop_expired_prefix(M, H, T1, Lim) :-
+    \+ \+ (   retract(M:H), T1 >= Lim
+           ->  asserta(M:H)
+           ;   true
+           ).
+
+%   drop_expired(+M, +H, ?T1, +Lim): remove every goal of the store that
+%   started before Lim.  A walk without references first says whether there
+%   is any (after drop_expired_prefix/4, in a store of single events there
+%   is none); only then are they erased through their references.
+drop_expired(M, H, T1, Lim) :-
+    (   \+ ( clause(M:H, true), T1 < Lim )
+    ->  true
+    ;   forall(( clause(M:H, true, Ref), T1 < Lim ), erase(Ref))
     ).
 
 		 /*******************************
