@@ -656,7 +656,10 @@ stack_node(F, M, Id) :-
 
 %   frame_step(+Frame, -M, -Id): Frame runs step Id of engine M.  A frame
 %   of ep_n<Child> runs a continuation clause of Child, which is a step
-%   of the parent it calls; a frame of ep_c<Id> closes an instant of Id.
+%   of the parent it calls, or the clause that emits a rule's head, a step
+%   of the rule's root (which is Child unless the root is a within step
+%   compiled as its child, core_compile:can_alias/3); a frame of ep_c<Id>
+%   closes an instant of Id.
 frame_step(F, M, Id) :-
     prolog_frame_attribute(F, predicate_indicator, M:Name/_),
     atom(M), engine(M),
@@ -664,8 +667,13 @@ frame_step(F, M, Id) :-
     (   Kind == n,
         prolog_frame_attribute(F, clause, Ref),
         clause(_, Body, Ref),
-        called_node(Body, Parent)
-    ->  Id = Parent
+        (   called_node(Body, Parent)
+        ->  Id = Parent
+        ;   core_compile:ep_owner(M, key(Key), Ref),
+            core_compile:ep_rule_root(M, Key, Root, _)
+        ->  Id = Root
+        )
+    ->  true
     ;   Id = Own
     ).
 
