@@ -169,7 +169,7 @@ default_option(timer_hook, none).
 :- initialization(init_core).
 
 init_core :-
-    flag(epsparql_depth, _, 0),
+    set_depth(0),
     nb_setval(epsparql_sink, []),
     (   engine(epsparql_default) -> true ; engine_create(epsparql_default) ),
     nb_setval(epsparql_current_engine, epsparql_default).
@@ -481,7 +481,7 @@ run_batch(M, Items) :-
     M:ep_state(Now0, N0, Since0, LastGC0, Late0, Stamp),
     engine_option(M, gc_every, Every),
     engine_option(M, gc_period, Period),
-    flag(epsparql_depth, _, 0),
+    set_depth(0),
     instant_work(M, Instant),
     busy_key(M, Key),
     setup_call_cleanup(
@@ -618,7 +618,7 @@ drain_queue(M, Instant, Every, Period, K, S0, S) :-
             record_error(M, error(event_loop(Max, Origin), _), Item, none),
             S = S0
         ;   K1 is K + 1,
-            flag(epsparql_depth, _, 0),
+            set_depth(0),
             run_item(Item, M, Instant, Every, Period, S0, S1),
             drain_queue(M, Instant, Every, Period, K1, S1, S)
         )
@@ -927,7 +927,7 @@ run_entry(M, Goal, E, T1, T2) :-
     catch(all_solutions(M, Goal), Error, entry_error(M, Error, E, T1, T2)).
 
 entry_error(M, Error, E, T1, T2) :-
-    flag(epsparql_depth, _, 0),
+    set_depth(0),
     record_error(M, Error, event(E, [T1, T2])).
 
 %   all_solutions(+M, +Goal): run M:Goal through all its solutions.  A
@@ -1195,17 +1195,28 @@ direct_calls([Mod:Name|Ds], Sink, H, T1, T2, ( Sink = Mod:X, X == Name -> Mod:G 
 %   looping.
 feed(M, H, T1, T2, Max) :-
     (   \+ \+ clause(M:ep_on(H, _, _), _)
-    ->  flag(epsparql_depth, D, D + 1),
+    ->  depth(D),
+        D1 is D + 1,
+        set_depth(D1),
         (   D >= Max
-        ->  flag(epsparql_depth, _, 0),
+        ->  set_depth(0),
             rule_heads_of(M, H, Heads),
             throw(error(derivation_depth(Max, Heads), context(feed/5, _)))
         ;   true
         ),
         forall(M:ep_on(H, T1, T2), true),
-        flag(epsparql_depth, _, D)
+        set_depth(D)
     ;   true
     ).
+
+%   The nesting depth of derived events, per thread (a global variable:
+%   flag/3 would take a mutex at every update, twice per derived event,
+%   and is shared by all threads).
+depth(D) :-
+    (   nb_current('$epsparql_depth', D0) -> D = D0 ; D = 0 ).
+
+set_depth(D) :-
+    nb_setval('$epsparql_depth', D).
 
 %   The heads of the rules that can derive E.
 rule_heads_of(M, E, Heads) :-
@@ -1391,11 +1402,11 @@ fire_timers(M, Cmp, Limit) :-
     ->  retract(M:ep_timer(Due, Seq, E, T1, Why)),
         close_instants(M, Due),
         Start is min(T1, Due),
-        flag(epsparql_depth, _, 0),
+        set_depth(0),
         catch(( core_justify:record_alarm(M, Why, E, Start, Due),
                 ignore(M:ep_emit(E, Start, Due)) ),
               Error,
-              ( flag(epsparql_depth, _, 0),
+              ( set_depth(0),
                 record_error(M, Error, alarm(E, [Start, Due])) )),
         fire_timers(M, Cmp, Limit)
     ;   true
