@@ -1291,11 +1291,16 @@ aggregate_value(max, Vs, X) :- max_list(Vs, X).
 %!  engine_gc(+Module) is det.
 %
 %   Remove goals that can no longer take part in a detection because
-%   their window has passed.
+%   their window has passed.  Under the engine's mutex, as pushing is: a
+%   sweep takes the first live goal of a store out and puts it back
+%   (drop_expired_prefix/4), which another thread must not see.
 engine_gc(M) :-
     must_be_engine(M),
-    M:ep_state(Now, _, _, _, _, _),
-    (   Now =:= -inf -> true ; collect_garbage(M, Now, force) ).
+    engine_mutex(M, Mutex),
+    with_mutex(Mutex,
+               (   M:ep_state(Now, _, _, _, _, _),
+                   (   Now =:= -inf -> true ; collect_garbage(M, Now, force) )
+               )).
 
 %!  engine_drop_goals(+Module, +Before) is det.
 %
