@@ -1018,7 +1018,7 @@ named_heads(error(derivation_depth(_, Heads), _), Heads).
 %   The exception hook: when an exception raised inside a step of an
 %   engine (rule code: a where condition, a helper it calls, the step's
 %   own arithmetic) is about to leave that step, note the innermost such
-%   step.  Rule code runs only under the executor's guards (ep_event/4,
+%   step.  Rule code runs only under the executor's guards (ep_event/3,
 %   run_entry/5, run_close/4, fire_timers/3), whose catch/3 takes every
 %   exception, so the note is for the guard that records the error next
 %   (raised_in/4 checks that the note is about that error).  An exception
@@ -1358,11 +1358,12 @@ sweep(M, Name, A, W, Now, Mode) :-
 %   of the store of H (fresh arguments, T1 its start) that started before
 %   Lim.  One pass of retract/1, which takes the clauses in order: the
 %   first goal still alive is taken too and put back in front (asserta/1:
-%   the order is unchanged).  H is left unbound.  No clause reference is made: a reference is
-%   a blob, and SWI-Prolog reclaims the clauses erased through one with an
-%   atom garbage collection (which marks every thread's stacks) for every
-%   clause garbage collection; clause/3 and erase/1 per expired goal made
-%   that collection run every few hundred events.
+%   the order is unchanged).  H is left unbound.  No clause reference is
+%   made: a reference is a blob, and SWI-Prolog reclaims the clauses
+%   erased through one with an atom garbage collection (which marks every
+%   thread's stacks) for every clause garbage collection; clause/3 and
+%   erase/1 per expired goal made that collection run every few hundred
+%   events.
 drop_expired_prefix(M, H, T1, Lim) :-
     \+ \+ (   retract(M:H), T1 >= Lim
            ->  asserta(M:H)
