@@ -16,6 +16,11 @@
     Prints one line: RESULT {"events", "answers", "wall_s", "cpu_s",
     "goals", "peak_rss_kb"}; memory is this process's (VmHWM, reset
     before pushing).
+
+    The sinks are declared with epsparql_core:direct_sink/1, as
+    bridge_python.pl declares its columns sink, so that a core that calls
+    such sinks directly does so here as through Python (a core without
+    the hook ignores the declaration).
 */
 :- initialization(main, main).
 
@@ -23,6 +28,8 @@ main :-
     current_prolog_flag(argv, [Core, RuleText, File, BatchA, How]),
     atom_number(BatchA, Batch),
     use_module(Core),
+    assertz(epsparql_core:direct_sink(user:null_sink)),
+    assertz(epsparql_core:direct_sink(user:count_sink)),
     engine(RuleText, loop_bench, E),
     garbage_collect,
     reset_hwm,

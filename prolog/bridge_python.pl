@@ -62,6 +62,11 @@ set_stack_limit :-
 :- use_module(bridge_json, [write_json/2, json_term//1]).
 :- use_module(bridge_columns).
 
+%   The columns sink, as with_detection_sink/2 receives it from here, is
+%   called directly by the engines' ep_emit/3 (no call/4 per detection).
+:- multifile epsparql_core:direct_sink/1.
+epsparql_core:direct_sink(bridge_python:columns_sink).
+
 %!  reply(:Goal, -Reply:string) is det.
 %
 %   Run Goal (which binds Out to a JSON-writing goal) and return its

@@ -65,7 +65,8 @@
     ep_node_counter/2,  % ep_node_counter(Module, Next)
     ep_owner/3,         % ep_owner(Module, node(Id) or key(RuleKey), ClauseRef): who made a clause
     ep_rule_root/4,     % ep_rule_root(Module, RuleKey, RootId, Head)
-    ep_origin/4.        % ep_origin(Module, NodeId, RuleKey, Origin): what the step implements
+    ep_origin/4,        % ep_origin(Module, NodeId, RuleKey, Origin): what the step implements
+    ep_alias/3.         % ep_alias(Module, WithinId, ChildId): a within step compiled as its child (build/3)
 
 %   relation(?Op, +T1, +T2, +T3, +T4, -Check, -TS, -TE, -Span): binary
 %   operators defined outside the core (etalis.pl defines ETALIS' own
@@ -160,6 +161,7 @@ node_count(M, N) :-
 %
 %   Drop the compiler's node table of Module (on engine reset).
 forget_nodes(M) :-
+    retractall(ep_alias(M, _, _)),
     retractall(ep_origin(M, _, _, _)),
     retractall(ep_node(M, _, _)),
     retractall(ep_edge(M, _, _)),
@@ -337,10 +339,75 @@ new_id(M, Id) :-
 
 occ_name(Id, Name) :- atom_concat(ep_n, Id, Name).
 
+%   occ_head(+Id, +Vs, ?T1, ?T2, -Head): the occurrence head of node Id
+%   (while a rule is compiled: ep_compile_module names the engine).  For
+%   a within step compiled as its child (ep_alias/3) it is the child's.
 occ_head(Id, Vs, T1, T2, Head) :-
+    b_getval(ep_compile_module, M),
+    occ_head(M, Id, Vs, T1, T2, Head).
+
+occ_head(M, Id0, Vs, T1, T2, Head) :-
+    occ_node(M, Id0, Id),
     occ_name(Id, Name),
     append(Vs, [T1, T2], Args),
     Head =.. [Name|Args].
+
+%   occ_node(+M, +Id0, -Id): the node whose occurrence predicate stands
+%   for Id0's.  Asked for the head of a child C that a within step is
+%   aliased to, the caller is a new parent of C itself: the alias is
+%   undone first (unalias/3), so that C's clauses stay in the order they
+%   would have without it.
+occ_node(M, Id0, Id) :-
+    (   ep_alias(M, Id0, C)
+    ->  Id = C
+    ;   ep_alias(M, W, Id0)
+    ->  unalias(M, W, Id0),
+        Id = Id0
+    ;   Id = Id0
+    ).
+
+%   A within step over a step that checks the window itself
+%   (window_checked/1) occurs exactly when its child does, with the same
+%   variables and interval: its only clause would be ep_n<C>(...) :-
+%   ep_n<Id>(...), one more call per occurrence.  Unless the rule is
+%   justified (that clause would record the step), such a step is
+%   compiled as its child: ep_alias(M, Id, C), and the clauses of Id's
+%   parents go to C's predicate (occ_head/6).  Only while C has no other
+%   parent: C must have no clause when Id is aliased to it, and the first
+%   other parent undoes the alias (unalias/3), so that every clause runs
+%   in the order it would without the alias.  The rule graph is not
+%   changed (Id is a node of its own, with its edges).
+can_alias(M, C, Arity) :-
+    b_getval(ep_compile_justify, false),
+    \+ ep_alias(M, C, _),
+    \+ ep_alias(M, _, C),
+    occ_name(C, Name),
+    functor(H, Name, Arity),
+    \+ clause(M:H, _).
+
+%   unalias(+M, +W, +C): compile within step W as a step of its own again:
+%   C's clauses (all of them made for W's parents, in order) move to W's
+%   predicate with their owners, and C gets the clause that calls W.
+unalias(M, W, C) :-
+    retract(ep_alias(M, W, C)),
+    occ_name(C, CName),
+    occ_name(W, WName),
+    (   current_predicate(M:CName/A) -> true ; current_predicate(M:WName/A) ),
+    functor(HC, CName, A),
+    findall(c(HC, Body, Owner),
+            (   clause(M:HC, Body, Ref),
+                (   retract(ep_owner(M, Owner0, Ref)) -> Owner = Owner0 ; Owner = node(W) ),
+                erase(Ref)
+            ),
+            Moved),
+    HC =.. [CName|Args],
+    HW =.. [WName|Args],
+    assert_owned(M, (HC :- HW), node(W)),
+    forall(member(c(H, Body, Owner), Moved),
+           (   H =.. [_|HArgs],
+               H1 =.. [WName|HArgs],
+               assert_owned(M, (H1 :- Body), Owner)
+           )).
 
 %   Ensure the occurrence predicate exists even before it has parents.
 declare_occ(M, Id, Vs) :-
@@ -363,12 +430,18 @@ build(Ctx, within(P, W), Id) :- !,
     node(ctx(M, W1, Pol), P, C),
     term_variables(within(P, W), Vs),
     declare_occ(M, Id, Vs),
-    occ_head(C, Vs, T1, T2, CH),
-    occ_head(Id, Vs, T1, T2, H0),
-    just_goal(Id, Vs, T1, T2, [c(C, Vs, T1, T2)], H0, H),
-    (   window_checked(P)
-    ->  assert_clause(M, (CH :- H))
-    ;   assert_clause(M, (CH :- T2 - T1 =< W, H))
+    length(Vs, K),
+    Arity is K + 2,
+    (   window_checked(P),
+        can_alias(M, C, Arity)
+    ->  assertz(ep_alias(M, Id, C))         % compiled as C (see can_alias/3)
+    ;   occ_head(C, Vs, T1, T2, CH),
+        occ_head(Id, Vs, T1, T2, H0),
+        just_goal(Id, Vs, T1, T2, [c(C, Vs, T1, T2)], H0, H),
+        (   window_checked(P)
+        ->  assert_clause(M, (CH :- H))
+        ;   assert_clause(M, (CH :- T2 - T1 =< W, H))
+        )
     ).
 build(Ctx, where(P, Cond), Id) :-
     compound(P),
@@ -752,16 +825,15 @@ compile_optional(Ctx, Kind, L, R, Cond0, S-E, Vs, Id) :-
     ;   true
     ),
     optional_clauses(Kind, M, W, Id, Vs, LVs, RVs, S-E, Cond,
-                     GL, GR, HL, HR, t(T1, T2, T3, T4), Stores),
+                     GL, GR, HL-CL, HR-CR, t(T1, T2, T3, T4), Stores),
     forall(member(Name-SW, Stores),
            (   Name == LName
            ->  declare_store(M, LName/LA, SW, Id)
            ;   declare_store(M, RName/RA, SW, Id)
            )).
 
-optional_clauses(optseq, M, W, Id, Vs, LVs, RVs, S-E, Cond, GL, _GR, HL, HR,
+optional_clauses(optseq, M, W, Id, Vs, LVs, RVs, S-E, Cond, GL, _GR, HL-CL, HR-CR,
                  t(T1, T2, T3, T4), [LName-inf]) :-
-    child_ids(HL, HR, CL, CR),
     functor(GL, LName, _),
     assert_clause(M, (HL :- assertz(GL))),
     window_goal(W, T1, T4, WCheck),
@@ -777,9 +849,8 @@ optional_clauses(optseq, M, W, Id, Vs, LVs, RVs, S-E, Cond, GL, _GR, HL, HR,
     assert_clause(M, (HR :- (   GL, T2 < T3, WCheck, S = T1, E = T4, Cond, HBoth
                             ;   \+ (GL, T2 < T3, S = T3, E = T4, Cond), HAlone
                             ))).
-optional_clauses(eqopt, M, W, Id, Vs, LVs, RVs, S-E, Cond, GL, GR, HL, HR,
+optional_clauses(eqopt, M, W, Id, Vs, LVs, RVs, S-E, Cond, GL, GR, HL-CL, HR-CR,
                  t(T1, T2, T3, T4), [LName-W, RName-W]) :-
-    child_ids(HL, HR, CL, CR),
     functor(GL, LName, _),
     functor(GR, RName, _),
     occ_head(Id, Vs, T1, T2, HBoth0),
@@ -797,9 +868,8 @@ optional_clauses(eqopt, M, W, Id, Vs, LVs, RVs, S-E, Cond, GL, GR, HL, HR,
     just_goal(Id, Vs1, T1, T2, [c(CL, LVs, T1, T2)], HAlone0, HAlone),
     assert_clause(M, (Close :- \+ (GR, T3 =:= T1, T4 =:= T2, S = T1, E = T2, Cond),
                                HAlone)).
-optional_clauses(leftjoin, M, W, Id, Vs, LVs, RVs, S-E, Cond, GL, GR, HL, HR,
+optional_clauses(leftjoin, M, W, Id, Vs, LVs, RVs, S-E, Cond, GL, GR, HL-CL, HR-CR,
                  t(T1, T2, T3, T4), [LName-W, RName-inf]) :-
-    child_ids(HL, HR, CL, CR),
     functor(GL, LName, _),
     functor(GR, RName, _),
     occ_head(Id, Vs, TS, T2, HBoth0),
@@ -820,16 +890,6 @@ optional_clauses(leftjoin, M, W, Id, Vs, LVs, RVs, S-E, Cond, GL, GR, HL, HR,
     assert_clause(M, (Close :- \+ (GR, T4 =< T2, S = T1, E = T2, Cond), HAlone)).
 
 close_name(Id, Name) :- atom_concat(ep_c, Id, Name).
-
-%   The node ids of two occurrence heads ep_n<Id>(...).
-child_ids(HL, HR, CL, CR) :-
-    occ_id(HL, CL),
-    occ_id(HR, CR).
-
-occ_id(H, Id) :-
-    functor(H, Name, _),
-    atom_concat(ep_n, Digits, Name),
-    atom_number(Digits, Id).
 
 optional_pattern(P, Kind, L, R, Cond, SE) :-
     compound(P),
@@ -895,11 +955,14 @@ condition_goal(Cond, Goal) :-
 %   their arithmetic (time checks, conditions) becomes VM instructions
 %   instead of calls to is/2, </2, ... (about 1.5x on the seq2 workload).
 assert_clause(M, Clause) :-
+    clause_owner(Owner),
+    assert_owned(M, Clause, Owner).
+
+assert_owned(M, Clause, Owner) :-
     current_prolog_flag(optimise, Old),
     setup_call_cleanup(set_prolog_flag(optimise, true),
                        assertz(M:Clause, Ref),
                        set_prolog_flag(optimise, Old)),
-    clause_owner(Owner),
     assertz(ep_owner(M, Owner, Ref)),
     clause_pi(Clause, PI),
     (   epsparql_core:engine_rule_pred(M, PI)
@@ -1106,6 +1169,8 @@ reachable(M, [Id|Ids], Seen, Live) :-
 
 delete_node(M, Id) :-
     forall(retract(ep_owner(M, node(Id), Ref)), erase_clause(Ref)),
+    retractall(ep_alias(M, Id, _)),
+    retractall(ep_alias(M, _, Id)),
     retractall(ep_origin(M, Id, _, _)),
     retractall(ep_node(M, _, Id)),
     retractall(ep_edge(M, Id, _)),
@@ -1203,7 +1268,10 @@ graph_rule(M, rule(H, Id, Vs)) :-
     Key = P0-_-_-_,
     varnumbers(P0, P),
     term_variables(P, Vs),
-    occ_head(Id, Vs, _, _, OccHead),
+    (   ep_alias(M, Id, C) -> true ; C = Id ),
+    occ_name(C, Name),
+    append(Vs, [_, _], Args),
+    OccHead =.. [Name|Args],
     (   ep_owner(M, key(RuleKey), Ref),
         clause(M:OccHead, Body, Ref),
         emitted_head(Body, H0, H1)

@@ -119,6 +119,9 @@ engine_local(ep_timer/5).       % ep_timer(Due, Seq, Event, Start, Why): alarms 
 engine_local(ep_just/5).        % ep_just(NodeId, Args, T1, T2, Children): justification edges (core_justify.pl)
 engine_local(ep_just_rule/5).   % ep_just_rule(Head, T1, T2, RuleKey, Node): detections with their rule
 engine_local(ep_listened/1).    % ep_listened(Head): a head (Name with fresh arguments) some rule listens to
+engine_local(ep_items/14).      % the loop over a batch's items (install_runner/1)
+engine_local(ep_event/3).       % ep_event(Event, T1, T2): one event into the rules (install_runner/1)
+engine_local(ep_entries/3).     % ep_entries(Event, T1, T2): every solution of ep_on/3 (install_runner/1)
 
 %!  default_option(?Key, ?Value) is nondet.
 %
@@ -166,7 +169,7 @@ default_option(timer_hook, none).
 :- initialization(init_core).
 
 init_core :-
-    flag(epsparql_depth, _, 0),
+    set_depth(0),
     nb_setval(epsparql_sink, []),
     (   engine(epsparql_default) -> true ; engine_create(epsparql_default) ),
     nb_setval(epsparql_current_engine, epsparql_default).
@@ -227,6 +230,7 @@ engine_create(M) :-
     assertz(engine(M)),
     forall(engine_local(PI), dynamic(M:PI)),
     init_state(M),
+    install_runner(M),
     update_emit(M).
 
 init_state(M) :-
@@ -477,26 +481,50 @@ run_batch(M, Items) :-
     M:ep_state(Now0, N0, Since0, LastGC0, Late0, Stamp),
     engine_option(M, gc_every, Every),
     engine_option(M, gc_period, Period),
-    flag(epsparql_depth, _, 0),
+    set_depth(0),
     instant_work(M, Instant),
     busy_key(M, Key),
     setup_call_cleanup(
         nb_setval(Key, true),
-        run_items(Items, M, Instant, Every, Period,
-                  s(Now0, N0, Since0, LastGC0, Late0), s(Now, N, Since, LastGC, Late)),
+        M:ep_items(Items, Instant, Every, Period,
+                   Now0, N0, Since0, LastGC0, Late0, Now, N, Since, LastGC, Late),
         ( nb_setval(Key, false),
           retractall(M:ep_queue(_, _)) )),
     retract(M:ep_state(_, _, _, _, _, _)),
     assertz(M:ep_state(Now, N, Since, LastGC, Late, Stamp)).
 
-normalise_batch([], []).
-normalise_batch([X|Xs], [e(E, T1, T2)|Ys]) :-
+%   normalise_batch(+Batch, -Items): Batch as e(E, T1, T2) items, checked.
+%   A batch of valid e/3 items (what the bridge and the rows path make)
+%   is its own normal form: it is checked in one pass that allocates
+%   nothing; any other batch takes normalise_items/2, which converts
+%   event/2 items and raises on the first bad one.
+normalise_batch(Batch, Items) :-
+    (   plain_items(Batch)
+    ->  Items = Batch
+    ;   normalise_items(Batch, Items)
+    ).
+
+%   plain_items(+Items): every item is e(E, T1, T2) with E callable, T1
+%   and T2 integers or finite floats, T1 =< T2 (what check_event/3
+%   accepts, tested without a call per item).  Fails on anything else,
+%   binding nothing.
+plain_items([]).
+plain_items([X|Xs]) :-
+    X = e(E, T1, T2),
+    callable(E),
+    (   integer(T1) -> true ; float(T1), float_class(T1, C1), C1 \== nan, C1 \== infinite ),
+    (   integer(T2) -> true ; float(T2), float_class(T2, C2), C2 \== nan, C2 \== infinite ),
+    T1 =< T2,
+    plain_items(Xs).
+
+normalise_items([], []).
+normalise_items([X|Xs], [e(E, T1, T2)|Ys]) :-
     (   X = e(E, T1, T2) -> true
     ;   X = event(E, [T1, T2]) -> true
     ;   type_error(event_item, X)
     ),
     check_event(E, T1, T2),
-    normalise_batch(Xs, Ys).
+    normalise_items(Xs, Ys).
 
 check_event(E, T1, T2) :-
     (   var(E) -> instantiation_error(E) ; true ),
@@ -514,16 +542,21 @@ check_time(T) :-
 
 %   instant_work(+M, -Work): what a new end instant must do in this
 %   batch, decided once per batch (rules do not change within one):
-%   i(Close, SeenKey, Timers).  Close: close the earlier instants (only
-%   engines with eqopt/leftjoin steps ever have answers waiting in
-%   ep_pend/3); SeenKey: the global variable of the dedup set to forget
-%   (none without dedup); Timers: fire the alarms the clock passes.
-instant_work(M, i(Close, Seen, Timers)) :-
+%   none, or i(Close, SeenKey, Timers).  Close: close the earlier
+%   instants (only engines with eqopt/leftjoin steps ever have answers
+%   waiting in ep_pend/3); SeenKey: the global variable of the dedup set
+%   to forget (none without dedup); Timers: fire the alarms the clock
+%   passes.
+instant_work(M, Work) :-
     (   engine_has_pending(M) -> Close = true ; Close = false ),
     (   engine_option(M, dedup, false) -> Seen = none ; seen_key(M, Seen) ),
-    (   engine_has_timers(M) -> Timers = true ; Timers = false ).
+    (   engine_has_timers(M) -> Timers = true ; Timers = false ),
+    (   Close == false, Seen == none, Timers == false
+    ->  Work = none
+    ;   Work = i(Close, Seen, Timers)
+    ).
 
-new_instant(i(false, none, false), _, _) :- !.
+new_instant(none, _, _) :- !.
 new_instant(i(Close, Seen, Timers), M, T2) :-
     (   Timers == true -> fire_timers(M, <, T2) ; true ),
     (   Close == true -> close_instants(M, T2) ; true ),
@@ -531,15 +564,10 @@ new_instant(i(Close, Seen, Timers), M, T2) :-
     ;   nb_delete(Seen)                 % succeeds when there is no set (4x cheaper than nb_current/2)
     ).
 
-run_items([], _, _, _, _, S, S).
-run_items([Item|Items], M, Instant, Every, Period, S0, S) :-
-    run_item(Item, M, Instant, Every, Period, S0, S1),
-    (   M:ep_queue(_, _)
-    ->  drain_queue(M, Instant, Every, Period, 0, S1, S2)
-    ;   S2 = S1
-    ),
-    run_items(Items, M, Instant, Every, Period, S2, S).
-
+%   run_item(+Item, +M, +Instant, +Every, +Period, +S0, -S): one item,
+%   the state as s(Now, N, Since, LastGC, Late): the queued items and
+%   the adv/flush ones (the engine's ep_items/14, install_runner/1, runs
+%   the events of a batch itself, the same way).
 run_item(e(E, T1, T2), M, Instant, Every, Period, s(Now0, N0, Since0, Last0, Late0), S) :-
     (   T2 < Now0 -> Late is Late0 + 1, Now = Now0
     ;   T2 > Now0
@@ -547,7 +575,7 @@ run_item(e(E, T1, T2), M, Instant, Every, Period, s(Now0, N0, Since0, Last0, Lat
         new_instant(Instant, M, T2)
     ;   Late = Late0, Now = T2
     ),
-    dispatch(M, E, T1, T2),
+    M:ep_event(E, T1, T2),
     N is N0 + 1,
     Since1 is Since0 + 1,
     (   (   Every > 0, Since1 >= Every
@@ -590,7 +618,7 @@ drain_queue(M, Instant, Every, Period, K, S0, S) :-
             record_error(M, error(event_loop(Max, Origin), _), Item, none),
             S = S0
         ;   K1 is K + 1,
-            flag(epsparql_depth, _, 0),
+            set_depth(0),
             run_item(Item, M, Instant, Every, Period, S0, S1),
             drain_queue(M, Instant, Every, Period, K1, S1, S)
         )
@@ -628,7 +656,10 @@ stack_node(F, M, Id) :-
 
 %   frame_step(+Frame, -M, -Id): Frame runs step Id of engine M.  A frame
 %   of ep_n<Child> runs a continuation clause of Child, which is a step
-%   of the parent it calls; a frame of ep_c<Id> closes an instant of Id.
+%   of the parent it calls, or the clause that emits a rule's head, a step
+%   of the rule's root (which is Child unless the root is a within step
+%   compiled as its child, core_compile:can_alias/3); a frame of ep_c<Id>
+%   closes an instant of Id.
 frame_step(F, M, Id) :-
     prolog_frame_attribute(F, predicate_indicator, M:Name/_),
     atom(M), engine(M),
@@ -636,8 +667,13 @@ frame_step(F, M, Id) :-
     (   Kind == n,
         prolog_frame_attribute(F, clause, Ref),
         clause(_, Body, Ref),
-        called_node(Body, Parent)
-    ->  Id = Parent
+        (   called_node(Body, Parent)
+        ->  Id = Parent
+        ;   core_compile:ep_owner(M, key(Key), Ref),
+            core_compile:ep_rule_root(M, Key, Root, _)
+        ->  Id = Root
+        )
+    ->  true
     ;   Id = Own
     ).
 
@@ -804,23 +840,95 @@ seen_key(M, Key) :-
 %   Run every rule step the event enters.  An exception in a rule
 %   (a where-condition, a hook) is recorded with the event and the
 %   engine goes on with the next event.
-dispatch(M, E, T1, T2) :-
-    functor(E, N, A),
-    (   M:ep_multi(N, A)
-    ->  (   clause(M:ep_on(E, T1, T2), Body),
-            run_entry(M, Body, E, T1, T2),
-            fail
-        ;   true
-        )
-    ;   run_entry(M, ep_on(E, T1, T2), E, T1, T2)
+%
+%   install_runner(+M): the engine's own clauses for this, in its module,
+%   so that the hot path makes direct calls to M's predicates (a call
+%   M:G with M known only at run time builds the term M:G and looks G's
+%   predicate up in M every time):
+%
+%       ep_items(Items, Instant, Every, Period, Now0, N0, Since0, LastGC0,
+%           Late0, Now, N, Since, LastGC, Late): run the items of a batch
+%           in order (run_batch/2), the clock and counters of ep_state/6
+%           threaded through as arguments (no term per event); the
+%           events raised inside (ep_queue/2) run after the event that
+%           raised them; an adv/flush item takes run_item/7
+%       ep_event(E, T1, T2): E into the rules (see below for ep_multi/2)
+%       ep_entries(E, T1, T2): every solution of ep_on(E, T1, T2), under
+%           one catch/3
+%
+%   They are compiled with the optimise flag (inline arithmetic).
+install_runner(M) :-
+    retractall(M:ep_items(_, _, _, _, _, _, _, _, _, _, _, _, _, _)),
+    retractall(M:ep_event(_, _, _)),
+    retractall(M:ep_entries(_, _, _)),
+    runner_clauses(M, Clauses),
+    current_prolog_flag(optimise, Old),
+    setup_call_cleanup(set_prolog_flag(optimise, true),
+                       forall(member(C, Clauses), assertz(M:C)),
+                       set_prolog_flag(optimise, Old)).
+
+runner_clauses(M,
+    [ ep_items([], _, _, _, Now, N, Since, Last, Late, Now, N, Since, Last, Late),
+      ( ep_items([Item|Items], I, Every, Period,
+                 Now0, N0, Since0, Last0, Late0, Now, N, Since, Last, Late) :-
+            (   Item = e(E, T1, T2)
+            ->  (   T2 > Now0
+                ->  Now1 = T2, Late1 = Late0,
+                    (   I == none -> true ; epsparql_core:new_instant(I, M, T2) )
+                ;   T2 < Now0
+                ->  Now1 = Now0, Late1 is Late0 + 1
+                ;   Now1 = T2, Late1 = Late0
+                ),
+                ep_event(E, T1, T2),
+                N1 is N0 + 1,
+                Since2 is Since0 + 1,
+                (   (   Every > 0, Since2 >= Every
+                    ;   Period \== inf, ( Last0 =:= -inf -> true ; Now1 - Last0 >= Period )
+                    )
+                ->  epsparql_core:collect_garbage(M, Now1), Since1 = 0, Last1 = Now1
+                ;   Since1 = Since2, Last1 = Last0
+                )
+            ;   epsparql_core:run_item(Item, M, I, Every, Period,
+                                       s(Now0, N0, Since0, Last0, Late0),
+                                       s(Now1, N1, Since1, Last1, Late1))
+            ),
+            (   ep_queue(_, _)
+            ->  epsparql_core:drain_queue(M, I, Every, Period, 0,
+                                          s(Now1, N1, Since1, Last1, Late1),
+                                          s(Now2, N2, Since3, Last2, Late2))
+            ;   Now2 = Now1, N2 = N1, Since3 = Since1, Last2 = Last1, Late2 = Late1
+            ),
+            ep_items(Items, I, Every, Period,
+                     Now2, N2, Since3, Last2, Late2, Now, N, Since, Last, Late) ),
+      ( ep_event(E, T1, T2) :-
+            (   functor(E, Name, Arity),
+                ep_multi(Name, Arity)
+            ->  epsparql_core:dispatch_multi(M, E, T1, T2)
+            ;   catch(ep_entries(E, T1, T2), Error, true),
+                (   var(Error)
+                ->  true
+                ;   epsparql_core:entry_error(M, Error, E, T1, T2)
+                )
+            ) ),
+      ( ep_entries(E, T1, T2) :-
+            (   ep_on(E, T1, T2), fail ; true ) )
+    ]).
+
+dispatch_multi(M, E, T1, T2) :-
+    (   clause(M:ep_on(E, T1, T2), Body),
+        run_entry(M, Body, E, T1, T2),
+        fail
+    ;   true
     ).
 
 %   One entry of an event into the rules, its exceptions recorded with
 %   the event (and the step that raised, see raised_in/4).
 run_entry(M, Goal, E, T1, T2) :-
-    catch(all_solutions(M, Goal), Error,
-          ( flag(epsparql_depth, _, 0),
-            record_error(M, Error, event(E, [T1, T2])) )).
+    catch(all_solutions(M, Goal), Error, entry_error(M, Error, E, T1, T2)).
+
+entry_error(M, Error, E, T1, T2) :-
+    set_depth(0),
+    record_error(M, Error, event(E, [T1, T2])).
 
 %   all_solutions(+M, +Goal): run M:Goal through all its solutions.  A
 %   predicate, not forall/2 written inside catch/3: janus loads
@@ -910,13 +1018,13 @@ named_heads(error(derivation_depth(_, Heads), _), Heads).
 %   The exception hook: when an exception raised inside a step of an
 %   engine (rule code: a where condition, a helper it calls, the step's
 %   own arithmetic) is about to leave that step, note the innermost such
-%   step.  Rule code runs only under the executor's guards (run_entry/5,
-%   run_close/4, fire_timers/3), whose catch/3 takes every exception, so
-%   the note is for the guard that records the error next (raised_in/4
-%   checks that the note is about that error).  An exception caught inside
-%   the step itself is not noted.  The hook always fails: the exception is
-%   unchanged.  It costs nothing on the hot path: it runs only when an
-%   exception is raised.
+%   step.  Rule code runs only under the executor's guards (ep_event/3,
+%   run_entry/5, run_close/4, fire_timers/3), whose catch/3 takes every
+%   exception, so the note is for the guard that records the error next
+%   (raised_in/4 checks that the note is about that error).  An exception
+%   caught inside the step itself is not noted.  The hook always fails:
+%   the exception is unchanged.  It costs nothing on the hot path: it
+%   runs only when an exception is raised.
 :- multifile prolog:prolog_exception_hook/5.
 :- dynamic prolog:prolog_exception_hook/5.
 
@@ -978,10 +1086,15 @@ update_emit(M) :-
     engine_option(M, buffer, Buffer),
     engine_option(M, hook, Hook),
     engine_option(M, max_depth, Max),
+    sink_call(Sink, H, T1, T2, CallSink),
     (   Buffer == true
-    ->  Record = epsparql_core:record_detection(M, H, T1, T2)
-    ;   Record = epsparql_core:sink_detection(H, T1, T2)
+    ->  Kept = assertz(M:ep_det(H, T1, T2))
+    ;   Kept = true
     ),
+    Record = (   nb_current(epsparql_sink, Sink), Sink \== []
+             ->  CallSink
+             ;   Kept
+             ),
     (   Hook == none
     ->  CallHook = true
     ;   CallHook = ( b_setval('$epsparql_raising', head(H)),
@@ -1003,12 +1116,16 @@ update_emit(M) :-
     ->  Feed = epsparql_core:feed(M, H, T1, T2, Max)
     ;   Feed = true
     ),
+    foldl(and_goal, [Record, CallHook, Feed], Fresh, Body),
     retractall(M:ep_emit(_, _, _)),
-    assertz(M:(ep_emit(H, T1, T2) :-
-                   Fresh,
-                   Record,
-                   CallHook,
-                   Feed)).
+    assertz(M:(ep_emit(H, T1, T2) :- Body)).
+
+%   and_goal(+G, +Acc, -Goal): Acc, G without the trues.
+and_goal(G, Acc, Goal) :-
+    (   G == true -> Goal = Acc
+    ;   Acc == true -> Goal = G
+    ;   Goal = (Acc, G)
+    ).
 
 %   Can a detected head be an event of some rule?  True if some rule's
 %   emitted event (its head; for a labelled rule the inner rule's; for an
@@ -1041,19 +1158,36 @@ emitted_event(exceptionAlarm(E, _), E) :- !.
 emitted_event(exceptionAlarmAbsoluteDatime(E, _), E) :- !.
 emitted_event(Head, Head).
 
-%   Detections go to the sink stream of a bridge call when one is active
-%   (written there as JSON at once), else to the engine's buffer.
-record_detection(M, H, T1, T2) :-
-    (   nb_current(epsparql_sink, Sink), Sink \== []
-    ->  call(Sink, H, T1, T2)
-    ;   assertz(M:ep_det(H, T1, T2))
-    ).
+%   Detections go to the sink of a bridge call when one is active
+%   (with_detection_sink/2), else to the engine's buffer (or nowhere with
+%   the option buffer false): ep_emit/3 does this itself, inline.
+%
+%   sink_call(?Sink, ?H, ?T1, ?T2, -Goal): how ep_emit/3 passes H, T1,
+%   T2 to the active Sink: call(Sink, H, T1, T2), but with a direct call
+%   for the sinks declared with direct_sink/1 (a call/4 builds the goal
+%   and looks its predicate up at every detection).
+sink_call(Sink, H, T1, T2, Goal) :-
+    findall(D, ( direct_sink(D), D = Mod:Name, atom(Mod), atom(Name) ), Ds0),
+    list_to_set(Ds0, Ds),
+    direct_calls(Ds, Sink, H, T1, T2, Goal).
 
-sink_detection(H, T1, T2) :-
-    (   nb_current(epsparql_sink, Sink), Sink \== []
-    ->  call(Sink, H, T1, T2)
-    ;   true
-    ).
+%   The test is Sink = Mod:X, X == Name, which the compiler inlines
+%   (Sink is always Module:Closure, with_detection_sink/2 being a meta
+%   predicate), where Sink == Mod:Name would be a call to ==/2.
+direct_calls([], Sink, H, T1, T2, call(Sink, H, T1, T2)).
+direct_calls([Mod:Name|Ds], Sink, H, T1, T2, ( Sink = Mod:X, X == Name -> Mod:G ; Rest )) :-
+    G =.. [Name, H, T1, T2],
+    direct_calls(Ds, Sink, H, T1, T2, Rest).
+
+%!  direct_sink(?Sink) is nondet.
+%
+%   Sink (Module:Name, as with_detection_sink/2 receives it: qualified
+%   with the caller's module) is called directly by the engines whose
+%   ep_emit/3 is generated after the declaration (a multifile hook:
+%   bridge_python.pl declares its columns sink).  Any other sink is
+%   called with call/4.
+:- multifile direct_sink/1.
+:- dynamic direct_sink/1.
 
 %   A derived event is an event: run the rules that listen to it.  The
 %   nesting depth is bounded so that a rule deriving what it consumes
@@ -1061,17 +1195,28 @@ sink_detection(H, T1, T2) :-
 %   looping.
 feed(M, H, T1, T2, Max) :-
     (   \+ \+ clause(M:ep_on(H, _, _), _)
-    ->  flag(epsparql_depth, D, D + 1),
+    ->  depth(D),
+        D1 is D + 1,
+        set_depth(D1),
         (   D >= Max
-        ->  flag(epsparql_depth, _, 0),
+        ->  set_depth(0),
             rule_heads_of(M, H, Heads),
             throw(error(derivation_depth(Max, Heads), context(feed/5, _)))
         ;   true
         ),
         forall(M:ep_on(H, T1, T2), true),
-        flag(epsparql_depth, _, D)
+        set_depth(D)
     ;   true
     ).
+
+%   The nesting depth of derived events, per thread (a global variable:
+%   flag/3 would take a mutex at every update, twice per derived event,
+%   and is shared by all threads).
+depth(D) :-
+    (   nb_current('$epsparql_depth', D0) -> D = D0 ; D = 0 ).
+
+set_depth(D) :-
+    nb_setval('$epsparql_depth', D).
 
 %   The heads of the rules that can derive E.
 rule_heads_of(M, E, Heads) :-
@@ -1146,11 +1291,16 @@ aggregate_value(max, Vs, X) :- max_list(Vs, X).
 %!  engine_gc(+Module) is det.
 %
 %   Remove goals that can no longer take part in a detection because
-%   their window has passed.
+%   their window has passed.  Under the engine's mutex, as pushing is: a
+%   sweep takes the first live goal of a store out and puts it back
+%   (drop_expired_prefix/4), which another thread must not see.
 engine_gc(M) :-
     must_be_engine(M),
-    M:ep_state(Now, _, _, _, _, _),
-    (   Now =:= -inf -> true ; collect_garbage(M, Now, force) ).
+    engine_mutex(M, Mutex),
+    with_mutex(Mutex,
+               (   M:ep_state(Now, _, _, _, _, _),
+                   (   Now =:= -inf -> true ; collect_garbage(M, Now, force) )
+               )).
 
 %!  engine_drop_goals(+Module, +Before) is det.
 %
@@ -1191,15 +1341,43 @@ sweep(M, Name, A, W, Now, Mode) :-
         functor(H, Name, A),
         P is A - 1,
         arg(P, H, T1),
-        (   Mode == lazy, N mod 8 =\= 0,
-            \+ engine_store_newest_first(M, Name)
-        ->  % goals are stored oldest first (mostly: a composite partial match
+        (   engine_store_newest_first(M, Name)
+        ->  drop_expired(M, H, T1, Lim)
+        ;   % goals are stored oldest first (mostly: a composite partial match
             % can start earlier than one stored before it): drop the expired
             % prefix; every 8th sweep walks the whole store
-            ignore(\+ ( clause(M:H, true, Ref),
-                        (   T1 < Lim -> erase(Ref), fail ; true ) ))
-        ;   forall(( clause(M:H, true, Ref), T1 < Lim ), erase(Ref))
+            drop_expired_prefix(M, H, T1, Lim),
+            (   Mode == lazy, N mod 8 =\= 0
+            ->  true
+            ;   drop_expired(M, H, T1, Lim)
+            )
         )
+    ).
+
+%   drop_expired_prefix(+M, +H, ?T1, +Lim): remove the goals at the front
+%   of the store of H (fresh arguments, T1 its start) that started before
+%   Lim.  One pass of retract/1, which takes the clauses in order: the
+%   first goal still alive is taken too and put back in front (asserta/1:
+%   the order is unchanged).  H is left unbound.  No clause reference is
+%   made: a reference is a blob, and SWI-Prolog reclaims the clauses
+%   erased through one with an atom garbage collection (which marks every
+%   thread's stacks) for every clause garbage collection; clause/3 and
+%   erase/1 per expired goal made that collection run every few hundred
+%   events.
+drop_expired_prefix(M, H, T1, Lim) :-
+    \+ \+ (   retract(M:H), T1 >= Lim
+           ->  asserta(M:H)
+           ;   true
+           ).
+
+%   drop_expired(+M, +H, ?T1, +Lim): remove every goal of the store that
+%   started before Lim.  A walk without references first says whether there
+%   is any (after drop_expired_prefix/4, in a store of single events there
+%   is none); only then are they erased through their references.
+drop_expired(M, H, T1, Lim) :-
+    (   \+ ( clause(M:H, true), T1 < Lim )
+    ->  true
+    ;   forall(( clause(M:H, true, Ref), T1 < Lim ), erase(Ref))
     ).
 
 		 /*******************************
@@ -1230,11 +1408,11 @@ fire_timers(M, Cmp, Limit) :-
     ->  retract(M:ep_timer(Due, Seq, E, T1, Why)),
         close_instants(M, Due),
         Start is min(T1, Due),
-        flag(epsparql_depth, _, 0),
+        set_depth(0),
         catch(( core_justify:record_alarm(M, Why, E, Start, Due),
                 ignore(M:ep_emit(E, Start, Due)) ),
               Error,
-              ( flag(epsparql_depth, _, 0),
+              ( set_depth(0),
                 record_error(M, Error, alarm(E, [Start, Due])) )),
         fire_timers(M, Cmp, Limit)
     ;   true
