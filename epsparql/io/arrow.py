@@ -55,7 +55,7 @@ if TYPE_CHECKING:                       # pyarrow is imported when used
 
     from ..answer import Answer
 
-__all__ = ["to_arrow", "META_NAMES", "answer_variables", "column_names", "python_kind",
+__all__ = ["to_arrow", "EPOCH", "META_NAMES", "answer_variables", "column_names", "python_kind",
            "Segment", "segments", "time_column"]
 
 META_NAMES = ("query", "start", "end")
@@ -117,7 +117,8 @@ def python_kind(term: Any) -> tuple[str | None, Any]:
     return "other", None
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+#: The epoch of the microseconds of a ``datetime`` python_kind.
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICROSECOND = timedelta(microseconds=1)
 
 
@@ -132,7 +133,7 @@ def _micros(seconds: float, lexical: Any) -> int:
         return round(seconds * 1_000_000)
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
-    return (dt - _EPOCH) // _MICROSECOND
+    return (dt - EPOCH) // _MICROSECOND
 
 
 def segments(answers: Any, variables: Sequence[str]) -> tuple[list[int], dict[str, list[Segment]],

@@ -8,7 +8,7 @@ table (``int64``, ``float64``, ``bool``, ``datetime64[UTC]``, strings).
 """
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -17,7 +17,7 @@ from rdflib.term import Literal, Node
 from ..answers import Results, TermNodes
 from ..rdf.codec import encode
 from ..rdf.ntriples import format_term, parse_term
-from .arrow import answer_variables, column_names, python_kind, segments, to_arrow
+from .arrow import EPOCH, answer_variables, column_names, python_kind, segments, to_arrow
 
 if TYPE_CHECKING:                       # pandas is imported when used
     import pandas as pd
@@ -25,8 +25,6 @@ if TYPE_CHECKING:                       # pandas is imported when used
     from ..answer import Answer
 
 __all__ = ["to_dataframe"]
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def _value(node: Node, values: str) -> Any:
@@ -40,7 +38,7 @@ def _value(node: Node, values: str) -> Any:
         return format_term(node)
     kind, v = python_kind(encode(node))
     if kind == "datetime":
-        return _EPOCH + timedelta(microseconds=v)
+        return EPOCH + timedelta(microseconds=v)
     if kind == "other":
         v = node.toPython()
         return str(node) if v is None or isinstance(v, Literal) else v

@@ -40,7 +40,7 @@ __all__ = ["OUTPUT_FORMATS", "AnswerWriter", "JsonLinesWriter", "CsvWriter",
            "SparqlJsonWriter", "NTriplesWriter", "TableWriter", "answer_writer",
            "write_answers", "answer_to_json", "answer_from_json", "read_answers",
            "read_answers_csv", "time_json", "query_prefixes", "batch_json_lines",
-           "batch_nt_columns", "nt_texts", "json_texts", "term_json_text"]
+           "batch_nt_columns", "batch_triples_json", "nt_texts", "json_texts", "term_json_text"]
 
 #: Answer output formats, by name.
 OUTPUT_FORMATS = ("jsonl", "csv", "sparql-json", "nt", "table")
@@ -133,6 +133,15 @@ def nt_texts(table: TermNodes, ids: list[int]) -> list[str | None]:
     return table.mapped("nt", format_term, ids, format_encoded_numbers)
 
 
+def batch_triples_json(batch: AnswerBatch) -> list[str]:
+    """Per answer of a CONSTRUCT batch, the ``, "triples": [...]`` part of
+    its JSON line ("" for an answer without triples), each distinct term's
+    JSON written once."""
+    return [', "triples": [' + ", ".join(
+        '{"s": ' + s + ', "p": ' + p + ', "o": ' + o + '}' for s, p, o in ts) + ']'
+        if ts else "" for ts in batch.template_rows(json_texts, term_json_text)]
+
+
 def _json_texts(batch: AnswerBatch) -> list[tuple[str, list[str | None]]]:
     """Per variable of the batch: its JSON key and the JSON text of its
     term in each answer (None: unbound), each distinct term written once."""
@@ -164,10 +173,7 @@ def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds", end: str 
     cols = _json_texts(batch)
     triples: list[str] | None = None
     if sh.form == "CONSTRUCT":
-        view = json_texts
-        triples = [', "triples": [' + ", ".join(
-            '{"s": ' + a + ', "p": ' + b + ', "o": ' + c + '}' for a, b, c in ts) + ']'
-            if ts else "" for ts in batch.template_rows(view, term_json_text)]
+        triples = batch_triples_json(batch)
     lines = []
     for j in range(len(starts)):
         parts = [k + ": " + col[j] for k, col in cols if col[j] is not None]  # type: ignore[operator]
@@ -539,10 +545,9 @@ class NTriplesWriter(AnswerWriter):
             self.ignored += n
             return n
         fmt = self.time_format
-        view = nt_texts
         lines = []
         written = 0
-        for ts, t1, t2 in zip(batch.template_rows(view, format_term), batch.starts(),
+        for ts, t1, t2 in zip(batch.template_rows(nt_texts, format_term), batch.starts(),
                               batch.ends()):
             if not ts:
                 self.ignored += 1

@@ -121,7 +121,7 @@ def json_lines(b: Any, starts: list[float], ends: list[float]) -> Any:
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
-    from ..io.results import term_json_text, json_texts, time_json
+    from ..io.results import batch_triples_json, json_texts, time_json
     sh = b.shape
     string = pa.string()
     join = pc.binary_join_element_wise
@@ -156,9 +156,7 @@ def json_lines(b: Any, starts: list[float], ends: list[float]) -> Any:
         bound = pa.repeat(pa.scalar("", string), n)
     head = '{"query": ' + json.dumps(sh.query, ensure_ascii=False) + ', "start": '
     if sh.form == "CONSTRUCT":
-        tail = pa.array([', "triples": [' + ", ".join(
-            '{"s": ' + a + ', "p": ' + p + ', "o": ' + o + '}' for a, p, o in ts) + ']'
-            if ts else "" for ts in b.template_rows(json_texts, term_json_text)], string)
+        tail = pa.array(batch_triples_json(b), string)
         tail = join(tail, "}", "")
     else:
         tail = "}"
