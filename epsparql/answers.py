@@ -23,12 +23,13 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from itertools import accumulate, islice
-from operator import le, lt, or_
+from operator import and_, le, lt, or_
 from typing import Any, Callable, Iterable, Iterator
 
-from rdflib.term import Node
+from rdflib.term import BNode, Node, URIRef
 
 from .answer import Answer
+from .core.terms import Compound
 from .rdf.codec import decode, encode
 
 __all__ = ["AnswerBatch", "AnswerShape", "LazyBindings", "LazyTriples", "RepeatFilter", "Results",
@@ -359,32 +360,66 @@ class AnswerBatch:
 
     def template_rows(self, view: Callable[[TermNodes, list[int]], list[Any]],
                       const: Callable[[Node], Any]) -> list[list[tuple]]:
-        """Per answer, its CONSTRUCT triples (the template triples all of
-        whose positions are bound), each position through ``view`` (a
-        function of a table and ids, e.g. ``TermNodes.nodes``) or, for a
-        constant, ``const``."""
+        """Per answer, its CONSTRUCT triples: the template triples all of
+        whose positions are bound and make an RDF triple (an IRI or blank
+        node subject, an IRI predicate; SPARQL 1.1, 16.2: any other is
+        left out), each position through ``view`` (a function of a table
+        and ids, e.g. ``TermNodes.nodes``) or, for a constant, ``const``."""
         rows = list(self.row_ids())
         out: list[list[tuple]] = [[] for _ in rows]
+        for triple, cols, ok in self._template_columns(rows, view):
+            consts = [None if is_var else const(x) for is_var, x in triple]
+            for j in range(len(rows)):
+                if ok is not None and not ok[j]:
+                    continue
+                vals = tuple(consts[p] if cols[p] is None else cols[p][j] for p in range(3))
+                if None not in vals:
+                    out[j].append(vals)
+        return out
+
+    def makes_triples(self) -> list[bool]:
+        """Per answer: does some template triple come out whole (see
+        :meth:`template_rows`)?  No term is decoded."""
+        rows = list(self.row_ids())
+        made = [False] * len(rows)
+        for _, cols, ok in self._template_columns(rows, _bound_view):
+            for j in range(len(rows)):
+                if not made[j] and (ok is None or ok[j]) \
+                        and all(c is None or c[j] for c in cols):
+                    made[j] = True
+        return made
+
+    def _template_columns(self, rows: list[int], view: Callable[[TermNodes, list[int]], list[Any]]
+                          ) -> Iterator[tuple[tuple, list[Any], list[bool] | None]]:
+        """Per template triple whose positions can all be bound and whose
+        constants are in their place: the triple, the ``view`` of each
+        variable position over ``rows`` (None for a constant), and per row
+        whether its subject and predicate are of the right kind (None:
+        they are constants)."""
         cache: dict[int, list[Any]] = {}
         for triple in self.shape.template:
+            (vs, s), (vp, p), _ = triple
+            if (not vs and not isinstance(s, (URIRef, BNode))) or (not vp and not isinstance(p, URIRef)):
+                continue
+            if any(is_var and x is None for is_var, x in triple):
+                continue                            # a variable the pattern never binds
             cols = []
             for is_var, x in triple:
                 if not is_var:
                     cols.append(None)
                     continue
-                if x is None:
-                    break
                 if x not in cache:
                     col = self.cols[x]
                     cache[x] = view(self.tables[x], [col[r] for r in rows])
                 cols.append(cache[x])
-            else:
-                consts = [None if is_var else const(x) for is_var, x in triple]
-                for j in range(len(rows)):
-                    vals = tuple(consts[p] if cols[p] is None else cols[p][j] for p in range(3))
-                    if None not in vals:
-                        out[j].append(vals)
-        return out
+            ok = None
+            for pos, (is_var, x) in enumerate(triple[:2]):
+                if is_var:
+                    col, terms = self.cols[x], self.tables[x].terms
+                    good = _SUBJECT if pos == 0 else _PREDICATE
+                    kinds = [good(terms[col[r]]) for r in rows]
+                    ok = kinds if ok is None else list(map(and_, ok, kinds))
+            yield triple, cols, ok
 
     # -- answers ---------------------------------------------------------------
     def answer(self, r: int) -> Answer:
@@ -495,6 +530,22 @@ class LazyTriples(Sequence):
 
 def _same(x: Any) -> Any:
     return x
+
+
+def _bound_view(table: TermNodes, ids: list[int]) -> list[bool]:
+    return [table.bound(i) for i in ids]
+
+
+def _iri(t: Any) -> bool:
+    """Is the encoded term an IRI (an atom that is not the error marker)?"""
+    return type(t) is str and t != ERROR
+
+
+def _iri_or_bnode(t: Any) -> bool:
+    return (type(t) is str and t != ERROR) or (type(t) is Compound and t.name == "b")
+
+
+_SUBJECT, _PREDICATE = _iri_or_bnode, _iri
 
 
 class Results(Sequence):

@@ -40,9 +40,9 @@ from rdflib.term import BNode, Literal, Node, URIRef
 from .algebra.partition import NO_SCHEMA, Plan, Schema, plan
 from .algebra.window_partition import window_plan
 from .answer import Answer
-from .answers import AnswerBatch, AnswerShape, RepeatFilter, Results, TermNodes
+from .answers import TermNodes
 from .core import CoreEngine, Compound
-from .core.columns import VALUE, Columns
+from .core.columns import Columns
 from .core.event_engine import unpack_state
 from .core.rule_graph import RuleGraph
 from .core.runtime import PROLOG_DIR, check, runtime, runtime_alive
@@ -53,11 +53,16 @@ from .rdf.json_terms import node_from_json, node_to_json
 from .rdf.ntriples import absolute_iri_problem
 from .rdf.wire import term_text, triple_batch_text
 from .rdf.wire_rows import triple_batch_rows
-from .prepare import EP_SPARQL, PreparedQuery, dialect_of, prepare, prepare_windowed
-from .rules import CompiledQuery
+from .ep_query import EPQuery
+from .prepare import EP_SPARQL, dialect_of, prepare, prepare_windowed
+from .query import Query
 from .times import seconds
 from .language.dialects import DialectQuery
 from .window_runtime import DEFAULT_STREAM, UnboundedWindowWarning, WindowQuery, WindowRuntime
+
+__all__ = ["Engine", "Query", "EPQuery", "WindowQuery", "Answer", "EngineError", "LimitError",
+           "StateLimitError", "AnswerLimitError", "UnboundedStateWarning", "Source",
+           "DEFAULT_STREAM", "BACKGROUND", "SNAPSHOT_MAGIC"]
 
 
 #: First bytes of an Engine.snapshot() blob (then zlib-compressed: one line
@@ -109,255 +114,6 @@ def _plain(t: float | int) -> float | int:
     return float(t) if isinstance(t, float) else int(t)
 
 
-class Query:
-    """A registered continuous query (SELECT, CONSTRUCT or ASK)."""
-
-    def __init__(self, engine: "Engine", name: str, prepared: PreparedQuery,
-                 on_result: Callable[[Answer], None] | None):
-        alg = prepared.algebra
-        self.engine = engine
-        self.name = name
-        #: every stage of the query: syntax tree, algebra, rules (epsparql/prepare.py)
-        self.prepared = prepared
-        self.text = prepared.text
-        self.form: str = alg.form
-        self.compiled: CompiledQuery = prepared.compiled
-        self.projection: list[str] | None = None
-        if alg.form == "SELECT" and alg.projection:
-            self.projection = [p[1].name if isinstance(p, tuple) else p.name
-                               for p in alg.projection]
-        self.distinct: bool = alg.distinct
-        self.template = tuple(alg.template)
-        self.on_result = on_result
-        self._batches: list[AnswerBatch] = []
-        self._seen: set[Any] = set()
-        self._asked = False
-        self._repeats = RepeatFilter()
-        self._shape = self._answer_shape()
-
-    @property
-    def variables(self) -> list[str]:
-        """The variables an answer binds (projected for SELECT)."""
-        if self.projection is not None:
-            return list(self.projection)
-        return [v for v in self.compiled.variables if not v.startswith("_:")]
-
-    @property
-    def rules(self) -> str:
-        """The rule-language text this query compiled to."""
-        return self.compiled.rules
-
-    @property
-    def algebra(self) -> Any:
-        """The query's algebra (section 4.2) after the rewrites."""
-        return self.prepared.algebra
-
-    @property
-    def prefixes(self) -> dict[str, str]:
-        """The prefixes the query declares (``""``: its base)."""
-        return self.prepared.prefixes
-
-    def rule_graph(self) -> RuleGraph:
-        """The part of the engine's binarised rule graph this query's rules
-        reach (steps shared with other queries included), with the goals
-        stored now (one Prolog crossing)."""
-        g = self.engine.rule_graph()
-        return g.part(g.rules_of_head(self.compiled.head))
-
-    def results(self, format: str | None = None, *, limit: int | None = None,
-                **options: Any) -> Any:
-        """Answers found since the last call, in order (drains).
-
-        A :class:`~epsparql.answers.Results`: a sequence of
-        :class:`~epsparql.Answer` whose terms are decoded when read
-        (``len()`` and the intervals decode nothing).  ``format="arrow"``:
-        a pyarrow Table instead, one column per variable plus ``start`` and
-        ``end`` (``options``: ``values``, ``times``; see
-        :func:`epsparql.io.to_arrow`).  ``limit``: take at most that many
-        (the oldest), leaving the rest for the next call."""
-        if format not in (None, "arrow"):
-            raise ValueError(f"format must be None or 'arrow', got {format!r}")
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
-                                  or limit < 0):
-            raise ValueError(f"limit must be a whole number >= 0 or None, got {limit!r}")
-        taken = self._take(limit)
-        res = Results(taken, self.name, self.variables)
-        if format is None:
-            if options:
-                raise TypeError(f"unexpected options {sorted(options)} (they go with "
-                                f"format='arrow')")
-            return res
-        from .io.arrow import to_arrow
-        return to_arrow(res, **options)
-
-    def _take(self, limit: int | None) -> list[AnswerBatch]:
-        if limit is None:
-            out, self._batches = self._batches, []
-            return out
-        out: list[AnswerBatch] = []
-        left = limit
-        while self._batches and left > 0:
-            b = self._batches[0]
-            if len(b) <= left:
-                out.append(self._batches.pop(0))
-                left -= len(b)
-            else:
-                head, self._batches[0] = b.split(left)
-                out.append(head)
-                left = 0
-        return out
-
-    @property
-    def pending(self) -> int:
-        """How many answers wait to be taken with :meth:`results`."""
-        return sum(map(len, self._batches))
-
-    def to_dataframe(self, **options: Any):
-        """The answers found since the last call as a pandas DataFrame (drains;
-        options as for :func:`epsparql.io.to_dataframe`)."""
-        from .io.dataframe import to_dataframe
-        return to_dataframe(self.results(), variables=self.variables, **options)
-
-    def _answer_shape(self) -> AnswerShape:
-        """Which head argument holds each variable an answer shows, and
-        where the CONSTRUCT template takes its terms."""
-        head = {n: a for a, n in enumerate(self.compiled.variables)}
-        if self.form == "ASK":
-            return AnswerShape(self.name, self.form, (), ())
-        if self.form == "SELECT" and self.projection is not None:
-            names = [n for n in self.projection if n in head]
-        else:
-            names = [n for n in self.compiled.variables if not n.startswith("_:")]
-        template = []
-        for t in self.template:
-            pos = []
-            for x in (t.s, t.p, t.o):
-                if type(x).__name__ == "Var":
-                    pos.append((True, head.get(x.name)))
-                elif isinstance(x, BNode):
-                    pos.append((True, head.get("_:tpl:" + str(x))))
-                else:
-                    pos.append((False, x))
-            template.append(tuple(pos))
-        return AnswerShape(self.name, self.form, names, [head[n] for n in names], template)
-
-    def _deliver(self, chunk: Columns, nodes: TermNodes,
-                 room: int | None = None) -> tuple[int, bool]:
-        """Keep a run of detections of this query's head as answers: repeats
-        of a detection (same arguments and interval) are dropped, an ASK
-        query keeps its first, DISTINCT drops repeated projections,
-        CONSTRUCT the rows with no complete template triple.  At most
-        ``room`` are kept (the engine's ``max_answers``).  Returns how many
-        it kept, and whether answers were left out for want of room."""
-        n = len(chunk)
-        if n == 0:
-            return 0, False
-        cols: list[Any] = []
-        tables: list[TermNodes] = []
-        for a in range(chunk.arity):
-            if chunk.kinds[a] == VALUE:         # plain values (not dictionary ids)
-                cols.append(range(n))
-                tables.append(TermNodes(chunk.ids(a)))
-            else:
-                cols.append(chunk.ids(a))
-                tables.append(nodes)
-        # set semantics: the core leaves repeats of query heads to us.  The
-        # answers are then rows of the chunk's columns (none copied)
-        rows = self._repeats.fresh(cols, tables, chunk.start, chunk.end)
-        if rows is not None and not rows:
-            return 0, False
-        if self.form == "ASK":
-            if self._asked:
-                return 0, False
-            self._asked = True
-            rows = rows[:1] if rows is not None else [0]
-        elif self.form == "CONSTRUCT":
-            rows = self._complete_rows(cols, tables, range(n) if rows is None else rows)
-        elif self.distinct:
-            rows = self._new_rows(cols, tables, range(n) if rows is None else rows)
-        if rows is not None:
-            if not rows:
-                return 0, False
-            if len(rows) == n:
-                rows = None
-        batch = AnswerBatch(self._shape, cols, tables, chunk.start, chunk.end, rows)
-        cut = room is not None and len(batch) > room
-        if cut:
-            batch = batch.split(room)[0]
-            if not len(batch):
-                return 0, True
-        self._batches.append(batch)
-        if self.on_result is not None:
-            for ans in batch.answers():
-                self.on_result(ans)
-        return len(batch), cut
-
-    def _complete_rows(self, cols: list[Any], tables: list[TermNodes],
-                       rows: Sequence[int]) -> list[int]:
-        """Of ``rows``, those of which at least one template triple is all bound."""
-        ok = [False] * len(rows)
-        for triple in self._shape.template:
-            args = [x for is_var, x in triple if is_var]
-            if None in args:
-                continue                        # a variable the pattern never binds
-            bound = [[tables[a].bound(cols[a][r]) for r in rows] for a in args]
-            for j in range(len(rows)):
-                if not ok[j] and all(b[j] for b in bound):
-                    ok[j] = True
-        return [r for r, good in zip(rows, ok) if good]
-
-    def _new_rows(self, cols: list[Any], tables: list[TermNodes],
-                  rows: Sequence[int]) -> list[int]:
-        """DISTINCT: of ``rows``, those whose projected bindings were not
-        seen before (keys: sorted (variable, rdflib term) pairs of the
-        bound ones)."""
-        sh = self._shape
-        order = sorted(range(len(sh.names)), key=lambda k: sh.names[k])
-        named = [(sh.names[k], tables[sh.args[k]].nodes([cols[sh.args[k]][r] for r in rows]))
-                 for k in order]
-        seen = self._seen
-        out = []
-        for j, r in enumerate(rows):
-            key = tuple((name, col[j]) for name, col in named if col[j] is not None)
-            if key not in seen:
-                seen.add(key)
-                out.append(r)
-        return out
-
-    def __repr__(self) -> str:
-        return f"<Query {self.name} {self.form} {self.variables}>"
-
-    # -- snapshots -------------------------------------------------------------
-    def _state(self) -> dict:
-        out: dict[str, Any] = {"name": self.name, "head": self.compiled.head}
-        if self.form == "ASK":
-            out["asked"] = self._asked
-        if self.distinct:
-            out["seen"] = [[[k, node_to_json(v)] for k, v in key] for key in self._seen]
-        open_instant = self._repeats.export(node_to_json)
-        if open_instant is not None:
-            out["open"] = open_instant
-        return out
-
-    def _restored(self, data: Any) -> tuple[set, bool, RepeatFilter]:
-        """The DISTINCT seen-set, ASK flag and open instant's detections of
-        a snapshot's query state (ValueError if it does not belong to this
-        query)."""
-        if not isinstance(data, dict) or data.get("name") != self.name \
-                or data.get("head") != self.compiled.head:
-            got = (data.get("name"), data.get("head")) if isinstance(data, dict) else data
-            raise ValueError(f"the snapshot's query {str(got)[:100]} is not this engine's "
-                             f"{(self.name, self.compiled.head)}: register the same queries in "
-                             f"the same order before restoring")
-        asked = data.get("asked", False)
-        if type(asked) is not bool:
-            raise ValueError(f"malformed snapshot: ASK flag {asked!r}")
-        seen: set = set()
-        for key in data.get("seen", []):
-            seen.add(tuple((str(k), node_from_json(v)) if type(k) is str else _bad(k) for k, v in key))
-        return seen, asked, RepeatFilter.restored(data.get("open"), node_from_json)
-
-
 @dataclass(frozen=True)
 class EngineError:
     """An error inside a rule: the queries it concerns, a message, and what
@@ -377,10 +133,6 @@ class EngineError:
     def __str__(self) -> str:
         where = ", ".join(self.queries) or "a rule"
         return f"{where}: {self.message} (on {self.context})"
-
-
-def _bad(x: Any) -> Any:
-    raise ValueError(f"malformed snapshot: {str(x)[:100]!r}")
 
 
 class UnboundedStateWarning(UserWarning):
@@ -496,7 +248,8 @@ class Engine:
         if justify:            # record why every answer was detected (epsparql.explain.justification)
             self.core.set_option("justify", True)
         self._background_call("mode", "none" if reasoning == "none" else "rdfs")
-        self._queries: dict[str, Query | WindowQuery] = {}
+        self._queries: dict[str, Query] = {}
+        #: the query each answer head goes to (EP-SPARQL and windowed alike)
         self._by_head: dict[str, Query] = {}
         self._nodes: TermNodes | None = None
         self._next_qid = 1
@@ -507,14 +260,16 @@ class Engine:
 
     # -- queries ---------------------------------------------------------------
     def register(self, text: "str | DialectQuery", on_result: Callable[[Answer], None] | None = None,
-                 name: str | None = None, *, dialect: str | None = None) -> Query | WindowQuery:
+                 name: str | None = None, *, dialect: str | None = None) -> Query:
         """Parse, compile and start a continuous query.
 
         The language is detected: EP-SPARQL, or a stream dialect when the
         text has its constructs (``dialect=`` forces one of ``ep-sparql``,
         ``csparql``, ``cqels``, ``sparqlstream``, ``streaming-sparql``,
         ``luposdate``, ``rspql``); a dialect query becomes a
-        :class:`~epsparql.window_runtime.WindowQuery` (docs/DIALECTS.md).
+        :class:`~epsparql.window_runtime.WindowQuery` (docs/DIALECTS.md),
+        an EP-SPARQL one a :class:`~epsparql.ep_query.EPQuery`: both are
+        :class:`~epsparql.Query`, with the same results API.
         ``text`` may also be a parsed dialect query
         (:class:`~epsparql.language.dialects.DialectQuery`, e.g. built in
         code).  Raises QuerySyntaxError (with line and column) or QueryError."""
@@ -530,7 +285,7 @@ class Engine:
                            is_function=self.has_function, module=self.core.module,
                            reasoning="none" if self.reasoning == "none" else "rdfs")
         self._next_qid += 1
-        q = Query(self, name, prepared, on_result)
+        q = EPQuery(self, name, prepared, on_result)
         if _unbounded(prepared.algebra.pattern):
             warnings.warn(UnboundedStateWarning(
                 f"query {q.name} joins stream patterns without a getDURATION() < … bound: "
@@ -566,7 +321,7 @@ class Engine:
                 f"query {name} has an [ALL] window: its content grows with the stream"),
                 stacklevel=3)
         if self._windows is None:
-            self._windows = WindowRuntime(self.core.module, self._admit)
+            self._windows = WindowRuntime(self.core)
         q = WindowQuery(self, name, prepared, on_result)
         self._mark()
         try:
@@ -575,6 +330,8 @@ class Engine:
         finally:
             self._collect_function_errors()
         self._queries[name] = q
+        # answers: the windows' evaluations under the query's head go to it
+        self._by_head[q.head] = q
         return q
 
     def partitioning(self, schema: Schema = NO_SCHEMA) -> Plan:
@@ -583,8 +340,8 @@ class Engine:
         of the background (:func:`epsparql.algebra.partition.schema_of`;
         the default stands for no background).  Windowed queries are
         planned by :mod:`epsparql.algebra.window_partition`."""
-        eps = [(q.name, q.algebra) for q in self._queries.values() if isinstance(q, Query)]
-        win = [(q.name, q.algebra) for q in self._queries.values() if isinstance(q, WindowQuery)]
+        eps = [(q.name, q.algebra) for q in self._queries.values() if not q.windowed]
+        win = [(q.name, q.algebra) for q in self._queries.values() if q.windowed]
         p = plan(eps, schema)
         if win:
             p = window_plan(p, win, schema, order=list(self._queries))
@@ -699,7 +456,7 @@ class Engine:
         self._core_fed = True
 
     @property
-    def queries(self) -> list[Query | WindowQuery]:
+    def queries(self) -> list[Query]:
         """Every registered query, EP-SPARQL and windowed, in order."""
         return list(self._queries.values())
 
@@ -813,14 +570,16 @@ class Engine:
 
     def _feed(self, ready: list[tuple]) -> None:
         self._mark()
-        if ready and self._windows is not None:
-            # the stream dialects' windows (rows grouped by stream, one crossing)
-            self._window_call(self._windows.push, ready)
-        if ready and (self._core_fed or self._windows is None):
+        windows = self._windows if self._windows is not None and self._windows.queries else None
+        if ready and (windows is not None or self._core_fed or self._windows is None):
             size = self.core.batch_size
             core = self.core
             for i in range(0, len(ready), size):
                 part = ready[i:i + size]
+                if windows is not None:
+                    # windows and core in one crossing (rows keep their streams)
+                    self._route(windows.push(part, self._core_fed))
+                    continue
                 if max(map(len, part)) > 5:
                     part = [r[:5] for r in part]         # the core has no streams
                 # as janus data (a term table and rows of ids) where it can,
@@ -847,30 +606,19 @@ class Engine:
         wm = self._order.watermark
         if math.isfinite(wm):
             self._mark()
-            self._route(self.core.advance_columns(wm))
             if self._windows is not None:
-                self._window_call(self._windows.advance, wm)
+                self._route(self._windows.advance(wm, True))     # and the core's instants
+            else:
+                self._route(self.core.advance_columns(wm))
 
     def flush(self) -> None:
         """End of stream: release everything and decide every waiting answer."""
         self._feed(self._order.flush())
         self._mark()
-        self._route(self.core.flush_columns())
         if self._windows is not None:
-            self._window_call(self._windows.flush)
-
-    def _window_call(self, call: Callable[..., None], *args: Any) -> None:
-        """One call of the window runtime: its answers are delivered when it
-        returns (windowed answers come out per call, i.e. per batch, not per
-        chunk), counted against ``max_answers``, then ``on_answers``."""
-        self._mark()
-        before = self.answers
-        try:
-            call(*args)
-        finally:
-            self._collect_function_errors()
-        if self.answers != before and self.on_answers is not None:
-            self.on_answers()
+            self._route(self._windows.flush(True))               # the core's, then the windows'
+        else:
+            self._route(self.core.flush_columns())
 
     @property
     def late(self) -> int:
@@ -942,15 +690,6 @@ class Engine:
             f"(the first {cap} were delivered; raise the cap, or bound the queries)",
             "max_answers", cap, self.answers + 1)
 
-    def _admit(self, q: "WindowQuery", ans: Answer) -> None:
-        """Deliver one answer of a windowed query unless it is over
-        ``max_answers`` (EP-SPARQL and windowed queries count together)."""
-        cap = self.max_answers
-        if cap is not None and self.answers >= cap:
-            raise self._over_cap()
-        q._add(ans)
-        self.answers += 1
-
     @property
     def errors(self) -> list["EngineError"]:
         """What went wrong inside rules since the engine started, oldest
@@ -970,15 +709,6 @@ class Engine:
                 continue
             out.append(EngineError(self._queries_of_rules(err.rules), err.message, ctx,
                                    kind=err.kind, node=err.node))
-        if self._windows is not None:
-            # errors of windowed evaluations: the instant (or arriving triple) as context
-            import re
-            for message, ctx in self._windows.errors:
-                m = re.match(r"eval\((\d+),", ctx)
-                q = self._windows.queries.get(int(m.group(1))) if m else None
-                names = [q.name] if q is not None else \
-                    [w.name for w in self._windows.queries.values()]
-                out.append(EngineError(names, message, ctx))
         for iri, args, exc in self._function_errors:
             names = [q.name for q in self._queries.values() if iri in q.rules]
             out.append(EngineError(names, f"extension function <{iri}> raised "
@@ -1070,12 +800,8 @@ class Engine:
         else:
             self.core.load_state_text(core_text)      # validates, then replaces (atomic)
         self._order = order
-        for q, (seen, asked, *rest) in zip(mine, qstates):
-            if isinstance(q, Query):
-                q._seen, q._asked, q._repeats = seen, asked, rest[0]
-                q._batches = []
-            else:
-                q._answers = []
+        for q, qstate in zip(mine, qstates):
+            q._load(qstate)
         self._function_errors.clear()
 
     def clear_state(self) -> None:
@@ -1087,15 +813,10 @@ class Engine:
         self.core.clear_state()
         if self._windows is not None:
             self._windows.clear()
-            self._windows.errors.clear()
         self._order = self._order.cleared()
         self.answers = 0
         for q in self._queries.values():
-            if isinstance(q, Query):
-                q._seen, q._asked, q._batches = set(), False, []
-                q._repeats = RepeatFilter()
-            else:
-                q._answers = []
+            q._reset()
         self._function_errors.clear()
 
     # -- state, for schedulers (the Spark worker) --------------------------------
@@ -1129,10 +850,7 @@ class Engine:
         """The longest window of a store of partial matches, in seconds
         (``math.inf``: some store keeps them without bound; 0: none is kept)."""
         longest = self.rule_graph().largest_window if self._core_fed else 0
-        for q in self._queries.values():
-            if isinstance(q, WindowQuery):
-                longest = max(longest, q.prepared.span)
-        return longest
+        return max([longest, *(q.span for q in self._queries.values())])
 
     def rule_graph(self) -> RuleGraph:
         """The binarised rule graph of every query and rule of this engine,

@@ -40,6 +40,12 @@
             py_function_registered/2, % +IRI, -Reply
             py_text_call/3,      % +Name, +Args, -Reply
             py_columns/5,        % +Op, +Engine, +Receiver, +Arg, -Reply
+            py_module_call/4,    % +Module, +Name, +Args, -Reply
+            columns_call/5,      % +Engine, +Receiver, :Goal, :MoreErrors, -Reply
+            send_detected/1,     % +Engine
+            triple_rows_batch/2, % +Data, -Batch
+            table_batch/2,       % +Text, -Batch
+            reply/3,             % :Goal, +Out, -Reply
             json_term//1         % +Term (from bridge_json)
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
@@ -130,6 +136,24 @@ py_text_call(Name, Args0, Reply) :-
     append(Args, [Reply], CallArgs),
     Goal =.. [Name|CallArgs],
     call(Goal).
+
+%!  py_module_call(+Module, +Name, +Args:list, -Reply) is det.
+%
+%   As py_text_call/3, for the entry Module:Name of another bridge
+%   module (prolog/bridge_windows.pl), which must export it.
+py_module_call(Module, Name, Args0, Reply) :-
+    must_be(atom, Module),
+    must_be(atom, Name),
+    length(Args0, N),
+    Arity is N + 1,
+    (   module_property(Module, exports(Exports)), memberchk(Name/Arity, Exports)
+    ->  true
+    ;   existence_error(bridge_entry, Module:Name/Arity)
+    ),
+    maplist(text_arg, Args0, Args),
+    append(Args, [Reply], CallArgs),
+    Goal =.. [Name|CallArgs],
+    call(Module:Goal).
 
 text_arg(X, Text) :-
     (   nonvar(X), X = s-Obj, blob(Obj, 'PyObject')
@@ -294,16 +318,36 @@ py_drain(M, R) :-
 %   Detections still in the engine's buffer (made outside a bridge call)
 %   are sent first.  Chunks sent before an error stay sent.
 py_columns(Op, M, Receiver, Arg, R) :-
-    reply(( with_columns(M, Receiver, columns_op(Op, M, Arg)),
+    columns_call(M, Receiver, columns_op(Op, M, Arg), no_errors, R).
+
+%!  columns_call(+Engine, +Receiver, :Goal, :MoreErrors, -Reply) is det.
+%
+%   Run Goal as a columns operation of Engine: what Goal sends to
+%   columns_sink/3 goes to Receiver in buffers (bridge_columns.pl), and
+%   Reply lists the errors recorded meanwhile, the engine's rules', the
+%   extension functions' and call(MoreErrors, Errors)'s (rule_error/4
+%   terms), or is the error Goal raised.
+:- meta_predicate columns_call(+, +, 0, 1, -).
+columns_call(M, Receiver, Goal, More, R) :-
+    reply(( with_columns(M, Receiver, Goal),
             engine_errors(M, Errs0),
             function_errors(Errs1),
-            append(Errs0, Errs1, Errs) ),
+            call(More, Errs2),
+            append([Errs0, Errs1, Errs2], Errs) ),
           errors(Errs), R).
 
+no_errors([]).
+
 columns_op(Op, M, Arg) :-
-    engine_drain(M, Ds0),
-    forall(member(detected(E, [T1, T2]), Ds0), columns_sink(E, T1, T2)),
+    send_detected(M),
     columns_run(Op, M, Arg),
+    send_detected(M).
+
+%!  send_detected(+Engine) is det.
+%
+%   Send the detections in Engine's buffer (made outside a columns call)
+%   to columns_sink/3.
+send_detected(M) :-
     engine_drain(M, Ds),
     forall(member(detected(E, [T1, T2]), Ds), columns_sink(E, T1, T2)).
 
@@ -315,13 +359,8 @@ columns_run(push_rows, M, Rows) :- !,
     rows_batch(Rows, Batch),
     with_detection_sink(columns_sink, engine_events(M, Batch)).
 columns_run(push_table, M, Text) :- !,
-    term_string(T, Text, [syntax_errors(error)]),
-    (   T = b(Vars, Values, Items), is_list(Vars), is_list(Values), ground(Values),
-        Vars = Values, is_list(Items), ground(Items)
-    ->  table_items(Items, Batch),
-        with_detection_sink(columns_sink, engine_events(M, Batch))
-    ;   domain_error(table_batch, b/3)
-    ).
+    table_batch(Text, Batch),
+    with_detection_sink(columns_sink, engine_events(M, Batch)).
 columns_run(push_triples, M, Data) :- !,
     triple_rows_batch(Data, Batch),
     with_detection_sink(columns_sink, engine_events(M, Batch)).
@@ -333,6 +372,18 @@ columns_run(flush, M, _) :- !,
 columns_run(drain, _, _) :- !.
 columns_run(Op, _, _) :-
     domain_error(columns_op, Op).
+
+%!  table_batch(+Text, -Batch) is det.
+%
+%   The e/3 items of a batch written with a term table: Text is the text
+%   of b(Vars, Values, Items) (see py_push_table/3), read as data.
+table_batch(Text, Batch) :-
+    term_string(T, Text, [syntax_errors(error)]),
+    (   T = b(Vars, Values, Items), is_list(Vars), is_list(Values), ground(Values),
+        Vars = Values, is_list(Items), ground(Items)
+    ->  table_items(Items, Batch)
+    ;   domain_error(table_batch, b/3)
+    ).
 
 %   rows_batch(+Rows, -Batch): the rows of terms.py's batch_rows() as
 %   janus passes them (Python str as atoms, a tuple as a -/N term), as
@@ -353,7 +404,9 @@ rows_batch([Row|Rows], [e(E, T1, T2)|Batch]) :-
     ),
     rows_batch(Rows, Batch).
 
-%   triple_rows_batch(+Data, -Batch): the e/3 items of a batch of stream
+%!  triple_rows_batch(+Data, -Batch) is det.
+%
+%   The e/3 items of a batch of stream
 %   triples passed as janus data (op push_triples; the format is
 %   described in epsparql/rdf/wire_rows.py): Data is
 %   [Terms, Ss, Ps, Os, T1s, T2s].  Each element of Terms is an IRI (an

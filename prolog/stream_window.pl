@@ -65,6 +65,10 @@
           [ sw_register/2,       % +Module, +QueryDef
             sw_unregister/2,     % +Module, +Qid
             sw_push/2,           % +Module, +Items
+            sw_push_events/3,    % +Module, +Batch, +Streams
+            sw_with_sink/2,      % :Sink, :Goal
+            sw_errors/2,         % +Module, -Errors
+            sw_register_text/2,  % +Module, +Text
             sw_advance/2,        % +Module, +Time
             sw_flush/1,          % +Module
             sw_drain/2,          % +Module, -Answers
@@ -94,9 +98,10 @@ sw_local(sw_q/2).          % sw_q(Qid, swq(Qid, Head, Windows, Policy, R2S, Pred
 sw_local(sw_rt/1).         % sw_rt(rt(Clock, Late, Due, Queries)): see the header
 sw_local(sw_prev/2).       % sw_prev(Qid, Rows): the previous evaluation's result
 sw_local(sw_n/3).          % sw_n(Store, G, N): occurrences per stream of a STREAM ?g window
-sw_local(sw_ans/4).        % sw_ans(Qid, Row, Start, End): answers not yet drained
-sw_local(sw_err/2).        % sw_err(Message, Context): errors not yet drained
+sw_local(sw_ans/4).        % sw_ans(Qid, Answer, Start, End): answers not yet drained (no sink)
+sw_local(sw_err/2).        % sw_err(Error, Context): errors not yet reported
 sw_local(sw_out/3).        % sw_out(Qid, Stream, TemplatePred): a CONSTRUCT writing a stream
+sw_local(sw_head/3).       % sw_head(Qid, Head, Fresh): answers' functor, blank nodes per answer
 sw_local(sw_derived/1).    % sw_derived(o(G, S, P, O, T, T)): its triples of the instant
 sw_local(sw_depth/2).      % sw_depth(T, N): rounds of derived triples at instant T
 
@@ -160,6 +165,9 @@ register(M, Def, RT) :-
     maplist(runtime_window(M), Ws, RWs),
     assertz(M:sw_q(Qid, Def)),
     assertz(M:sw_prev(Qid, [])),
+    Def = swq(_, Head, _, _, _, _),
+    must_be(atom, Head),
+    assertz(M:sw_head(Qid, Head, 0)),
     arg(4, RT, Qs0),
     append(Qs0, [q(Qid, RWs, Policy, R2S, Pred, st(false, [], none, 0))], Qs),
     nb_setarg(4, RT, Qs).
@@ -190,6 +198,7 @@ unregister(M, Qid, RT) :-
     retractall(M:sw_q(Qid, _)),
     retractall(M:sw_prev(Qid, _)),
     retractall(M:sw_out(Qid, _, _)),
+    retractall(M:sw_head(Qid, _, _)),
     update_due(RT).
 
 forget_window(M, w(Store, _, Kind, _, Mode)) :-
@@ -253,6 +262,38 @@ sw_push(M, Items) :-
 
 push_items([], _, _).
 push_items([o(G, S, P, O, _T1, Tau)|Items], M, RT) :-
+    push_item(G, S, P, O, Tau, M, RT),
+    push_items(Items, M, RT).
+
+%!  sw_push_events(+Module, +Batch, +Streams) is det.
+%
+%   The stream triples of an event batch of the core (Batch: a list of
+%   e(triple(S, P, O), T1, T2) in nondecreasing order of T2, as the
+%   Python bridge passes it to engine_events/2 too), their streams given
+%   by Streams, a list of runs Stream-Count covering Batch in order.  As
+%   sw_push/2 otherwise.
+sw_push_events(M, Batch, Streams) :-
+    with_rt(M, push_events(Streams, Batch, M)).
+
+push_events([], Batch, _, _) :- !,
+    (   Batch == [] -> true ; domain_error(stream_runs, Batch) ).
+push_events([Run|Runs], Batch, M, RT) :-
+    (   Run = G-N, atom(G), integer(N), N >= 0 -> true ; domain_error(stream_run, Run) ),
+    push_run(N, Batch, Rest, G, M, RT),
+    push_events(Runs, Rest, M, RT).
+
+push_run(0, Batch, Batch, _, _, _) :- !.
+push_run(N, [E|Batch], Rest, G, M, RT) :-
+    (   E = e(triple(S, P, O), _, Tau), number(Tau)
+    ->  push_item(G, S, P, O, Tau, M, RT)
+    ;   domain_error(stream_event, E)
+    ),
+    N1 is N - 1,
+    push_run(N1, Batch, Rest, G, M, RT).
+
+%   One occurrence: the instants before it are complete (evaluated), then
+%   it arrives at each query that reads its stream.
+push_item(G, S, P, O, Tau, M, RT) :-
     arg(1, RT, Now),
     (   Tau < Now
     ->  arg(2, RT, L), L1 is L + 1, nb_setarg(2, RT, L1)
@@ -264,14 +305,13 @@ push_items([o(G, S, P, O, _T1, Tau)|Items], M, RT) :-
         ),
         arg(4, RT, Qs),
         arrive_all(Qs, M, RT, G, S, P, O, Tau)
-    ),
-    push_items(Items, M, RT).
+    ).
 
 arrive_all([], _, _, _, _, _, _, _).
 arrive_all([Q|Qs], M, RT, G, S, P, O, Tau) :-
-    Q = q(_, Ws, Policy, _, _, _),
+    Q = q(Qid, Ws, Policy, _, _, _),
     (   accepts_any(Ws, Policy, G)
-    ->  store_all(Ws, M, G, S, P, O, Tau),
+    ->  store_all(Ws, M, Qid, G, S, P, O, Tau),
         note_arrival(M, RT, Q, G, Tau)
     ;   true
     ),
@@ -288,11 +328,11 @@ source_accepts(all, _).
 source_accepts(var, _).
 source_accepts(iri(G), G).
 
-store_all([], _, _, _, _, _, _).
-store_all([W|Ws], M, G, S, P, O, Tau) :-
+store_all([], _, _, _, _, _, _, _).
+store_all([W|Ws], M, Qid, G, S, P, O, Tau) :-
     arg(2, W, Src),
-    (   source_accepts(Src, G) -> store_occurrence(M, W, G, S, P, O, Tau) ; true ),
-    store_all(Ws, M, G, S, P, O, Tau).
+    (   source_accepts(Src, G) -> store_occurrence(M, Qid, W, G, S, P, O, Tau) ; true ),
+    store_all(Ws, M, Qid, G, S, P, O, Tau).
 
 %   The query's instants: start at the first arrival (first multiple of
 %   each step at or after it), remember an arrival instant, count.
@@ -435,22 +475,22 @@ step_past(T, n(B, X0), n(B, X)) :-
 		 *        WINDOW CONTENT        *
 		 *******************************/
 
-%   store_occurrence(+M, +Window, +G, +S, +P, +O, +Tau)
+%   store_occurrence(+M, +Qid, +Window, +G, +S, +P, +O, +Tau)
 %
 %   An occurrence that falls between two windows of a window that samples
 %   its stream (step > width: no instant t = kB has t - A < Tau =< t) is
 %   in none of them, and is not kept.
-store_occurrence(_, w(_, _, range(A, B), _, _), _, _, _, _, Tau) :-
+store_occurrence(_, _, w(_, _, range(A, B), _, _), _, _, _, _, Tau) :-
     B \== none, B > A,
     first_multiple_at_or_after(Tau, B, T1),
     T1 - A >= Tau, !.
-store_occurrence(M, W, G0, S, P, O, Tau) :-
+store_occurrence(M, Qid, W, G0, S, P, O, Tau) :-
     W = w(Store, Src, Kind, _, Mode),
     (   Mode = panes(PN, Match, St)
     ->  pane_raw(M, PN, St, Tau),
         Goal =.. [Match, S, P, O, Key, GK, AR],
         catch(forall(M:Goal, pane_insert(M, PN, St, Key, Tau, GK, AR)), E,
-              record_error(M, E, arrival(t(S, P, O), Tau)))
+              record_error(M, E, arrival(Qid, t(S, P, O), Tau)))
     ;   (   Src == all -> G = '$all' ; G = G0 ),
         next_seq(M, W, G, Seq),
         (   Kind = past(_, _, _, Pending)
@@ -605,13 +645,66 @@ report(M, Qid, R2S, Rows, Ws, T, Opens, Empties, Lasts) :-
     ;   bag_difference(Prev, Rows, Out)
     ),
     answer_interval(Ws, T, Opens, Empties, Lasts, Start, End),
-    forall(member(Row, Out), assertz(M:sw_ans(Qid, Row, Start, End))),
+    emit_answers(M, Qid, Out, Start, End),
     (   M:sw_out(Qid, G, TPred)
     ->  forall(( member(Row, Out), Goal =.. [TPred, Row, Triples], M:Goal,
                  member(t(S, P, O), Triples) ),
                assertz(M:sw_derived(o(G, S, P, O, T, T))))
     ;   true
     ).
+
+%   emit_answers(+M, +Qid, +Rows, +Start, +End): the answers of an
+%   evaluation, each Head(V1, ..., Vn, B1, ..., Bk): the row's values
+%   ('$error' for an unbound variable, as the EP-SPARQL rules leave a
+%   failed expression) and k fresh blank nodes for the CONSTRUCT
+%   template's (sw_head/3), the interval's times as integers or floats.
+%   They go to the sink of the call (sw_with_sink/2) or, without one,
+%   to sw_drain/2.
+emit_answers(_, _, [], _, _) :- !.
+emit_answers(M, Qid, Rows, Start0, End0) :-
+    time_number(Start0, Start), time_number(End0, End),
+    M:sw_head(Qid, Head, Fresh),
+    (   nb_current('$stream_window_sink', Sink), Sink \== [] -> true ; Sink = none ),
+    emit_rows(Rows, Head, Fresh, Sink, M, Qid, Start, End).
+
+emit_rows([], _, _, _, _, _, _, _).
+emit_rows([Row|Rows], Head, Fresh, Sink, M, Qid, Start, End) :-
+    Row =.. [_|Vs0],
+    maplist(unbound_out, Vs0, Vs1),
+    (   Fresh =:= 0
+    ->  Vs = Vs1
+    ;   length(Bs, Fresh), maplist(fresh_bnode, Bs), append(Vs1, Bs, Vs)
+    ),
+    A =.. [Head|Vs],
+    (   Sink == none
+    ->  assertz(M:sw_ans(Qid, A, Start, End))
+    ;   call(Sink, A, Start, End)
+    ),
+    emit_rows(Rows, Head, Fresh, Sink, M, Qid, Start, End).
+
+unbound_out(X, Y) :- ( X == '$u' -> Y = '$error' ; Y = X ).
+
+%   Times go out as integers when whole, floats otherwise (an instant is
+%   exact: an integer or a rational).
+time_number(T, N) :-
+    (   integer(T) -> N = T
+    ;   rational(T) -> N is float(T)
+    ;   float(T), T =:= truncate(T), abs(T) < 1.0e15 -> N is truncate(T)
+    ;   N = T
+    ).
+
+%!  sw_with_sink(:Sink, :Goal) is semidet.
+%
+%   Run Goal with the answers of the evaluations it makes passed to
+%   call(Sink, Answer, Start, End) as they are found, instead of being
+%   kept for sw_drain/2 (the Python bridge passes the columns sink, as
+%   for the core's detections: prolog/bridge_windows.pl).
+:- meta_predicate sw_with_sink(3, 0).
+sw_with_sink(Sink, Goal) :-
+    (   nb_current('$stream_window_sink', Old) -> true ; Old = [] ),
+    b_setval('$stream_window_sink', Sink),
+    call(Goal),
+    b_setval('$stream_window_sink', Old).
 
 %   feed_derived(+M, +RT, +T): the triples CONSTRUCT queries wrote on
 %   their output streams at instant T enter the stream (they may complete
@@ -666,20 +759,42 @@ answer_interval(Ws, T, Opens, Empties, Lasts, Start, End) :-
     ;   min_list(Opens, Start), End = T
     ).
 
+%   An error inside an evaluation or an arrival is recorded (the stream
+%   goes on); a resource error (out of memory, a receiver that takes no
+%   more answers) stops the call.
 record_error(M, E, Context) :-
     (   E = error(resource_error(_), _) -> throw(E) ; true ),
-    message_text(E, Text),
-    assertz(M:sw_err(Text, Context)).
+    assertz(M:sw_err(E, Context)).
 
 %!  sw_drain(+Module, -Answers) is det.
 %
-%   Answers a(Qid, Row, Start, End) not yet drained, in the order they
-%   were found, and errors e(Message, Context); both emptied.
+%   Answers a(Qid, Answer, Start, End) found without a sink
+%   (sw_with_sink/2) and not yet drained, in the order they were found
+%   (Answer as emit_answers/5 makes it), then the errors not yet
+%   reported, e(Message, Context); both emptied.
 sw_drain(M, Out) :-
     ensure_local(M),
     findall(a(Q, R, S, E), retract(M:sw_ans(Q, R, S, E)), As),
-    findall(e(Msg, C), retract(M:sw_err(Msg, C)), Es),
+    findall(e(Msg, C), ( retract(M:sw_err(Err, C)), message_text(Err, Msg) ), Es),
     append(As, Es, Out).
+
+%!  sw_errors(+Module, -Errors) is det.
+%
+%   The errors not yet reported, emptied, as the core reports its rules'
+%   (engine_errors/2): rule_error(Error, Context, none, Heads), Heads the
+%   answer heads of the queries concerned (the query of an evaluation or
+%   an arrival, else every windowed query).
+sw_errors(M, Errs) :-
+    ensure_local(M),
+    findall(rule_error(E, C, none, Heads),
+            ( retract(M:sw_err(E, C)), context_heads(M, C, Heads) ),
+            Errs).
+
+context_heads(M, C, [Head]) :-
+    ( C = eval(Qid, _) ; C = arrival(Qid, _, _) ),
+    M:sw_head(Qid, Head, _), !.
+context_heads(M, _, Heads) :-
+    findall(H, M:sw_head(_, H, _), Heads).
 
 %!  sw_stats(+Module, -Stats) is det.
 %
@@ -910,55 +1025,24 @@ mentions(M, Store, Hi, X, G, Tau) :-
     Tau =< Hi.
 
 		 /*******************************
-		 *            BRIDGE            *
+		 *     COMPILED REGISTRATION    *
 		 *******************************/
 
-%   Entry points for epsparql.windows (Python), called through the
-%   runtime as bridge_python:Name(Args..., Reply); each answers one JSON
-%   text, {"a": [[Qid, [Values...], Start, End], ...], "e": [...]}.
-:- multifile
-    bridge_python:sw_py_register/3,
-    bridge_python:sw_py_push/3,
-    bridge_python:sw_py_advance/3,
-    bridge_python:sw_py_flush/2,
-    bridge_python:sw_py_clear/2,
-    bridge_python:sw_py_stats/2,
-    bridge_python:sw_py_export/2,
-    bridge_python:sw_py_import/3,
-    bridge_python:sw_py_destroy/2.
-
-bridge_python:sw_py_register(M, Text, R) :-
-    bridge_reply(M, register_text(M, Text), R).
-bridge_python:sw_py_push(M, Text, R) :-
-    bridge_reply(M, push_text(M, Text), R).
-bridge_python:sw_py_advance(M, TText, R) :-
-    bridge_reply(M, ( atom_number(TText, T), sw_advance(M, T) ), R).
-bridge_python:sw_py_flush(M, R) :-
-    bridge_reply(M, sw_flush(M), R).
-bridge_python:sw_py_clear(M, R) :-
-    bridge_reply(M, sw_clear(M), R).
-bridge_python:sw_py_export(M, R) :-
-    catch(( sw_export(M, State),
-            with_output_to(string(R), write_canonical(State)) ),
-          E, error_reply(E, R)).
-bridge_python:sw_py_import(M, Text, R) :-
-    bridge_reply(M, ( term_string(State, Text, [syntax_errors(error)]), sw_import(M, State) ), R).
-bridge_python:sw_py_destroy(M, R) :-
-    bridge_reply(M, sw_destroy(M), R).
-bridge_python:sw_py_stats(M, R) :-
-    catch(( sw_stats(M, S),
-            with_output_to(string(R), ( write('{'), foldl(write_stat, S, "", _), write('}') )) ),
-          E, error_reply(E, R)).
-
-write_stat(K-V, Sep, ",") :- format('~w"~w":~w', [Sep, K, V]).
-
-%   register_text(+M, +Text): Text holds clauses (the evaluation
-%   predicates, asserted into M) and one term window_query(QueryDef).
-register_text(M, Text) :-
+%!  sw_register_text(+Module, +Text) is det.
+%
+%   Register a query compiled by epsparql/rules/window_compile.py: Text
+%   holds its clauses (the evaluation predicate Pred and helpers named
+%   Pred_..., asserted into Module), one term window_query(QueryDef)
+%   (sw_register/2), and optionally window_output(Qid, Stream,
+%   TemplatePred) (a CONSTRUCT writing a stream) and window_fresh(Qid,
+%   K) (its answers carry K fresh blank nodes for the template's).  Text
+%   is read as data; a clause of any other predicate is a domain error.
+sw_register_text(M, Text) :-
     setup_call_cleanup(open_string(Text, S), read_all(S, Terms0), close(S)),
-    partition([T]>>(T = window_output(_, _, _)), Terms0, Outputs, Terms),
+    partition([T]>>(T = window_output(_, _, _)), Terms0, Outputs, Terms1),
+    partition([T]>>(T = window_fresh(_, _)), Terms1, Fresh, Terms),
     partition([T]>>(T = window_query(_)), Terms, [window_query(Def)], Clauses),
-    Def = swq(_, _, _, _, _, Pred),
+    Def = swq(Qid, _, _, _, _, Pred),
     atom_concat(Pred, '_', Sub),
     (   member(C0, Clauses), clause_pred(C0, Pred),
         forall(member(C, Clauses), ( clause_pred(C, N), ( N == Pred -> true ; sub_atom(N, 0, _, _, Sub) ) ))
@@ -967,9 +1051,14 @@ register_text(M, Text) :-
     ),
     forall(member(C, Clauses), assertz(M:C)),
     sw_register(M, Def),
-    forall(member(window_output(Qid, G, TPred), Outputs),
-           ( atom(G), atom(TPred) -> assertz(M:sw_out(Qid, G, TPred))
-           ; domain_error(window_output, window_output(Qid, G, TPred)) )).
+    forall(member(window_output(Qid1, G, TPred), Outputs),
+           ( atom(G), atom(TPred) -> assertz(M:sw_out(Qid1, G, TPred))
+           ; domain_error(window_output, window_output(Qid1, G, TPred)) )),
+    forall(member(window_fresh(Qid2, K), Fresh),
+           (   Qid2 == Qid, integer(K), K >= 0, retract(M:sw_head(Qid, H, _))
+           ->  assertz(M:sw_head(Qid, H, K))
+           ;   domain_error(window_fresh, window_fresh(Qid2, K))
+           )).
 
 clause_pred((H :- _), Name) :- !, functor(H, Name, _).
 clause_pred(H, Name) :- functor(H, Name, _).
@@ -977,80 +1066,3 @@ clause_pred(H, Name) :- functor(H, Name, _).
 read_all(S, Terms) :-
     read_term(S, T, [module(stream_window), syntax_errors(error)]),
     (   T == end_of_file -> Terms = [] ; Terms = [T|Rest], read_all(S, Rest) ).
-
-%   push_text(+M, +Text): a sequence of terms s(Stream) (the stream of
-%   the batches that follow) and b(Vars, Values, Items), batches of the
-%   wire format of epsparql/rdf/wire.py, read as data.
-push_text(M, Text) :-
-    setup_call_cleanup(open_string(Text, S), read_batches(S, none, Items), close(S)),
-    sw_push(M, Items).
-
-read_batches(S, G, Items) :-
-    read_term(S, T, [syntax_errors(error)]),
-    (   T == end_of_file -> Items = []
-    ;   T = s(G1), atom(G1) -> read_batches(S, G1, Items)
-    ;   T = b(Vars, Values, Batch), G \== none, is_list(Vars), is_list(Values),
-        ground(Values), Vars = Values, is_list(Batch), ground(Batch)
-    ->  maplist(wire_item(G), Batch, Items0),
-        append(Items0, Rest, Items),
-        read_batches(S, G, Rest)
-    ;   domain_error(stream_batch, T)
-    ).
-
-wire_item(G, X, Item) :-
-    (   wire_item_(X, G, Item0) -> Item = Item0 ; domain_error(stream_batch_item, X) ).
-
-wire_item_(t(S, P, O, T1, T2), G, o(G, S, P, O, T1, T2)).
-wire_item_(n(S, P, V, D, L, T1, T2), G, o(G, S, P, n(V, D, L), T1, T2)).
-wire_item_(d(S, P, V, D, L, T1, T2), G, o(G, S, P, d(V, D, L), T1, T2)).
-wire_item_(dur(S, P, V, D, L, T1, T2), G, o(G, S, P, dur(V, D, L), T1, T2)).
-wire_item_(t(S, P, O, T), G, o(G, S, P, O, T, T)).
-wire_item_(n(S, P, V, D, L, T), G, o(G, S, P, n(V, D, L), T, T)).
-wire_item_(d(S, P, V, D, L, T), G, o(G, S, P, d(V, D, L), T, T)).
-wire_item_(dur(S, P, V, D, L, T), G, o(G, S, P, dur(V, D, L), T, T)).
-
-%   Run Goal, then answer the drained answers and errors as JSON.
-bridge_reply(M, Goal, Reply) :-
-    catch(( call(Goal) -> true ; throw(error(goal_failed(Goal), _)) ), E, true),
-    (   var(E)
-    ->  sw_drain(M, Out),
-        with_output_to(string(Reply), write_answers(Out))
-    ;   error_reply(E, Reply)
-    ).
-
-error_reply(E, Reply) :-
-    message_text(E, Text),
-    format(string(T), '~q', [E]),
-    with_output_to(string(Reply),
-                   ( write('{"error":'), json_string(Text), write(',"term":'), json_string(T), write('}') )).
-
-json_string(Text) :- json:json_write_string(current_output, Text).
-
-write_answers(Out) :-
-    partition([X]>>(X = a(_, _, _, _)), Out, As, Es),
-    write('{"a":['),
-    foldl(write_answer, As, "", _),
-    write('],"e":['),
-    foldl(write_error, Es, "", _),
-    write(']}').
-
-write_answer(a(Qid, Row, S, E), Sep, ",") :-
-    write(Sep),
-    unground(Row, Row1),
-    Row1 =.. [_|Vs],
-    time_number(S, SN), time_number(E, EN),
-    phrase(bridge_python:json_term([Qid, Vs, SN, EN]), Codes),
-    format('~s', [Codes]).
-
-write_error(e(Msg, Ctx), Sep, ",") :-
-    write(Sep), write('{"message":'), json_string(Msg),
-    format(string(C), '~q', [Ctx]),
-    write(',"context":'), json_string(C), write('}').
-
-%   Times go out as integers when whole, floats otherwise.
-time_number(T, N) :-
-    (   integer(T) -> N = T
-    ;   rational(T), \+ integer(T) -> N is float(T)
-    ;   float(T), T =:= truncate(T), abs(T) < 1.0e15 -> N is truncate(T)
-    ;   N = T
-    ).

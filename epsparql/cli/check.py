@@ -35,6 +35,6 @@ def cmd_check(args: argparse.Namespace) -> int:
             bad += 1
             continue
         what = q.form if q.form == "ASK" else f"{q.form} " + " ".join("?" + v for v in q.variables)
-        dialect = getattr(q, "dialect", None)
+        dialect = q.dialect if q.windowed else None
         print(f"{qf.path}: ok ({dialect + ': ' if dialect else ''}{what.strip()})", flush=True)
     return EXIT_USAGE if bad else EXIT_OK

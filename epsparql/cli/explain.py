@@ -50,7 +50,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     alg_roots: list[TreeNode] = []
     out: list[str] = []
     for qf, q in zip(qfs, queries):
-        dialect = getattr(q, "dialect", None)
+        dialect = q.dialect if q.windowed else None
         if dialect is None:
             tree = algebra_tree(q.algebra, Prefixes(q.prefixes))
         else:
@@ -71,14 +71,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
     out.append("partitioning (epsparql spark): a key every stream pattern binds")
     out.extend("  " + line for line in engine.partitioning(schema).describe())
     out.append("")
-    if all(getattr(q, "dialect", None) for q in queries):
+    if all(q.windowed for q in queries):
         # only windowed queries: no core rules (their windows are above)
         print("\n".join(out))
         if args.png:
             _draw(args.png, qfs, [("algebra", alg_roots)])
         return EXIT_OK
     graph = engine.rule_graph()
-    eps = [q for q in queries if not getattr(q, "dialect", None)]      # the core's rules
+    eps = [q for q in queries if not q.windowed]      # the core's rules
     roots = rule_graph_tree(graph, GraphNames(graph, eps), Prefixes(known),
                             GraphOrigins(graph, eps))
     stores = graph.stores

@@ -72,7 +72,7 @@ def run_trace(args: Any, qfs: Sequence[Any]) -> int:
     justify = bool(getattr(args, "justify", False))
     engine = make_engine(args.base, reasoning=args.reasoning, justify=justify)
     queries = register_queries(engine, qfs, getattr(args, "dialect", None))
-    windowed = [q.name for q in queries if getattr(q, "dialect", None)]
+    windowed = [q.name for q in queries if q.windowed]
     if windowed:
         raise UsageError(f"--trace shows the partial matches of EP-SPARQL queries; "
                          f"{', '.join(windowed)} use windows (a stream dialect): run them "

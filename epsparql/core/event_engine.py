@@ -212,17 +212,30 @@ class CoreEngine:
         detections as :class:`Columns`."""
         return self._columns("push_triples", batch)
 
-    def _columns(self, op: str, arg: Any = "", notify: bool = True) -> list[Columns]:
-        """Run a columns operation of the bridge (``py_columns/5``): the
-        detections it releases (kept until drain(); passed to on_detected
-        when ``notify``), its rule errors recorded.  Chunks received before
-        an error are kept too."""
+    def columns_entry(self, module: str, name: str, op: str, arg: Any) -> list[Columns]:
+        """Run the columns operation ``op`` of another bridge module's entry
+        ``module:name(Op, Engine, Receiver, Arg, Reply)`` (as
+        ``py_columns/5``: ``prolog/bridge_windows.pl`` runs the windows and
+        this core in one crossing), its answers received as this engine's
+        detections are (same term dictionary, ``on_chunk``, errors)."""
+        return self._columns(op, arg, entry=(module, name))
+
+    def _columns(self, op: str, arg: Any = "", notify: bool = True,
+                 entry: tuple[str, str] | None = None) -> list[Columns]:
+        """Run a columns operation of the bridge (``py_columns/5``, or
+        ``entry``): the detections it releases (kept until drain(); passed
+        to on_detected when ``notify``), its rule errors recorded.  Chunks
+        received before an error are kept too."""
         take = self.on_chunk
         if take is not None and notify and self.on_detected is not None:
             take = self._notified(take)
         rec = ColumnReceiver(self._terms, take)
         try:
-            reply = from_json(self._rt.call("py_columns", op, self.module, rec, arg))
+            if entry is None:
+                reply = from_json(self._rt.call("py_columns", op, self.module, rec, arg))
+            else:
+                reply = from_json(self._rt.call(entry[1], op, self.module, rec, arg,
+                                                module=entry[0]))
         finally:
             chunks, rec.chunks, rec.table = rec.chunks, [], None
             self._pending.extend(chunks)

@@ -44,7 +44,7 @@ class PrologError(RuntimeError):
         self.formal = formal
 
 
-class _Text:
+class LongText:
     """A long text on its way to Prolog: janus passes this object by
     reference and Prolog reads it as a string (``str()``, see
     ``py_text_call/3`` in ``prolog/bridge_python.pl``)."""
@@ -79,7 +79,7 @@ class _Runtime:
             self._janus.attach_engine()
         self._local.attached = True
 
-    def call(self, name: str, *args: Any) -> str:
+    def call(self, name: str, *args: Any, module: str | None = None) -> str:
         """Call ``bridge_python:name(Args..., Reply)`` and return Reply.
 
         Each argument is text: a ``str`` reaches Prolog as an atom (names,
@@ -87,8 +87,10 @@ class _Runtime:
         rules, states: anything long; see ``py_text_call/3``); any other
         Python object as a reference to it (janus' ``PyObject`` blob), for
         Prolog to call back.  Reply is the JSON text the predicate wrote.
+        ``module``: call the entry of another bridge module instead
+        (``prolog/bridge_windows.pl``), through ``py_module_call/4``.
         """
-        long = False
+        long = module is not None
         for a in args:
             t = type(a)
             if t is tuple:
@@ -105,12 +107,16 @@ class _Runtime:
                 self._attach()
             try:
                 if long:
-                    conv = [("s", _Text(a[1])) if type(a) is tuple else a for a in args]
+                    conv = [("s", LongText(a[1])) if type(a) is tuple else a for a in args]
                     try:
-                        reply = self._apply("bridge_python", "py_text_call", name, conv,
-                                            fail=None)
+                        if module is None:
+                            reply = self._apply("bridge_python", "py_text_call", name, conv,
+                                                fail=None)
+                        else:
+                            reply = self._apply("bridge_python", "py_module_call", module,
+                                                name, conv, fail=None)
                     finally:
-                        # Prolog holds each _Text until atom garbage collection
+                        # Prolog holds each LongText until atom garbage collection
                         # reclaims its blob: let the text go now
                         for a in conv:
                             if type(a) is tuple:
@@ -118,9 +124,10 @@ class _Runtime:
                 else:
                     reply = self._apply("bridge_python", name, *args, fail=None)
             except self._janus.PrologError as e:
-                raise PrologError(f"bridge_python:{name}/{len(args) + 1} raised: {e}") from None
+                raise PrologError(f"{module or 'bridge_python'}:{name}/{len(args) + 1} "
+                                  f"raised: {e}") from None
         if reply is None:
-            raise PrologError(f"bridge_python:{name}/{len(args) + 1} failed")
+            raise PrologError(f"{module or 'bridge_python'}:{name}/{len(args) + 1} failed")
         return reply
 
     def query_once(self, goal: str, inputs: dict[str, Any] | None = None) -> dict[str, Any] | None:
@@ -183,5 +190,5 @@ def runtime_alive() -> bool:
     return _runtime is not None and not _shutting_down and not sys.is_finalizing()
 
 
-__all__ = ["PrologError", "PROLOG_DIR", "check", "runtime", "runtime_alive",
+__all__ = ["LongText", "PrologError", "PROLOG_DIR", "check", "runtime", "runtime_alive",
            "swipl_executable", "swipl_home", "SwiplNotFound"]

@@ -73,6 +73,18 @@ def number(x: Fraction | int) -> str:
     return str(f.numerator) if f.denominator == 1 else f"{f.numerator}r{f.denominator}"
 
 
+def template_bnodes(template: Any) -> list[str]:
+    """The labels of a CONSTRUCT template's blank nodes, in order of first
+    occurrence: each answer of a windowed query carries a fresh blank node
+    for each, after its row's values (``window_fresh/2``)."""
+    out: list[str] = []
+    for t in template:
+        for x in (t.s, t.p, t.o):
+            if isinstance(x, BNode) and str(x) not in out:
+                out.append(str(x))
+    return out
+
+
 class _Clause:
     """Variable naming for one Prolog clause."""
 
@@ -137,6 +149,10 @@ class WindowCompiler:
         if self.q.form == "CONSTRUCT" and self.q.output is not None:
             self.template_clause(f"{pred}_t", names)
             output = f"window_output({self.qid}, {to_prolog(str(self.q.output))}, {pred}_t).\n"
+        fresh = template_bnodes(self.q.template) if self.q.form == "CONSTRUCT" else []
+        if fresh:
+            # each answer carries fresh blank nodes for the template's (stream_window.pl)
+            output += f"window_fresh({self.qid}, {len(fresh)}).\n"
         text = "\n".join(self.clauses) + (
             f"\nwindow_query(swq({self.qid}, {head}, {windows}, {policy}, "
             f"{self.q.r2s}, {pred})).\n") + output

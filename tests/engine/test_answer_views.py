@@ -118,7 +118,10 @@ def eager_answers(q, detections) -> list[Answer]:
                         pos.append(row.get("_:tpl:" + str(x)))
                     else:
                         pos.append(x)
-                if all(p is not None for p in pos):
+                # SPARQL 1.1, 16.2: an unbound position, a literal subject or a
+                # predicate that is not an IRI leaves the triple out
+                if all(p is not None for p in pos) and isinstance(pos[0], (URIRef, BNode)) \
+                        and isinstance(pos[1], URIRef):
                     triples.append(tuple(pos))
             if triples:
                 out.append(Answer({k: v for k, v in row.items() if not k.startswith("_:")},
