@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
-from itertools import accumulate, islice
+from itertools import accumulate, groupby, islice
 from operator import and_, le, lt, or_
 from typing import Any, Callable, Iterable, Iterator
 
@@ -532,6 +532,70 @@ def _same(x: Any) -> Any:
     return x
 
 
+def _same_order(answers: list[Answer]) -> Iterator[list[Answer]]:
+    """``answers`` cut where an answer's variables do not come in the order
+    of those of the answers before it (a batch shows its variables in one
+    order, and a writer keeps each answer's)."""
+    part: list[Answer] = []
+    names: dict[str, int] = {}
+    for a in answers:
+        last, fresh, ok = -1, False, True
+        for k in a.bindings:
+            i = names.get(k)
+            if i is None:
+                fresh = True
+            elif fresh or i < last:
+                ok = False
+                break
+            else:
+                last = i
+        if not ok:
+            yield part
+            part, names = [], {}
+        part.append(a)
+        for k in a.bindings:
+            names.setdefault(k, len(names))
+    if part:
+        yield part
+
+
+def _batch_of(answers: list[Answer], query: str, construct: bool) -> AnswerBatch:
+    """One query's Answer objects as a batch (:meth:`Results.of`): a
+    column per variable (in order of first appearance), then, for
+    CONSTRUCT answers, three per triple place (an answer with fewer
+    triples leaves its last places unbound)."""
+    names: dict[str, None] = {}
+    for a in answers:
+        names.update(dict.fromkeys(a.bindings))
+    index: dict[Node, int] = {}
+    nodes: list[Node | None] = [None]
+
+    def ident(node: Node | None) -> int:
+        if node is None:
+            return 0
+        i = index.get(node)
+        if i is None:
+            i = index[node] = len(nodes)
+            nodes.append(node)
+        return i
+    cols = [[ident(a.bindings.get(v)) for a in answers] for v in names]
+    template = []
+    if construct:
+        width = max(len(a.triples) for a in answers)
+        for k in range(width):
+            pos = []
+            for p in range(3):
+                pos.append((True, len(cols)))
+                cols.append([ident(a.triples[k][p]) if k < len(a.triples) else 0
+                             for a in answers])
+            template.append(tuple(pos))
+    table = TermNodes.of_nodes(nodes)
+    shape = AnswerShape(query, "CONSTRUCT" if construct else "SELECT", list(names),
+                        list(range(len(names))), template)
+    return AnswerBatch(shape, cols, [table] * len(cols), [a.start for a in answers],
+                       [a.end for a in answers], None)
+
+
 def _bound_view(table: TermNodes, ids: list[int]) -> list[bool]:
     return [table.bound(i) for i in ids]
 
@@ -570,6 +634,26 @@ class Results(Sequence):
 
     def __len__(self) -> int:
         return self._ends[-1] if self._ends else 0
+
+    @classmethod
+    def of(cls, answers: "Iterable[Answer] | Results") -> "Results":
+        """Any answers as columns: a Results as it is; Answer objects (made
+        by hand, read back from a file) one batch per run of one query,
+        each distinct term once in the batch's table, a CONSTRUCT answer's
+        triples as template positions.  What the writers, the Arrow table
+        and the DataFrame read: one path, from columns."""
+        if isinstance(answers, Results):
+            return answers
+        batches = []
+        names_all: dict[str, None] = {}
+        queries: set[str] = set()
+        for (query, construct), run in groupby(answers, key=lambda a: (a.query, bool(a.triples))):
+            for part in _same_order(list(run)):
+                batch = _batch_of(part, query, construct)
+                batches.append(batch)
+                names_all.update(dict.fromkeys(batch.shape.names))
+            queries.add(query)
+        return cls(batches, queries.pop() if len(queries) == 1 else "", list(names_all))
 
     def _locate(self, i: int) -> tuple[AnswerBatch, int]:
         from bisect import bisect_right

@@ -43,9 +43,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from rdflib.term import Node
-
-from ..answers import Results, TermNodes
+from ..answers import Results
 from ..core.terms import Compound
 from ..rdf.codec import XSD
 from ..rdf.ntriples import format_encoded_numbers, format_term
@@ -144,35 +142,14 @@ def segments(answers: Any, variables: Sequence[str]) -> tuple[list[int], dict[st
     cols: dict[str, list[Segment]] = {v: [] for v in variables}
     starts: list[Any] = []
     ends: list[Any] = []
-    if isinstance(answers, Results):
-        for b in answers.batches:
-            n = len(b)
-            lengths.append(n)
-            starts.extend(b.starts())
-            ends.extend(b.ends())
-            for v in variables:
-                got = b.ids(v)
-                cols[v].append((None, n) if got is None else got)
-        return lengths, cols, starts, ends
-    answers = list(answers)
-    lengths.append(len(answers))
-    starts.extend(a.start for a in answers)
-    ends.extend(a.end for a in answers)
-    for v in variables:
-        index: dict[Node, int] = {}
-        nodes: list[Node | None] = [None]
-        ids = []
-        for a in answers:
-            node = a.bindings.get(v)
-            if node is None:
-                ids.append(0)
-                continue
-            i = index.get(node)
-            if i is None:
-                i = index[node] = len(nodes)
-                nodes.append(node)
-            ids.append(i)
-        cols[v].append((ids, TermNodes.of_nodes(nodes)))
+    for b in Results.of(answers).batches:
+        n = len(b)
+        lengths.append(n)
+        starts.extend(b.starts())
+        ends.extend(b.ends())
+        for v in variables:
+            got = b.ids(v)
+            cols[v].append((None, n) if got is None else got)
     return lengths, cols, starts, ends
 
 
@@ -181,13 +158,7 @@ def answer_variables(answers: Any, variables: Sequence[str] | None) -> list[str]
     first appearance."""
     if variables is not None:
         return list(variables)
-    if isinstance(answers, Results):
-        return list(answers.variables)
-    seen: dict[str, None] = {}
-    for a in answers:
-        for k in a.bindings:
-            seen.setdefault(k)
-    return list(seen)
+    return list(Results.of(answers).variables)
 
 
 def _unique(ids: Sequence[int]) -> tuple[Any, Any]:
@@ -305,22 +276,16 @@ def time_column(ts: list[Any], times: str) -> "pa.Array":
 def _triples_column(answers: Any) -> "pa.Array | None":
     import pyarrow as pa
     typ = pa.list_(pa.struct([("s", pa.string()), ("p", pa.string()), ("o", pa.string())]))
-    rows: list[list[dict]] | None = None
-    if isinstance(answers, Results):
-        if not any(b.shape.form == "CONSTRUCT" for b in answers.batches):
-            return None
-        rows = []
-        def nt(table: Any, ids: list[int]) -> list[str | None]:
-            return table.mapped("nt", format_term, ids, format_encoded_numbers)
-        for b in answers.batches:
-            for ts in b.template_rows(nt, format_term):
-                rows.append([{"s": s, "p": p, "o": o} for s, p, o in ts])
-    else:
-        answers = list(answers)
-        if not any(a.triples for a in answers):
-            return None
-        rows = [[{"s": format_term(s), "p": format_term(p), "o": format_term(o)}
-                 for s, p, o in a.triples] for a in answers]
+    answers = Results.of(answers)
+    if not any(b.shape.form == "CONSTRUCT" for b in answers.batches):
+        return None
+    rows: list[list[dict]] = []
+
+    def nt(table: Any, ids: list[int]) -> list[str | None]:
+        return table.mapped("nt", format_term, ids, format_encoded_numbers)
+    for b in answers.batches:
+        for ts in b.template_rows(nt, format_term):
+            rows.append([{"s": s, "p": p, "o": o} for s, p, o in ts])
     return pa.array(rows, typ)
 
 
@@ -334,8 +299,7 @@ def to_arrow(answers: "Iterable[Answer] | Results", *, variables: Sequence[str] 
         raise ValueError(f"values must be 'python' or 'nt' for Arrow, got {values!r}")
     if times not in ("seconds", "datetime"):
         raise ValueError(f"times must be 'seconds' or 'datetime', got {times!r}")
-    if not isinstance(answers, Results):
-        answers = list(answers)
+    answers = Results.of(answers)
     names = answer_variables(answers, variables)
     lengths, cols, starts, ends = segments(answers, names)
     fields = [pa.field("start", time_column(starts, times).type),
@@ -354,8 +318,7 @@ def to_arrow(answers: "Iterable[Answer] | Results", *, variables: Sequence[str] 
         arrays.append(triples)
         fields.append(pa.field("triples", triples.type))
     meta = {}
-    query = answers.query if isinstance(answers, Results) else \
-        ({a.query for a in answers}.pop() if len({a.query for a in answers}) == 1 else "")
+    query = answers.query
     if query:
         meta[b"epsparql.query"] = query.encode("utf-8")
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta or None))

@@ -130,14 +130,12 @@ def _from_text(s: "pd.Series", values: str) -> "pd.Series":
     return s.map(conv).astype(object)
 
 
-def _triples(answers: Any, values: str) -> list[tuple]:
-    if isinstance(answers, Results):
-        out: list[tuple] = []
-        conv = lambda table, ids: table.mapped(("df", values), lambda n: _value(n, values), ids)  # noqa: E731
-        for b in answers.batches:
-            out.extend(tuple(ts) for ts in b.template_rows(conv, lambda n: _value(n, values)))
-        return out
-    return [tuple(tuple(_value(x, values) for x in t) for t in a.triples) for a in answers]
+def _triples(answers: Results, values: str) -> list[tuple]:
+    out: list[tuple] = []
+    conv = lambda table, ids: table.mapped(("df", values), lambda n: _value(n, values), ids)  # noqa: E731
+    for b in answers.batches:
+        out.extend(tuple(ts) for ts in b.template_rows(conv, lambda n: _value(n, values)))
+    return out
 
 
 def to_dataframe(answers: "Iterable[Answer] | Results", *, variables: Sequence[str] | None = None,
@@ -163,17 +161,13 @@ def to_dataframe(answers: "Iterable[Answer] | Results", *, variables: Sequence[s
         raise ValueError(f"values must be 'python', 'rdflib' or 'nt', got {values!r}")
     if times not in ("seconds", "datetime"):
         raise ValueError(f"times must be 'seconds' or 'datetime', got {times!r}")
-    if not isinstance(answers, Results):
-        answers = list(answers)
+    answers = Results.of(answers)
     names = answer_variables(answers, variables)
     table = to_arrow(answers, variables=names, values="python" if values == "python" else "nt",
                      times=times)
     data: dict[str, Any] = {}
-    n = table.num_rows
-    if isinstance(answers, Results):
-        data["query"] = pd.Series([answers.query] * n, dtype=object)
-    else:
-        data["query"] = pd.Series([a.query for a in answers], dtype=object)
+    data["query"] = pd.Series([b.shape.query for b in answers.batches for _ in range(len(b))],
+                              dtype=object)
     data["start"] = _retype(table.column("start").to_pandas())
     data["end"] = _retype(table.column("end").to_pandas())
     cols = column_names(names)

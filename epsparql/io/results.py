@@ -118,7 +118,13 @@ def _numbers_json_texts(values: list) -> list[str | None]:
     """:func:`term_json_text` of the term of each encoded bare number (an
     xsd:double or xsd:integer), without building the rdflib term; None
     for any other encoded term."""
-    return number_texts(values, _JSON_LITERAL, _JSON_DOUBLE, _JSON_INTEGER)
+    return number_texts(values, _JSON_LITERAL, _JSON_DOUBLE, _JSON_INTEGER, _json_typed)
+
+
+def _json_typed(lex: str, dt: str) -> str:
+    """:func:`term_json_text` of a typed literal that keeps its lexical form."""
+    return ('{"type": "literal", "value": ' + json.dumps(lex, ensure_ascii=False)
+            + ', "datatype": ' + json.dumps(dt, ensure_ascii=False) + "}")
 
 
 def json_texts(table: TermNodes, ids: list[int]) -> list[str | None]:
@@ -272,34 +278,19 @@ class AnswerWriter:
         self.count = 0
         self.closed = False
 
-    def _query(self, answer: Answer) -> _QueryInfo:
-        info = self.queries.get(answer.query)
-        if info is None:
-            info = self.queries[answer.query] = _QueryInfo(
-                answer.query, "CONSTRUCT" if answer.triples else "SELECT", list(answer.bindings))
-        return info
-
     def write(self, answer: Answer) -> None:
-        raise NotImplementedError
+        """Write one answer."""
+        self.write_many([answer])
 
     def write_many(self, answers: Iterable[Answer]) -> int:
-        """Write the answers; returns how many.  ``Query.results()`` is
-        written from its columns (each distinct term's text made once)."""
-        if isinstance(answers, Results):
-            return sum(self._write_batch(b) for b in answers.batches)
-        n = 0
-        for a in answers:
-            self.write(a)
-            n += 1
-        return n
+        """Write the answers; returns how many.  Everything is written from
+        columns (:meth:`Results.of <epsparql.answers.Results.of>`): each
+        distinct term's text is made once, not once per answer."""
+        return sum(self._write_batch(b) for b in Results.of(answers).batches)
 
     def _write_batch(self, batch: AnswerBatch) -> int:
-        """Write a batch of one query's answers (default: one by one)."""
-        n = 0
-        for a in batch.answers():
-            self.write(a)
-            n += 1
-        return n
+        """Write a batch of one query's answers; returns how many."""
+        raise NotImplementedError
 
     def _batch_info(self, batch: AnswerBatch) -> _QueryInfo:
         info = self.queries.get(batch.shape.query)
@@ -341,11 +332,6 @@ class JsonLinesWriter(AnswerWriter):
 
     format = "jsonl"
 
-    def write(self, answer: Answer) -> None:
-        self.out.write(json.dumps(answer_to_json(answer, time_format=self.time_format),
-                                  ensure_ascii=False) + "\n")
-        self.count += 1
-
     def _write_batch(self, batch: AnswerBatch) -> int:
         lines = batch_json_lines(batch, self.time_format)
         self.out.write("".join(lines))
@@ -377,22 +363,11 @@ class CsvWriter(AnswerWriter):
         self.variables = variables
         self._csv.writerow(_meta_names(variables, ("query", "start", "end")) + variables)
 
-    def write(self, answer: Answer) -> None:
-        if self.variables is None:
-            self._header(list(answer.bindings))
-        extra = [k for k in answer.bindings if k not in self.variables]
-        if extra:
-            raise ValueError(f"answer of {answer.query} binds {', '.join('?' + v for v in extra)}, "
-                             f"which is not a column of the CSV output")
-        b = answer.bindings
-        self._csv.writerow([answer.query, format_time(answer.start, self.time_format),
-                            format_time(answer.end, self.time_format)]
-                           + [format_term(b[v]) if v in b else "" for v in self.variables])
-        self.count += 1
-
     def _write_batch(self, batch: AnswerBatch) -> int:
+        if not len(batch):
+            return 0
         if self.variables is None:              # the header comes from the first answer
-            return super()._write_batch(batch)
+            self._header(batch.bound_names(batch.row_ids()[0]))
         cols = dict(batch_nt_columns(batch))
         n = len(batch)
         stop = n
@@ -445,24 +420,6 @@ class SparqlJsonWriter(AnswerWriter):
         if NUMBER_RE.fullmatch(text) and not any(c in text for c in ".eE"):
             return {"type": "literal", "value": text, "datatype": XSD + "integer"}
         return {"type": "literal", "value": format(Decimal(text), "f"), "datatype": XSD + "decimal"}
-
-    def write(self, answer: Answer) -> None:
-        info = self._query(answer)
-        vs = self._vars.get(info.name)
-        if vs is None:
-            vs = self._vars[info.name] = list(info.variables)
-        for k in answer.bindings:
-            if k not in vs:
-                vs.append(k)
-        f = self._spool.get(info.name)
-        if f is None:
-            f = self._spool[info.name] = tempfile.TemporaryFile("w+", encoding="utf-8")
-        row = {k: term_to_json(v) for k, v in answer.bindings.items()}
-        row["\x00start"] = self._time_term(answer.start)
-        row["\x00end"] = self._time_term(answer.end)
-        f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        self._counts[info.name] = self._counts.get(info.name, 0) + 1
-        self.count += 1
 
     def _write_batch(self, batch: AnswerBatch) -> int:
         info = self._batch_info(batch)
@@ -529,16 +486,6 @@ class NTriplesWriter(AnswerWriter):
         super().__init__(out, queries, time_format=time_format)
         self.ignored = 0
 
-    def write(self, answer: Answer) -> None:
-        if not answer.triples:
-            self.ignored += 1
-            return
-        st = format_time(answer.start, self.time_format)
-        en = format_time(answer.end, self.time_format)
-        for s, p, o in answer.triples:
-            self.out.write(f"{format_term(s)} {format_term(p)} {format_term(o)} {st} {en} .\n")
-        self.count += 1
-
     def _write_batch(self, batch: AnswerBatch) -> int:
         n = len(batch)
         if batch.shape.form != "CONSTRUCT":
@@ -594,22 +541,6 @@ class TableWriter(AnswerWriter):
         if len(text) > self.max_width:
             text = text[:self.max_width - 1] + "…"
         return text
-
-    def write(self, answer: Answer) -> None:
-        info = self._query(answer)
-        cells = [answer.query, format_time(answer.start, self.time_format),
-                 format_time(answer.end, self.time_format)]
-        if info.form == "ASK":
-            cells.append("true")
-        else:
-            vs = info.variables
-            for k in answer.bindings:
-                if k not in vs:
-                    vs.append(k)
-            b = answer.bindings
-            cells.extend(self.cell(b[v]) if v in b else "" for v in vs)
-        self._buffer.append((info.name, cells))
-        self.count += 1
 
     def _write_batch(self, batch: AnswerBatch) -> int:
         info = self._batch_info(batch)

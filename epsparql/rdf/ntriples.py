@@ -10,9 +10,11 @@ their parses are remembered (bounded, :mod:`epsparql.memo`).
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from rdflib.term import BNode, Literal, Node, URIRef
 
+from ..core.terms import Compound
 from ..memo import BoundedCache
 
 __all__ = ["TermSyntaxError", "parse_term", "format_term", "format_encoded_numbers",
@@ -240,18 +242,27 @@ _NT_INTEGER = '"^^<http://www.w3.org/2001/XMLSchema#integer>'
 
 
 def format_encoded_numbers(values: list) -> list[str | None]:
-    """The N-Triples text of each encoded term that is a bare number (the
-    codec's canonical xsd:double or xsd:integer), written without building
-    the rdflib term: ``format_term(decode(value))``; None for any other
-    encoded term."""
-    return number_texts(values, '"', _NT_DOUBLE, _NT_INTEGER)
+    """The N-Triples text of each encoded term that is a number (a bare
+    number, the codec's canonical xsd:double or xsd:integer, or any
+    ``n(Value, Datatype, Lexical)``: what aggregates make), written without
+    building the rdflib term: ``format_term(decode(value))``; None for any
+    other encoded term."""
+    return number_texts(values, '"', _NT_DOUBLE, _NT_INTEGER, _nt_typed)
 
 
-def number_texts(values: list, head: str, double_tail: str, integer_tail: str
-                 ) -> list[str | None]:
+def _nt_typed(lex: str, dt: str) -> str:
+    if _LIT_ESC_RE.search(lex):
+        lex = _LIT_ESC_RE.sub(_lit_esc, lex)
+    return f'"{lex}"^^{_iri_text(dt)}'
+
+
+def number_texts(values: list, head: str, double_tail: str, integer_tail: str,
+                 typed: Callable[[str, str], str] | None = None) -> list[str | None]:
     """``head + repr(v) + tail`` of each bare number of ``values`` (the
-    tail of its type), None for anything else; each distinct non-zero
-    float written once (0.0 and -0.0 are equal in Python, not in RDF)."""
+    tail of its type), ``typed(lexical, datatype)`` of each ``n/3`` term
+    (the codec's other numeric literals; the decoded literal keeps its
+    lexical form), None for anything else; each distinct non-zero float
+    written once (0.0 and -0.0 are equal in Python, not in RDF)."""
     memo: dict[float, str] = {}
     out: list[str | None] = []
     add = out.append
@@ -267,6 +278,9 @@ def number_texts(values: list, head: str, double_tail: str, integer_tail: str
                 add(head + repr(v) + double_tail)
         elif tp is int:
             add(head + repr(v) + integer_tail)
+        elif tp is Compound and typed is not None and v.name == "n" and len(v.args) == 3 \
+                and isinstance(v.args[1], str) and isinstance(v.args[2], str):
+            add(typed(str(v.args[2]), str(v.args[1])))
         else:
             add(None)
     return out
