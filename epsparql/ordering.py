@@ -88,6 +88,23 @@ class Reorderer:
         self._sources[source] = wm
         return out
 
+    def pass_through(self, first_end: float, last_end: float, ordered: bool,
+                     source: str = "default") -> bool:
+        """The fast path of :meth:`add` for rows known only by their end
+        times (a columnar batch): if rows from ``source`` whose ends run
+        nondecreasingly from ``first_end`` to ``last_end`` (``ordered``)
+        may go straight through (one source, no lateness, nothing held,
+        none late), account for them and say True; else change nothing
+        and say False (the caller then adds the rows themselves)."""
+        single = not self._sources or (len(self._sources) == 1 and source in self._sources)
+        if not (ordered and self.lateness == 0.0 and not self._heap and single
+                and first_end >= self._released):
+            return False
+        wm = self._sources.get(source, -math.inf)
+        self._sources[source] = max(wm, last_end)
+        self._released = max(self._released, last_end)
+        return True
+
     def register(self, source: str) -> None:
         """Declare a source before it sends anything: until it does (or
         advances), it holds the watermark back."""

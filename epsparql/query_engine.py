@@ -568,6 +568,44 @@ class Engine:
         from . import functions
         self._seen_function_errors = functions.error_count
 
+    def push_arrow(self, batch: Any, *, source: str = "default") -> list[int]:
+        """Push a pyarrow ``RecordBatch`` or ``Table`` of triples: columns
+        ``s``, ``p``, ``o`` (each term in N-Triples syntax, e.g.
+        ``<http://ex/a>``, ``_:b1``, ``"1"^^<http://www.w3.org/2001/XMLSchema#integer>``),
+        ``start`` (seconds, int or float), optional ``end`` (null: the
+        start) and ``stream`` (an IRI; null: :data:`DEFAULT_STREAM`); other
+        columns are ignored.  One crossing per ``batch_size`` rows and no
+        Python object per row: the terms are dictionary-encoded and each
+        distinct text read once (:mod:`epsparql.rdf.wire_arrow`).  Rows
+        out of order (within the allowed lateness) or from several sources
+        go through the reorder buffer as :meth:`push_many`'s do.  A bad
+        row (term, time, stream) raises ValueError naming it, before any of
+        its slice is pushed.  Returns the positions of the rows that came
+        too late to be processed."""
+        import numpy as np
+        from .rdf.wire_arrow import arrow_batch, arrow_rows
+        size = self.core.batch_size
+        n = batch.num_rows
+        late: list[int] = []
+        for base in range(0, n, size):
+            piece = batch.slice(base, size)
+            b = arrow_batch(piece)
+            if not b.rows:
+                continue
+            ends = b.ends
+            ordered = bool(np.all(ends[1:] >= ends[:-1]))
+            if b.data is not None and self._order.pass_through(float(ends[0]), float(ends[-1]),
+                                                              ordered, source):
+                self._mark()
+                runs = None if b.streams is None else \
+                    [[DEFAULT_STREAM if g is None else g, k] for g, k in b.streams]
+                self._send(b.data, runs)
+                continue
+            found: list[int] = []
+            self._feed(self._order.add(self._normalise(arrow_rows(piece)), source, found))
+            late.extend(base + i for i in found)
+        return late
+
     def _feed(self, ready: list[tuple]) -> None:
         self._mark()
         windows = self._windows if self._windows is not None and self._windows.queries else None
@@ -589,14 +627,29 @@ class Engine:
                     self._route(core.push_triple_rows_columns(data))
                 else:
                     self._route(core.push_table_text_columns(triple_batch_text(part)))
-            if self.max_goals is not None:
-                goals = self.core.stats()["goals"]
-                if goals > self.max_goals:
-                    raise StateLimitError(
-                        f"{goals} partial matches stored, more than max_goals={self.max_goals}: "
-                        f"bound the queries with FILTER (getDURATION() < …) or raise the cap "
-                        f"(nothing was evicted; the answers so far were delivered)",
-                        "max_goals", self.max_goals, goals)
+            self._check_goals()
+
+    def _send(self, data: list[Any], runs: list[list[Any]] | None) -> None:
+        """One batch already made janus data (:mod:`epsparql.rdf.wire_rows`),
+        in time order, its streams as runs (None: the default stream)."""
+        windows = self._windows if self._windows is not None and self._windows.queries else None
+        if windows is not None:
+            if runs is None:
+                runs = [[DEFAULT_STREAM, len(data[1])]]
+            self._route(windows.push_data(data, runs, self._core_fed))
+        elif self._core_fed or self._windows is None:
+            self._route(self.core.push_triple_rows_columns(data))
+        self._check_goals()
+
+    def _check_goals(self) -> None:
+        if self.max_goals is not None:
+            goals = self.core.stats()["goals"]
+            if goals > self.max_goals:
+                raise StateLimitError(
+                    f"{goals} partial matches stored, more than max_goals={self.max_goals}: "
+                    f"bound the queries with FILTER (getDURATION() < …) or raise the cap "
+                    f"(nothing was evicted; the answers so far were delivered)",
+                    "max_goals", self.max_goals, goals)
 
     def advance(self, t: float | datetime, *, source: str | None = None) -> None:
         """A heartbeat: no more triples (from ``source``, or from any source)

@@ -134,6 +134,11 @@ class WindowRuntime:
         finally:
             text.text = ""          # Prolog holds the object until atom-GC, not the text
 
+    def push_data(self, data: list[Any], runs: list[list[Any]], core: bool) -> list[Columns]:
+        """A batch already made janus data (:mod:`epsparql.rdf.wire_rows`)
+        whose streams are the runs ``[iri, count]``, one crossing."""
+        return self._columns("push", [data, runs, core])
+
     def advance(self, t: float, core: bool) -> list[Columns]:
         """Evaluate every instant up to ``t`` (no row will end at or before it)."""
         return self._columns("advance", [t, core])

@@ -14,13 +14,15 @@
     ((J-1)G, JG], and every window is a whole number of panes.  Per
     window, in the engine's module:
 
-        Store(H, Key, Tau, GK, AR)   one clause per distinct match (the
-                                     window's content is a set): the
-                                     matched triple Key = t(S, P, O), the
-                                     time Tau of its latest occurrence,
-                                     its group key GK and aggregate
-                                     arguments AR; H = term_hash(Key).
-                                     Clauses in order of Tau.
+        Store(Trie)                  the window's content (a set): a trie
+                                     from each distinct match, the matched
+                                     triple Key = t(S, P, O), to the pane
+                                     of its latest occurrence.
+        Store(J, Entries)            the matches Key-GK-AR (GK the group
+                                     key, AR the aggregate arguments) that
+                                     entered pane J, in pane order (a
+                                     match that moved to a later pane is
+                                     left here and skipped at expiry).
         Pane(PH, J, GK, Acc)         pane J's partial aggregates of group
                                      GK (PH a hash of J and GK).
         Run(GH, GK, Acc)             the window's total for GK over the
@@ -32,9 +34,16 @@
                                      window's stream (matching or not), for
                                      C-SPARQL's "non-empty windows only".
 
-    An arrival adds its match to its pane; a new occurrence of a triple
-    already in the window moves its contribution from the old pane to the
-    new one.  An evaluation at t first folds the panes up to t into the
+    An arrival adds its match to a buffer of the pane it falls in (an
+    array in the mutable state, at most buffer_size/1 long); the buffer
+    is committed when the next pane starts, when it is full, and before
+    anything reads the window (an evaluation, statistics, a snapshot).
+    A commit sorts the buffer's matches, keeps the new ones (and moves
+    those already in the window from their old pane: a new occurrence of
+    a triple moves its contribution to the new pane), and adds them to
+    the pane's partials once per group: per arrival a few cheap steps and
+    no database update, per pane and group one.  An evaluation at t first
+    folds the panes up to t into the
     running totals (once per pane and group, not once per arrival: the
     arrivals of a pane are done when t passes it), then, as the window
     moves past pane J, subtracts J's partials from the totals, forgets
@@ -47,9 +56,10 @@
     is harmless: every window holding the old pane holds the new one).
     So an arrival costs O(1) (one update of its match and one of its
     pane), an evaluation O(groups) (O(groups x panes) with MIN/MAX/SAMPLE),
-    and memory is bounded by the window's content.  The folding point and
-    the last pane that saw a triple are kept in a mutable term ps(Folded,
-    LastRaw) of the caller's runtime state.
+    and memory is bounded by the window's content.  The folding point, the
+    last pane that saw a triple and the buffer are kept in a mutable term
+    ps(Folded, LastRaw, BufPane, BufCount, Buffer) of the caller's runtime
+    state.
 
     Accumulators: acc(N, A1, ..., Ak), N the number of matches, Ai per
     aggregate (specs agg(Op, Distinct, Sep) as in stream_relation.pl):
@@ -60,6 +70,9 @@
 */
 :- module(stream_panes,
           [ pane_state/1,          % -State
+            pane_reset/1,          % +State
+            pane_commit/3,         % +Module, +Panes, +State
+            pane_restored/2,       % +Module, +Panes
             pane_raw/4,            % +Module, +Panes, +State, +Tau
             pane_insert/7,         % +Module, +Panes, +State, +Key, +Tau, +GK, +AR
             pane_advance/5,        % +Module, +Panes, +State, +Lo, +Hi
@@ -85,25 +98,59 @@
 %
 %   Create the window's dynamic predicates in Module.
 pane_declare(M, pn(_, _, Store, Pane, Run, Live, Raw, Unf)) :-
-    dynamic([M:Store/5, M:Pane/4, M:Run/3, M:Live/1, M:Raw/1, M:Unf/1]).
+    dynamic([M:Store/1, M:Store/2, M:Pane/4, M:Run/3, M:Live/1, M:Raw/1, M:Unf/1]).
 
 %!  pane_state(-State) is det.
 %
-%   The mutable state of a new (or cleared) window: nothing folded, no
-%   pane seen.
-pane_state(ps(NegInf, none)) :- NegInf is -inf.
+%   The mutable state of a new window: nothing folded, no pane seen, an
+%   empty buffer.
+pane_state(ps(NegInf, none, none, 0, Buffer)) :-
+    NegInf is -inf,
+    buffer_size(Size),
+    functor(Buffer, buffer, Size).
+
+%   Matches buffered before a commit, at most.
+buffer_size(4096).
+
+%!  pane_reset(+State) is det.
+%
+%   Make State that of a new window (its window was cleared).
+pane_reset(St) :-
+    NegInf is -inf,
+    nb_setarg(1, St, NegInf), nb_setarg(2, St, none),
+    nb_setarg(3, St, none), nb_setarg(4, St, 0).
 
 %!  pane_clear(+Module, +Panes) is det.
 pane_clear(M, pn(_, _, Store, Pane, Run, Live, Raw, Unf)) :-
-    forall(member(N/A, [Store/5, Pane/4, Run/3, Live/1, Raw/1, Unf/1]),
+    forall(member(N/A, [Store/1, Store/2, Pane/4, Run/3, Live/1, Raw/1, Unf/1]),
            ( functor(H, N, A), retractall(M:H) )).
 
 %!  pane_content(+Module, +Panes, -N) is det.
 %
-%   The number of distinct matches in the window.
+%   The number of distinct matches in the window (committed).
 pane_content(M, pn(_, _, Store, _, _, _, _, _), N) :-
-    functor(H, Store, 5),
-    (   predicate_property(M:H, number_of_clauses(N0)) -> N = N0 ; N = 0 ).
+    T =.. [Store, Trie],
+    (   M:T, trie_property(Trie, value_count(N0)) -> N = N0 ; N = 0 ).
+
+%   pane_trie(+M, +Store, -Trie): the window's content trie (made on
+%   first use).
+pane_trie(M, Store, Trie) :-
+    T =.. [Store, Trie],
+    (   M:T -> true ; trie_new(Trie), assertz(M:T) ).
+
+%!  pane_restored(+Module, +Panes) is det.
+%
+%   The content trie of a window whose Store(J, Entries) facts were put
+%   back (a snapshot): each match goes to the latest pane that lists it.
+pane_restored(M, pn(_, _, Store, _, _, _, _, _)) :-
+    T =.. [Store, _],
+    retractall(M:T),
+    pane_trie(M, Store, Trie),
+    E =.. [Store, J, Entries],
+    forall(M:E, forall(member(K-_-_, Entries), trie_put(Trie, K, J))).
+
+trie_put(Trie, K, J) :-
+    (   trie_lookup(Trie, K, _) -> trie_update(Trie, K, J) ; trie_insert(Trie, K, J) ).
 
 pane_of(Tau, G, J) :-
     (   G == 1 -> J is ceiling(Tau)
@@ -130,37 +177,132 @@ pane_raw(M, pn(G, _, _, _, _, _, Raw, _), St, Tau) :-
 %   A match Key (t(S, P, O)) of the window's pattern occurred at Tau, in
 %   group GK with aggregate arguments AR.
 pane_insert(M, PN, St, Key, Tau, GK, AR) :-
-    PN = pn(G, _, Store, _, _, _, _, _),
-    term_hash(Key, H),
+    arg(1, PN, G),
     pane_of(Tau, G, J),
-    term_hash(GK, GH),
-    Old =.. [Store, H, Key, Tau0, _, _],
-    (   retract(M:Old)
-    ->  pane_of(Tau0, G, J0),
-        (   J0 =:= J
-        ->  true
-        ;   update_pane(M, PN, St, GH, J0, GK, AR, -1),
-            update_pane(M, PN, St, GH, J, GK, AR, 1)
-        )
-    ;   update_pane(M, PN, St, GH, J, GK, AR, 1)
+    arg(3, St, BJ),
+    (   BJ == J
+    ->  true
+    ;   pane_commit(M, PN, St),
+        nb_setarg(3, St, J)
     ),
-    New =.. [Store, H, Key, Tau, GK, AR],
-    assertz(M:New).
+    arg(4, St, N0),
+    N is N0 + 1,
+    arg(5, St, Buffer),
+    nb_setarg(N, Buffer, Key-GK-AR),
+    (   functor(Buffer, _, N)
+    ->  nb_setarg(4, St, N),
+        pane_commit(M, PN, St)
+    ;   nb_setarg(4, St, N)
+    ).
+
+%!  pane_commit(+Module, +Panes, +State) is det.
+%
+%   Add the buffered matches to the window: those not in it yet, and
+%   those whose latest occurrence was in an earlier pane (moved out of
+%   it), go to the buffer's pane, in one update of its partials per
+%   group; the buffer is emptied.
+pane_commit(M, PN, St) :-
+    arg(4, St, N),
+    (   N =:= 0
+    ->  true
+    ;   nb_setarg(4, St, 0),
+        arg(3, St, J),
+        arg(5, St, Buffer),
+        buffered(1, N, Buffer, Ms0),
+        sort(Ms0, Ms),                  % one per match (GK, AR follow from the match)
+        PN = pn(_, Specs, Store, _, _, _, _, _),
+        pane_trie(M, Store, Trie),
+        entering(Ms, Trie, J, M, PN, St, In),
+        (   In == []
+        ->  true
+        ;   E =.. [Store, J, In],
+            assertz(M:E),
+            findall(GK-AR, member(_-GK-AR, In), Pairs0),
+            msort(Pairs0, Pairs),
+            add_groups(Pairs, M, PN, St, J, Specs)
+        )
+    ).
+
+buffered(I, N, Buffer, Ms) :-
+    (   I > N
+    ->  Ms = []
+    ;   arg(I, Buffer, X),
+        Ms = [X|Rest],
+        I1 is I + 1,
+        buffered(I1, N, Buffer, Rest)
+    ).
+
+%   entering(+Matches, +Trie, +J, +M, +PN, +St, -In): the matches that
+%   enter pane J: new to the window, or moved from an earlier pane (their
+%   contribution taken out of it).
+entering([], _, _, _, _, _, []).
+entering([K-GK-AR|Ms], Trie, J, M, PN, St, In) :-
+    (   trie_lookup(Trie, K, J0)
+    ->  (   J0 =:= J
+        ->  In = In1
+        ;   trie_update(Trie, K, J),
+            term_hash(GK, GH),
+            update_pane(M, PN, St, GH, J0, GK, AR, -1),
+            In = [K-GK-AR|In1]
+        )
+    ;   trie_insert(Trie, K, J),
+        In = [K-GK-AR|In1]
+    ),
+    entering(Ms, Trie, J, M, PN, St, In1).
+
+%   add_groups(+Pairs, ...): Pairs GK-AR sorted by GK; each group's
+%   matches are added to pane J's partial of the group at once.
+add_groups([], _, _, _, _, _).
+add_groups([GK-AR|Ps], M, PN, St, J, Specs) :-
+    empty_acc(Specs, A0),
+    acc_add(Specs, 1, AR, A0, A1),
+    same_group(Ps, GK, Specs, A1, Acc, Rest),
+    term_hash(GK, GH),
+    add_part(M, PN, St, GH, J, GK, Acc),
+    add_groups(Rest, M, PN, St, J, Specs).
+
+same_group([GK0-AR|Ps], GK, Specs, A0, Acc, Rest) :-
+    GK0 == GK, !,
+    acc_add(Specs, 1, AR, A0, A1),
+    same_group(Ps, GK, Specs, A1, Acc, Rest).
+same_group(Rest, _, _, Acc, Acc, Rest).
+
+%   add_part(+M, +PN, +St, +GH, +J, +GK, +Part): a group's partial Part
+%   joins pane J (and the running total if J is folded already).
+add_part(M, PN, St, GH, J, GK, Part) :-
+    PN = pn(_, Specs, _, Pane, Run, _, _, _),
+    arg(1, St, Folded),
+    pane_key(GH, J, PH),
+    Probe =.. [Pane, PH, J, GK, Acc0],
+    (   retract(M:Probe)
+    ->  acc_plus(Specs, Acc0, Part, Acc1),
+        merge_extremes(Specs, Part, Acc1, Acc)
+    ;   new_pane(M, PN, J, Folded),
+        Acc = Part
+    ),
+    New =.. [Pane, PH, J, GK, Acc],
+    assertz(M:New),
+    (   J =< Folded -> fold_run(M, Run, Specs, GK, Part) ; true ).
+
+%   new_pane(+M, +PN, +J, +Folded): pane J gets its first partial: it is
+%   live (and not folded yet, unless the folding point is past it).
+new_pane(M, pn(_, _, _, _, _, Live, _, Unf), J, Folded) :-
+    LiveJ =.. [Live, J],
+    (   M:LiveJ
+    ->  true
+    ;   add_live(M, Live, J),
+        (   J > Folded -> UnfJ =.. [Unf, J], assertz(M:UnfJ) ; true )
+    ).
 
 update_pane(M, PN, St, GH, J, GK, AR, Sign) :-
-    PN = pn(_, Specs, _, Pane, Run, Live, _, Unf),
+    PN = pn(_, Specs, _, Pane, Run, _, _, _),
     arg(1, St, Folded),
     pane_key(GH, J, PH),
     Probe =.. [Pane, PH, J, GK, Acc0],
     (   retract(M:Probe)
     ->  true
     ;   empty_acc(Specs, Acc0),
-        LiveJ =.. [Live, J],
-        (   M:LiveJ
-        ->  true
-        ;   add_live(M, Live, J),
-            (   J > Folded -> UnfJ =.. [Unf, J], assertz(M:UnfJ) ; true )
-        )
+        new_pane(M, PN, J, Folded)
     ),
     acc_add(Specs, Sign, AR, Acc0, Acc),
     New =.. [Pane, PH, J, GK, Acc],
@@ -205,6 +347,7 @@ fold_run(M, Run, Specs, GK, Part) :-
 %   panes up to Hi into the running totals, forget the panes up to Lo
 %   and the matches whose latest occurrence is at or before Lo.
 pane_advance(M, PN, St, Lo, Hi) :-
+    pane_commit(M, PN, St),
     PN = pn(G, Specs, Store, Pane, Run, Live, Raw, Unf),
     JHi is floor(Hi / G),
     UnfP =.. [Unf, U],
@@ -236,12 +379,25 @@ pane_advance(M, PN, St, Lo, Hi) :-
     ),
     RawP =.. [Raw, R],
     forall(( clause(M:RawP, true, RRef), R =< JLo ), erase(RRef)),
-    SP =.. [Store, _, _, Tau, _, _],
+    SP =.. [Store, SJ, Entries],
     (   clause(M:SP, true, SRef),
-        (   Tau =< Lo -> erase(SRef), fail ; true )
+        (   SJ =< JLo
+        ->  erase(SRef),
+            pane_trie(M, Store, Trie),
+            forget_entries(Entries, Trie, SJ),
+            fail
+        ;   true
+        )
     ->  true
     ;   true
     ).
+
+%   The matches of a pane that leaves the window leave the content,
+%   unless they moved to a later pane.
+forget_entries([], _, _).
+forget_entries([K-_-_|Es], Trie, J) :-
+    (   trie_lookup(Trie, K, J0), J0 =:= J -> trie_delete(Trie, K, _) ; true ),
+    forget_entries(Es, Trie, J).
 
 subtract_run(M, Run, Specs, GK, Acc) :-
     term_hash(GK, GH),
@@ -267,9 +423,9 @@ pane_nonempty(M, pn(G, _, _, _, _, _, Raw, _), Lo, Hi) :-
 %   The match Key is in the window (background matches that are also in
 %   the window count once: the default graph is a merge).
 pane_in_window(M, pn(_, _, Store, _, _, _, _, _), Key) :-
-    term_hash(Key, H),
-    P =.. [Store, H, Key, _, _, _],
-    once(M:P).
+    T =.. [Store, Trie],
+    M:T,
+    trie_lookup(Trie, Key, _).
 
 %!  pane_groups(+Module, +Panes, +Grouped, +Extras, -Groups) is det.
 %
@@ -517,13 +673,43 @@ value_one(_, agg(sum, _, _), S, V) :- !,
 value_one(_, agg(avg, _, _), S, V) :- !,
     arg(2, S, C),
     (   C =:= 0 -> V = 0
+    ;   S = s(0, _, I, 0, _, 0, _, 0, _)
+    ->  integer_avg(I, C, V)            % every value an xsd:integer: the common case
     ;   sum_term(S, T),
         sparql_eval(div(const(T), const(C)), V0), V0 \== '$error'
     ->  V = V0
     ;   V = '$u'
     ).
+
 value_one(_, agg(_, _, _), X, V) :-
     (   X == none -> V = '$u' ; V = X ).
+
+%   integer_avg(+Sum, +Count, -Decimal): what sparql_eval gives for
+%   div(const(Sum), const(Count)) on two integers (the quotient rounded to
+%   18 fractional digits, as xsd:decimal in canonical form, its value the
+%   float of that numeral), without going through the numeral's text
+%   twice: an average is computed per group and evaluation.
+integer_avg(I, C, n(V, 'http://www.w3.org/2001/XMLSchema#decimal', L)) :-
+    P = 1000000000000000000,
+    S is round(abs(I) * P rdiv C),
+    Ip is S // P,
+    Fr is S mod P,
+    number_codes(Ip, ICs),
+    (   Fr =:= 0
+    ->  FCs = [0'0]
+    ;   F1 is Fr + P,                   % 1 and the 18 digits of Fr
+        number_codes(F1, [_|Ds]),
+        reverse(Ds, R0),
+        drop_zeros(R0, R),
+        reverse(R, FCs)
+    ),
+    append(ICs, [0'.|FCs], Cs0),
+    (   S =\= 0, I < 0 -> Cs = [0'-|Cs0] ; Cs = Cs0 ),
+    string_codes(L, Cs),
+    number_codes(V, Cs).
+
+drop_zeros([0'0|T], R) :- !, drop_zeros(T, R).
+drop_zeros(R, R).
 
 sum_term(s(0, _, I, C1, S1, C2, S2, C3, S3), T) :-
     foldl(add_part, [C1-S1, C2-S2, C3-S3], I, T),

@@ -204,7 +204,7 @@ unregister(M, Qid, RT) :-
 forget_window(M, w(Store, _, Kind, _, Mode)) :-
     (   Mode = panes(PN, _, St)
     ->  pane_clear(M, PN),
-        pane_state(ps(F, L)), nb_setarg(1, St, F), nb_setarg(2, St, L)
+        pane_reset(St)
     ;   functor(H, Store, 7), retractall(M:H),
         retractall(M:sw_n(Store, _, _)),
         (   Kind = past(_, _, _, P) -> functor(HP, P, 6), retractall(M:HP) ; true )
@@ -638,11 +638,13 @@ evaluate(M, q(Qid, Ws, policy(_, _, _, NonEmpty, _), R2S, Pred, _), T) :-
     ).
 
 report(M, Qid, R2S, Rows, Ws, T, Opens, Empties, Lasts) :-
-    retract(M:sw_prev(Qid, Prev)),
-    assertz(M:sw_prev(Qid, Rows)),
-    (   R2S == rstream -> Out = Rows
-    ;   R2S == istream -> bag_difference(Rows, Prev, Out)
-    ;   bag_difference(Prev, Rows, Out)
+    (   R2S == rstream
+    ->  Out = Rows                      % no previous result needed
+    ;   retract(M:sw_prev(Qid, Prev)),
+        assertz(M:sw_prev(Qid, Rows)),
+        (   R2S == istream -> bag_difference(Rows, Prev, Out)
+        ;   bag_difference(Prev, Rows, Out)
+        )
     ),
     answer_interval(Ws, T, Opens, Empties, Lasts, Start, End),
     emit_answers(M, Qid, Out, Start, End),
@@ -803,7 +805,7 @@ context_heads(M, _, Heads) :-
 %   a past window), late, queries, due (the next instant some query waits
 %   for, null if none).
 sw_stats(M, Stats) :-
-    ensure_local(M),
+    with_rt(M, commit_panes(M)),
     load_rt(M, rt(_, Late, _, Qs)),
     findall(N, ( member(q(_, Ws, _, _, _, _), Qs), member(W, Ws), window_content(M, W, N) ), Ns),
     sum_list(Ns, Content),
@@ -845,7 +847,7 @@ window_content(M, w(Store, _, _, _, Mode), N) :-
 %   the latest occurrences, which expiry relies on).  Not in it:
 %   answers not yet drained, errors, and queries, functions, background.
 sw_export(M, sw_state(1, rt(Clock, Late, Due), Queries, Facts)) :-
-    ensure_local(M),
+    with_rt(M, commit_panes(M)),
     load_rt(M, rt(Clock0, Late, Due, Qs)),
     (   Clock0 =:= -inf -> Clock = none ; Clock = Clock0 ),
     findall(q(Qid, Def, St, WStates, Prev),
@@ -857,8 +859,15 @@ sw_export(M, sw_state(1, rt(Clock, Late, Due), Queries, Facts)) :-
     findall(F, ( member(q(_, Ws, _, _, _, _), Qs), member(W, Ws), window_fact(M, W, F) ),
             Facts).
 
+%   commit_panes(+M, +RT): the buffered matches of every per-pane window
+%   into its content (before the content is read from outside).
+commit_panes(M, RT) :-
+    arg(4, RT, Qs),
+    forall(( member(q(_, Ws, _, _, _, _), Qs), member(w(_, _, _, _, panes(PN, _, St)), Ws) ),
+           pane_commit(M, PN, St)).
+
 window_state(w(_, _, _, Seq, Mode), w(Seq, PS)) :-
-    (   Mode = panes(_, _, ps(F0, L))
+    (   Mode = panes(_, _, ps(F0, L, _, _, _))
     ->  ( F0 =:= -inf -> F = none ; F = F0 ), PS = ps(F, L)
     ;   PS = plain
     ).
@@ -874,7 +883,7 @@ window_fact(M, W, f(Name, Args)) :-
 
 %   window_pred(+M, +Window, -Name/Arity): the window's predicates.
 window_pred(_, w(Store, _, _, _, panes(pn(_, _, Store, Pane, Run, Live, Raw, Unf), _, _)), P) :- !,
-    member(P, [Store/5, Pane/4, Run/3, Live/1, Raw/1, Unf/1]).
+    member(P, [Store/2, Pane/4, Run/3, Live/1, Raw/1, Unf/1]).
 window_pred(_, w(Store, Src, Kind, _, plain), P) :-
     (   P = Store/7
     ;   Kind = past(_, _, _, Pending), P = Pending/6
@@ -931,14 +940,16 @@ import(M, plan(Clock, Late, Due, Queries, Facts), RT) :-
     forall(nth1(I, Qs, q(Qid, Ws, _, _, _, St)),
            ( nth1(I, Queries, q(Qid, _, St1, WStates, Prev)),
              forall(between(1, 4, J), ( arg(J, St1, V), nb_setarg(J, St, V) )),
-             forall(nth1(K, Ws, W), ( nth1(K, WStates, w(Seq, PS)), restore_window(W, Seq, PS) )),
+             forall(nth1(K, Ws, W), ( nth1(K, WStates, w(Seq, PS)), restore_window(M, W, Seq, PS) )),
              retractall(M:sw_prev(Qid, _)), assertz(M:sw_prev(Qid, Prev)) )).
 
-restore_window(W, Seq, PS) :-
+restore_window(M, W, Seq, PS) :-
     nb_setarg(4, W, Seq),
-    (   arg(5, W, panes(_, _, St))
+    (   arg(5, W, panes(PN, _, St))
     ->  PS = ps(F0, L), ( F0 == none -> F is -inf ; F = F0 ),
-        nb_setarg(1, St, F), nb_setarg(2, St, L)
+        pane_reset(St),
+        nb_setarg(1, St, F), nb_setarg(2, St, L),
+        pane_restored(M, PN)
     ;   true
     ).
 

@@ -1,0 +1,223 @@
+"""A batch of stream triples given as Arrow columns of term texts, made janus data.
+
+What :meth:`epsparql.Engine.push_arrow` takes (a columnar stream reader's
+batches, a Spark worker's Arrow batches): columns ``s``, ``p``, ``o`` of
+N-Triples term texts, ``start`` and optional ``end`` (seconds), optional
+``stream`` (an IRI, null for the default stream).  Here it becomes the
+batch of :mod:`epsparql.rdf.wire_rows` (``[Terms, Ss, Ps, Os, T1s, T2s]``)
+without a Python object per row: the three term columns are dictionary
+encoded together (in Arrow's C++), each distinct text is read once (and
+remembered across batches), the places are the dictionary's indices, the
+times numpy conversions.  A term this path cannot carry as janus data
+makes the whole batch go the row way (:func:`arrow_rows`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..memo import BoundedCache
+from .ntriples import absolute_iri_problem, parse_term
+from .wire_rows import _data, _valid_text
+
+__all__ = ["ArrowBatch", "arrow_batch", "arrow_rows"]
+
+#: N-Triples text -> the term as janus data (an IRI's text, a number, a tuple)
+_TERMS = BoundedCache(1 << 16)
+#: stream IRI text -> itself, checked
+_STREAMS = BoundedCache(1 << 10)
+
+
+@dataclass
+class ArrowBatch:
+    """A batch ready to cross: ``data`` (the wire_rows batch, or None when
+    it must go as rows), the times as Python numbers, the streams as runs
+    ``[iri, count]`` (iri None: the default stream; ``streams`` None: every
+    row on it) and the end times as a numpy array (for the reorder
+    buffer's check)."""
+
+    data: list[Any] | None
+    start: list[Any]
+    end: list[Any]
+    streams: list[list[Any]] | None
+    ends: Any
+    rows: int
+
+
+def _column(batch: Any, name: str) -> Any:
+    i = batch.schema.get_field_index(name)
+    if i < 0:
+        return None
+    col = batch.column(i)
+    return col.combine_chunks() if hasattr(col, "combine_chunks") else col
+
+
+def _times(col: Any, what: str) -> Any:
+    """A time column as float64 numpy (ValueError for nulls, text, non-finite)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+        raise ValueError(f"column {what!r} must hold numbers of seconds, got {col.type}")
+    if col.null_count:
+        i = pc.index(pc.is_null(col), True).as_py()
+        raise ValueError(f"row {i}: {what} time is missing")
+    arr = col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"row {i}: {what} time {float(arr[i])!r} is not finite")
+    return arr
+
+
+def _numbers(col: Any, arr: Any) -> list[Any]:
+    """Times as the engine takes them: integral ones as ``int``."""
+    import numpy as np
+    import pyarrow as pa
+    if pa.types.is_integer(col.type):
+        return col.to_numpy(zero_copy_only=False).astype(np.int64).tolist()
+    whole = (np.floor(arr) == arr) & (np.abs(arr) < 2.0 ** 53)
+    if whole.all():
+        return arr.astype(np.int64).tolist()
+    if not whole.any():
+        return arr.tolist()
+    return [int(v) if w else v for v, w in zip(arr.tolist(), whole.tolist())]
+
+
+def _term(text: str, row: int) -> Any:
+    """The janus data of one term text (None: not carried as data)."""
+    d = _TERMS.get(text)
+    if d is not None:
+        return d
+    try:
+        node = parse_term(text)
+    except ValueError as e:
+        raise ValueError(f"row {row}: {e}") from None
+    if type(node).__name__ == "URIRef":
+        d = str(node)
+        if not _valid_text(d):
+            return None
+    else:
+        d = _data(node)
+        if d is None:
+            return None
+    return _TERMS.put(text, d)
+
+
+def _stream(iri: str, row: int) -> str:
+    if _STREAMS.get(iri) is None:
+        problem = absolute_iri_problem(iri) if iri else "empty"
+        if problem is not None or any(c in iri for c in ' <>"{}|^`\\'):
+            raise ValueError(f"row {row}: a stream must be an IRI, got {iri!r}"
+                             + (f" ({problem})" if problem else ""))
+        _STREAMS.put(iri, iri)
+    return iri
+
+
+def arrow_batch(batch: Any) -> ArrowBatch:
+    """Check and convert one Arrow batch (RecordBatch or Table); ValueError
+    naming the row for a bad time, interval, term or stream."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    cols = {}
+    for name in ("s", "p", "o"):
+        c = _column(batch, name)
+        if c is None:
+            raise ValueError(f"an Arrow batch of triples needs the columns s, p, o and start "
+                             f"(got {batch.schema.names})")
+        if not (pa.types.is_string(c.type) or pa.types.is_large_string(c.type)):
+            raise ValueError(f"column {name!r} must hold N-Triples terms as strings, got {c.type}")
+        if c.null_count:
+            i = pc.index(pc.is_null(c), True).as_py()
+            raise ValueError(f"row {i}: {name} is missing")
+        cols[name] = c.cast(pa.string()) if pa.types.is_large_string(c.type) else c
+    start_col = _column(batch, "start")
+    if start_col is None:
+        raise ValueError(f"an Arrow batch of triples needs the columns s, p, o and start "
+                         f"(got {batch.schema.names})")
+    n = len(start_col)
+    t1 = _times(start_col, "start")
+    end_col = _column(batch, "end")
+    if end_col is not None and end_col.null_count:
+        end_col = pc.coalesce(end_col.cast(pa.float64()), start_col.cast(pa.float64()))
+    t2 = t1 if end_col is None else _times(end_col, "end")
+    before = t2 < t1
+    if before.any():
+        i = int(np.argmax(before))
+        raise ValueError(f"row {i}: end {float(t2[i])!r} is before start {float(t1[i])!r}")
+    start = _numbers(start_col, t1)
+    end = start if end_col is None else _numbers(end_col, t2)
+    streams = _runs(_column(batch, "stream"), n)
+    all_terms = pa.concat_arrays([cols["s"], cols["p"], cols["o"]])
+    enc = pc.dictionary_encode(all_terms)
+    texts = enc.dictionary.to_pylist()
+    first = {}
+    idx = enc.indices.to_numpy(zero_copy_only=False)
+    terms = []
+    for k, text in enumerate(texts):
+        d = _TERMS.get(text)
+        if d is None:
+            if not first:
+                # the first row of each distinct text, for messages
+                u, pos = np.unique(idx, return_index=True)
+                first = dict(zip(u.tolist(), (pos % n).tolist())) if n else {}
+            d = _term(text, first.get(k, 0))
+            if d is None:
+                return ArrowBatch(None, start, end, streams, t2, n)
+        terms.append(d)
+    places = (idx.astype(np.int64) + 1)
+    data = [terms, places[:n].tolist(), places[n:2 * n].tolist(), places[2 * n:].tolist(),
+            start, end]
+    return ArrowBatch(data, start, end, streams, t2, n)
+
+
+def _runs(g: Any, n: int) -> list[list[Any]] | None:
+    """The stream column as runs ``[iri, count]`` (``iri`` None: the
+    default stream); None when every row is on the default stream."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if g is None or g.null_count == n:
+        return None
+    g = g.cast(pa.string())
+    if n > 1:
+        same = pc.equal(g[1:], g[:-1])
+        both_null = pc.and_(pc.is_null(g[1:]), pc.is_null(g[:-1]))
+        change = pc.invert(pc.fill_null(pc.or_(same, both_null), False))
+        cuts = (np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1).tolist()
+    else:
+        cuts = []
+    bounds = [0, *cuts, n]
+    runs: list[list[Any]] = []
+    for a, b in zip(bounds, bounds[1:]):
+        iri = g[a].as_py()
+        runs.append([None if iri is None else _stream(iri, a), b - a])
+    return runs
+
+
+def arrow_rows(batch: Any) -> list[tuple]:
+    """The rows ``(s, p, o, start, end[, stream])`` of a batch as rdflib
+    terms: the way for what :func:`arrow_batch` cannot carry as data, and
+    for batches the reorder buffer must hold (out of order, late, several
+    sources).  Checked as :func:`arrow_batch` checks (call that first)."""
+    import pyarrow as pa
+    b = arrow_batch(batch)
+    cols = []
+    for name in ("s", "p", "o"):
+        memo: dict[str, Any] = {}
+        col = []
+        for i, text in enumerate(_column(batch, name).cast(pa.string()).to_pylist()):
+            node = memo.get(text)
+            if node is None:
+                try:
+                    node = memo[text] = parse_term(text)
+                except ValueError as e:
+                    raise ValueError(f"row {i}: {e}") from None
+            col.append(node)
+        cols.append(col)
+    streams: list[Any] = []
+    for iri, k in b.streams or [[None, b.rows]]:
+        streams.extend([iri] * k)
+    return [(s, p, o, t1, t2) if g is None else (s, p, o, t1, t2, g)
+            for s, p, o, t1, t2, g in zip(*cols, b.start, b.end, streams)]
