@@ -5,61 +5,60 @@
     whose relation is "aggregates of one triple pattern over one time
     window" (docs/DIALECTS.md, "Incremental aggregates"; the compiler,
     epsparql/rules/window_compile.py, decides) is kept here instead: each
-    matching triple updates the aggregates of its group once, when it
-    arrives, and an evaluation reads the groups' totals.
+    matching triple updates the aggregates of its group once, and an
+    evaluation reads the groups' totals.
 
     Panes.  The window (t - A, t] is evaluated at instants that are all
     multiples of some L (its step, or the query's period); with G the
     greatest common divisor of A and L, pane J is the interval
     ((J-1)G, JG], and every window is a whole number of panes.  Per
-    window, in the engine's module:
+    window, in the engine's module (the names come in pn/8, below):
 
-        Store(Trie)                  the window's content (a set): a trie
-                                     from each distinct match, the matched
-                                     triple Key = t(S, P, O), to the pane
-                                     of its latest occurrence.
-        Store(J, Entries)            the matches Key-GK-AR (GK the group
-                                     key, AR the aggregate arguments) that
-                                     entered pane J, in pane order (a
-                                     match that moved to a later pane is
-                                     left here and skipped at expiry).
-        Pane(PH, J, GK, Acc)         pane J's partial aggregates of group
-                                     GK (PH a hash of J and GK).
-        Run(GH, GK, Acc)             the window's total for GK over the
-                                     live panes folded in so far (GH =
-                                     term_hash(GK)).
-        Live(J)                      the live panes, in increasing order.
-        Unf(J)                       the live panes not folded into Run.
-        Raw(J)                       panes that received any triple of the
-                                     window's stream (matching or not), for
-                                     C-SPARQL's "non-empty windows only".
+        Store(Trie)           the window's content (a set): a trie from
+                              each distinct match, the matched triple
+                              Key = t(S, P, O), to the pane of its latest
+                              occurrence.
+        Store(J, Entries)     the matches Key-GK-AR (GK the group key, AR
+                              the aggregate arguments) that entered pane
+                              J, in pane order (a match that moved on to
+                              a later pane stays listed and is skipped at
+                              expiry).
+        Pane(J, Parts)        pane J's partial aggregates, Parts a list
+                              GK-Acc in the standard order of GK (read by
+                              J: first-argument indexing).
+        Live(J)               the live panes, in increasing order.
+        Unf(J)                the live panes not folded into Run yet.
+        Run(Totals)           the window's totals over the panes folded
+                              so far, a list GK-Acc in the same order
+                              (groups with no match left are dropped).
+        Raw(J)                panes that received any triple of the
+                              window's stream (matching or not), for
+                              C-SPARQL's "non-empty windows only".
 
     An arrival adds its match to a buffer of the pane it falls in (an
     array in the mutable state, at most buffer_size/1 long); the buffer
     is committed when the next pane starts, when it is full, and before
     anything reads the window (an evaluation, statistics, a snapshot).
-    A commit sorts the buffer's matches, keeps the new ones (and moves
-    those already in the window from their old pane: a new occurrence of
-    a triple moves its contribution to the new pane), and adds them to
-    the pane's partials once per group: per arrival a few cheap steps and
-    no database update, per pane and group one.  An evaluation at t first
-    folds the panes up to t into the
-    running totals (once per pane and group, not once per arrival: the
-    arrivals of a pane are done when t passes it), then, as the window
-    moves past pane J, subtracts J's partials from the totals, forgets
-    them, and removes the matches that expired from the front of Store.
-    (A change to a pane already folded, which only a new occurrence of an
-    old triple or an occurrence at an instant already evaluated makes,
-    goes to the total at once.)  COUNT, SUM and AVG are subtracted that way; MIN, MAX
+    A commit sorts the buffer's matches, keeps the new ones and moves
+    those already in the window from their old pane (a new occurrence of
+    a triple moves its contribution to the new pane), and merges them,
+    folded per group, into the pane's partials.  An evaluation at t
+    merges the panes up to t into the totals (once per pane, not once per
+    arrival: the arrivals of a pane are done when t passes it), then, as
+    the window moves past pane J, subtracts J's partials from the totals,
+    forgets them, and removes the matches that expired.  (A change to a
+    pane already folded, which only a new occurrence of an old triple or
+    an occurrence at an instant already evaluated makes, goes to the
+    totals at once.)  COUNT, SUM and AVG are subtracted that way; MIN, MAX
     and SAMPLE are kept per pane only and combined over the live panes at
     each evaluation (a value that moved stays in its old pane too, which
     is harmless: every window holding the old pane holds the new one).
-    So an arrival costs O(1) (one update of its match and one of its
-    pane), an evaluation O(groups) (O(groups x panes) with MIN/MAX/SAMPLE),
-    and memory is bounded by the window's content.  The folding point, the
-    last pane that saw a triple and the buffer are kept in a mutable term
-    ps(Folded, LastRaw, BufPane, BufCount, Buffer) of the caller's runtime
-    state.
+    So an arrival costs a few steps and no database update, a pane one
+    update per commit, an evaluation O(groups) merging of sorted lists
+    (O(groups x panes) with MIN/MAX/SAMPLE), and memory is bounded by the
+    window's content.  The folding point, the last pane that saw a
+    triple and the buffer are kept in a mutable term ps(Folded, LastRaw,
+    BufPane, BufCount, Buffer) of the caller's runtime state.
 
     Accumulators: acc(N, A1, ..., Ak), N the number of matches, Ai per
     aggregate (specs agg(Op, Distinct, Sep) as in stream_relation.pl):
@@ -82,6 +81,7 @@
             pane_clear/2,          % +Module, +Panes
             pane_content/3,        % +Module, +Panes, -N
             pane_declare/2,        % +Module, +Panes
+            pane_predicates/2,     % +Panes, -PIs
             entails/8              % +Module, +Reasoning, +S0, +P0, +O0, ?S, ?P, ?O
           ]).
 :- use_module(library(lists)).
@@ -91,14 +91,24 @@
 :- use_module(stream_relation, [order_key/3]).
 
 %   Panes is pn(G, Specs, Store, Pane, Run, Live, Raw, Unf): the pane
-%   width and the aggregate specs, and the names of the window's six
+%   width and the aggregate specs, and the names of the window's
 %   predicates.
+
+%!  pane_predicates(+Panes, -PIs) is det.
+%
+%   The window's dynamic predicates (what a snapshot holds of it:
+%   Store/2, Pane/2, Run/1, Live/1, Unf/1, Raw/1; the trie Store/1 is
+%   rebuilt from Store/2, pane_restored/2).
+pane_predicates(pn(_, _, Store, Pane, Run, Live, Raw, Unf),
+                [Store/2, Pane/2, Run/1, Live/1, Unf/1, Raw/1]).
 
 %!  pane_declare(+Module, +Panes) is det.
 %
 %   Create the window's dynamic predicates in Module.
-pane_declare(M, pn(_, _, Store, Pane, Run, Live, Raw, Unf)) :-
-    dynamic([M:Store/1, M:Store/2, M:Pane/4, M:Run/3, M:Live/1, M:Raw/1, M:Unf/1]).
+pane_declare(M, PN) :-
+    PN = pn(_, _, Store, _, _, _, _, _),
+    pane_predicates(PN, PIs),
+    forall(member(PI, [Store/1|PIs]), dynamic(M:PI)).
 
 %!  pane_state(-State) is det.
 %
@@ -121,9 +131,10 @@ pane_reset(St) :-
     nb_setarg(3, St, none), nb_setarg(4, St, 0).
 
 %!  pane_clear(+Module, +Panes) is det.
-pane_clear(M, pn(_, _, Store, Pane, Run, Live, Raw, Unf)) :-
-    forall(member(N/A, [Store/1, Store/2, Pane/4, Run/3, Live/1, Raw/1, Unf/1]),
-           ( functor(H, N, A), retractall(M:H) )).
+pane_clear(M, PN) :-
+    PN = pn(_, _, Store, _, _, _, _, _),
+    pane_predicates(PN, PIs),
+    forall(member(N/A, [Store/1|PIs]), ( functor(H, N, A), retractall(M:H) )).
 
 %!  pane_content(+Module, +Panes, -N) is det.
 %
@@ -158,8 +169,6 @@ pane_of(Tau, G, J) :-
     ;   J is ceiling(Tau / G)
     ).
 
-pane_key(GH, J, PH) :- PH is (GH * 1000003 + J) /\ 0x3fffffffffffffff.
-
 %!  pane_raw(+Module, +Panes, +State, +Tau) is det.
 %
 %   A triple of the window's stream arrived at Tau (matching or not).
@@ -175,7 +184,7 @@ pane_raw(M, pn(G, _, _, _, _, _, Raw, _), St, Tau) :-
 %!  pane_insert(+Module, +Panes, +State, +Key, +Tau, +GK, +AR) is det.
 %
 %   A match Key (t(S, P, O)) of the window's pattern occurred at Tau, in
-%   group GK with aggregate arguments AR.
+%   group GK with aggregate arguments AR: it goes to the buffer.
 pane_insert(M, PN, St, Key, Tau, GK, AR) :-
     arg(1, PN, G),
     pane_of(Tau, G, J),
@@ -189,18 +198,15 @@ pane_insert(M, PN, St, Key, Tau, GK, AR) :-
     N is N0 + 1,
     arg(5, St, Buffer),
     nb_setarg(N, Buffer, Key-GK-AR),
-    (   functor(Buffer, _, N)
-    ->  nb_setarg(4, St, N),
-        pane_commit(M, PN, St)
-    ;   nb_setarg(4, St, N)
-    ).
+    nb_setarg(4, St, N),
+    (   functor(Buffer, _, N) -> pane_commit(M, PN, St) ; true ).
 
 %!  pane_commit(+Module, +Panes, +State) is det.
 %
 %   Add the buffered matches to the window: those not in it yet, and
-%   those whose latest occurrence was in an earlier pane (moved out of
-%   it), go to the buffer's pane, in one update of its partials per
-%   group; the buffer is emptied.
+%   those whose latest occurrence was in an earlier pane (taken out of
+%   it), go to the buffer's pane, folded per group; the buffer is
+%   emptied.
 pane_commit(M, PN, St) :-
     arg(4, St, N),
     (   N =:= 0
@@ -212,14 +218,19 @@ pane_commit(M, PN, St) :-
         sort(Ms0, Ms),                  % one per match (GK, AR follow from the match)
         PN = pn(_, Specs, Store, _, _, _, _, _),
         pane_trie(M, Store, Trie),
-        entering(Ms, Trie, J, M, PN, St, In),
+        entering(Ms, Trie, J, In, Moved),
         (   In == []
         ->  true
         ;   E =.. [Store, J, In],
             assertz(M:E),
-            findall(GK-AR, member(_-GK-AR, In), Pairs0),
-            msort(Pairs0, Pairs),
-            add_groups(Pairs, M, PN, St, J, Specs)
+            group_parts(In, Specs, Part),
+            arg(1, St, Folded),
+            merge_into_pane(M, PN, J, Part, Folded)
+        ),
+        (   Moved == []
+        ->  true
+        ;   msort(Moved, Moves),
+            take_out(Moves, M, PN, St)
         )
     ).
 
@@ -232,34 +243,36 @@ buffered(I, N, Buffer, Ms) :-
         buffered(I1, N, Buffer, Rest)
     ).
 
-%   entering(+Matches, +Trie, +J, +M, +PN, +St, -In): the matches that
-%   enter pane J: new to the window, or moved from an earlier pane (their
-%   contribution taken out of it).
-entering([], _, _, _, _, _, []).
-entering([K-GK-AR|Ms], Trie, J, M, PN, St, In) :-
+%   entering(+Matches, +Trie, +J, -In, -Moved): the matches that enter
+%   pane J: new to the window, or moved from an earlier pane J0 (listed
+%   in Moved as J0-(GK-AR)).
+entering([], _, _, [], []).
+entering([K-GK-AR|Ms], Trie, J, In, Moved) :-
     (   trie_lookup(Trie, K, J0)
     ->  (   J0 =:= J
-        ->  In = In1
+        ->  In = In1, Moved = Moved1
         ;   trie_update(Trie, K, J),
-            term_hash(GK, GH),
-            update_pane(M, PN, St, GH, J0, GK, AR, -1),
-            In = [K-GK-AR|In1]
+            In = [K-GK-AR|In1],
+            Moved = [J0-(GK-AR)|Moved1]
         )
     ;   trie_insert(Trie, K, J),
-        In = [K-GK-AR|In1]
+        In = [K-GK-AR|In1], Moved = Moved1
     ),
-    entering(Ms, Trie, J, M, PN, St, In1).
+    entering(Ms, Trie, J, In1, Moved1).
 
-%   add_groups(+Pairs, ...): Pairs GK-AR sorted by GK; each group's
-%   matches are added to pane J's partial of the group at once.
-add_groups([], _, _, _, _, _).
-add_groups([GK-AR|Ps], M, PN, St, J, Specs) :-
+%   group_parts(+Entries, +Specs, -Parts): Entries (K-GK-AR) folded per
+%   group, as a list GK-Acc in the order of GK.
+group_parts(Entries, Specs, Parts) :-
+    findall(GK-AR, member(_-GK-AR, Entries), Pairs0),
+    msort(Pairs0, Pairs),
+    fold_groups(Pairs, Specs, Parts).
+
+fold_groups([], _, []).
+fold_groups([GK-AR|Ps], Specs, [GK-Acc|Parts]) :-
     empty_acc(Specs, A0),
     acc_add(Specs, 1, AR, A0, A1),
     same_group(Ps, GK, Specs, A1, Acc, Rest),
-    term_hash(GK, GH),
-    add_part(M, PN, St, GH, J, GK, Acc),
-    add_groups(Rest, M, PN, St, J, Specs).
+    fold_groups(Rest, Specs, Parts).
 
 same_group([GK0-AR|Ps], GK, Specs, A0, Acc, Rest) :-
     GK0 == GK, !,
@@ -267,118 +280,114 @@ same_group([GK0-AR|Ps], GK, Specs, A0, Acc, Rest) :-
     same_group(Ps, GK, Specs, A1, Acc, Rest).
 same_group(Rest, _, _, Acc, Acc, Rest).
 
-%   add_part(+M, +PN, +St, +GH, +J, +GK, +Part): a group's partial Part
-%   joins pane J (and the running total if J is folded already).
-add_part(M, PN, St, GH, J, GK, Part) :-
+%   take_out(+Moves, +M, +PN, +St): Moves J0-(GK-AR) sorted by J0: each
+%   match's contribution leaves its old pane J0 (MIN/MAX/SAMPLE stay),
+%   and the totals if J0 is folded.
+take_out([], _, _, _).
+take_out([J0-X|Ms], M, PN, St) :-
+    same_pane(Ms, J0, Xs, Rest),
     PN = pn(_, Specs, _, Pane, Run, _, _, _),
-    arg(1, St, Folded),
-    pane_key(GH, J, PH),
-    Probe =.. [Pane, PH, J, GK, Acc0],
-    (   retract(M:Probe)
-    ->  acc_plus(Specs, Acc0, Part, Acc1),
-        merge_extremes(Specs, Part, Acc1, Acc)
-    ;   new_pane(M, PN, J, Folded),
-        Acc = Part
+    msort([X|Xs], Pairs),
+    fold_groups(Pairs, Specs, Part),
+    P =.. [Pane, J0, Parts0],
+    (   retract(M:P)
+    ->  merge_parts(Parts0, Part, Specs, sub, Parts),
+        P1 =.. [Pane, J0, Parts],
+        assertz(M:P1)
+    ;   true
     ),
-    New =.. [Pane, PH, J, GK, Acc],
-    assertz(M:New),
-    (   J =< Folded -> fold_run(M, Run, Specs, GK, Part) ; true ).
+    arg(1, St, Folded),
+    (   J0 =< Folded -> update_run(M, Run, Specs, sub, Part) ; true ),
+    take_out(Rest, M, PN, St).
 
-%   new_pane(+M, +PN, +J, +Folded): pane J gets its first partial: it is
-%   live (and not folded yet, unless the folding point is past it).
-new_pane(M, pn(_, _, _, _, _, Live, _, Unf), J, Folded) :-
-    LiveJ =.. [Live, J],
-    (   M:LiveJ
-    ->  true
-    ;   add_live(M, Live, J),
+same_pane([J-X|Ms], J0, [X|Xs], Rest) :- J =:= J0, !, same_pane(Ms, J0, Xs, Rest).
+same_pane(Rest, _, [], Rest).
+
+%   merge_into_pane(+M, +PN, +J, +Part, +Folded): Part joins pane J's
+%   partials (and the totals if J is folded already).
+merge_into_pane(M, PN, J, Part, Folded) :-
+    PN = pn(_, Specs, _, Pane, Run, Live, _, Unf),
+    P =.. [Pane, J, Parts0],
+    (   retract(M:P)
+    ->  merge_parts(Parts0, Part, Specs, plus, Parts),
+        P1 =.. [Pane, J, Parts]
+    ;   P1 =.. [Pane, J, Part],
+        add_live(M, Live, J),
         (   J > Folded -> UnfJ =.. [Unf, J], assertz(M:UnfJ) ; true )
-    ).
-
-update_pane(M, PN, St, GH, J, GK, AR, Sign) :-
-    PN = pn(_, Specs, _, Pane, Run, _, _, _),
-    arg(1, St, Folded),
-    pane_key(GH, J, PH),
-    Probe =.. [Pane, PH, J, GK, Acc0],
-    (   retract(M:Probe)
-    ->  true
-    ;   empty_acc(Specs, Acc0),
-        new_pane(M, PN, J, Folded)
     ),
-    acc_add(Specs, Sign, AR, Acc0, Acc),
-    New =.. [Pane, PH, J, GK, Acc],
-    assertz(M:New),
-    (   J =< Folded -> update_run(M, Run, Specs, GH, GK, AR, Sign) ; true ).
+    assertz(M:P1),
+    (   J =< Folded -> update_run(M, Run, Specs, plus, Part) ; true ).
 
-%   Panes are created in increasing order but for a move into a pane
-%   that was skipped: keep Live sorted.
+%   Panes come in increasing order (their buffers are committed in time
+%   order): Live(J) is appended, unless a later pane is live already.
 add_live(M, Live, J) :-
     Last =.. [Live, L],
-    (   predicate_property(M:Last, number_of_clauses(C)), C > 0,
-        findall(L, M:Last, Ls), last(Ls, Max), Max > J
-    ->  findall(X, M:Last, Xs0), msort([J|Xs0], Xs),
+    (   \+ ( M:Last, L > J )
+    ->  New =.. [Live, J], assertz(M:New)
+    ;   findall(L, M:Last, Ls0), msort([J|Ls0], Ls),
         retractall(M:Last),
-        forall(member(X, Xs), ( H =.. [Live, X], assertz(M:H) ))
-    ;   New =.. [Live, J], assertz(M:New)
+        forall(member(X, Ls), ( H =.. [Live, X], assertz(M:H) ))
     ).
 
-update_run(M, Run, Specs, GH, GK, AR, Sign) :-
-    Probe =.. [Run, GH, GK, Acc0],
-    (   retract(M:Probe) -> true ; empty_acc(Specs, Acc0) ),
-    acc_add(Specs, Sign, AR, Acc0, Acc),
-    keep_run(M, Run, GH, GK, Acc).
+%   update_run(+M, +Run, +Specs, +Op, +Part): the totals plus or minus Part.
+update_run(M, Run, Specs, Op, Part) :-
+    R =.. [Run, Totals0],
+    (   retract(M:R) -> true ; Totals0 = [] ),
+    merge_parts(Totals0, Part, Specs, Op, Totals),
+    R1 =.. [Run, Totals],
+    assertz(M:R1).
 
-keep_run(M, Run, GH, GK, Acc) :-
-    (   arg(1, Acc, 0)
-    ->  true
-    ;   New =.. [Run, GH, GK, Acc], assertz(M:New)
+%   merge_parts(+Parts0, +Part, +Specs, +Op, -Parts): two lists GK-Acc in
+%   the order of GK merged, the accumulators of a group in both added
+%   (Op plus: MIN/MAX/SAMPLE too) or subtracted (Op sub: a group with no
+%   match left is dropped).
+merge_parts([], Ys, Specs, Op, Out) :- !,
+    (   Op == plus -> Out = Ys ; dropped(Ys, Specs, Out) ).
+merge_parts(Xs, [], _, _, Xs) :- !.
+merge_parts([K1-A1|Xs], [K2-A2|Ys], Specs, Op, Out) :-
+    compare(O, K1, K2),
+    (   O == (=)
+    ->  (   Op == plus
+        ->  acc_plus(Specs, A1, A2, A3), merge_extremes(Specs, A2, A3, A),
+            Out = [K1-A|Rest]
+        ;   acc_sub(Specs, A1, A2, A),
+            (   arg(1, A, 0) -> Out = Rest ; Out = [K1-A|Rest] )
+        ),
+        merge_parts(Xs, Ys, Specs, Op, Rest)
+    ;   O == (<)
+    ->  Out = [K1-A1|Rest],
+        merge_parts(Xs, [K2-A2|Ys], Specs, Op, Rest)
+    ;   (   Op == plus -> Out = [K2-A2|Rest] ; Out = Rest )     % sub: nothing to take from
+    ,   merge_parts([K1-A1|Xs], Ys, Specs, Op, Rest)
     ).
 
-%   fold_run(+M, +Run, +Specs, +GK, +PaneAcc): add a pane's partial.
-fold_run(M, Run, Specs, GK, Part) :-
-    term_hash(GK, GH),
-    Probe =.. [Run, GH, GK, Acc0],
-    (   retract(M:Probe) -> true ; empty_acc(Specs, Acc0) ),
-    acc_plus(Specs, Acc0, Part, Acc),
-    keep_run(M, Run, GH, GK, Acc).
+dropped(_, _, []).
 
 %!  pane_advance(+Module, +Panes, +State, +Lo, +Hi) is det.
 %
 %   Bring the window to (Lo, Hi] (multiples of the pane width): fold the
-%   panes up to Hi into the running totals, forget the panes up to Lo
-%   and the matches whose latest occurrence is at or before Lo.
+%   panes up to Hi into the totals, forget the panes up to Lo and the
+%   matches whose latest occurrence is at or before Lo.
 pane_advance(M, PN, St, Lo, Hi) :-
     pane_commit(M, PN, St),
     PN = pn(G, Specs, Store, Pane, Run, Live, Raw, Unf),
     JHi is floor(Hi / G),
-    UnfP =.. [Unf, U],
-    (   clause(M:UnfP, true, URef),
-        (   U =< JHi
-        ->  erase(URef),
-            PU =.. [Pane, _, U, GKU, AccU],
-            forall(M:PU, fold_run(M, Run, Specs, GKU, AccU)),
-            fail
-        ;   true
-        )
-    ->  true
-    ;   true
-    ),
+    JLo is floor(Lo / G),
     arg(1, St, F0),
     (   JHi > F0 -> nb_setarg(1, St, JHi) ; true ),
-    JLo is floor(Lo / G),
-    LiveP =.. [Live, J],
-    (   clause(M:LiveP, true, Ref),
-        (   J =< JLo
-        ->  erase(Ref),
-            PP =.. [Pane, _, J, GK, Acc],
-            forall(retract(M:PP), subtract_run(M, Run, Specs, GK, Acc)),
-            fail
-        ;   true
-        )
+    first_panes(M, Unf, JHi, New),         % to fold in
+    first_panes(M, Live, JLo, Gone),       % out of the window
+    (   New == [], Gone == []
     ->  true
-    ;   true
+    ;   R =.. [Run, Totals0],
+        (   retract(M:R) -> true ; Totals0 = [] ),
+        foldl(plus_pane(M, Pane, Specs, keep), New, Totals0, Totals1),
+        foldl(plus_pane(M, Pane, Specs, drop), Gone, Totals1, Totals),
+        R1 =.. [Run, Totals],
+        assertz(M:R1)
     ),
-    RawP =.. [Raw, R],
-    forall(( clause(M:RawP, true, RRef), R =< JLo ), erase(RRef)),
+    RawP =.. [Raw, RJ],
+    forall(( clause(M:RawP, true, RRef), RJ =< JLo ), erase(RRef)),
     SP =.. [Store, SJ, Entries],
     (   clause(M:SP, true, SRef),
         (   SJ =< JLo
@@ -392,23 +401,31 @@ pane_advance(M, PN, St, Lo, Hi) :-
     ;   true
     ).
 
+%   first_panes(+M, +Pred, +Limit, -Js): the clauses Pred(J) with J =<
+%   Limit at the front (erased).
+first_panes(M, Pred, Limit, Js) :-
+    P =.. [Pred, J],
+    (   clause(M:P, true, Ref), J =< Limit
+    ->  erase(Ref), Js = [J|Rest], first_panes(M, Pred, Limit, Rest)
+    ;   Js = []
+    ).
+
+%   plus_pane(+M, +Pane, +Specs, +What, +J, +T0, -T): a pane folded into
+%   the totals (keep), or leaving the window (drop: its partials are
+%   forgotten).
+plus_pane(M, Pane, Specs, keep, J, T0, T) :-
+    P =.. [Pane, J, Parts],
+    (   M:P -> merge_parts(T0, Parts, Specs, plus, T) ; T = T0 ).
+plus_pane(M, Pane, Specs, drop, J, T0, T) :-
+    P =.. [Pane, J, Parts],
+    (   retract(M:P) -> merge_parts(T0, Parts, Specs, sub, T) ; T = T0 ).
+
 %   The matches of a pane that leaves the window leave the content,
 %   unless they moved to a later pane.
 forget_entries([], _, _).
 forget_entries([K-_-_|Es], Trie, J) :-
     (   trie_lookup(Trie, K, J0), J0 =:= J -> trie_delete(Trie, K, _) ; true ),
     forget_entries(Es, Trie, J).
-
-subtract_run(M, Run, Specs, GK, Acc) :-
-    term_hash(GK, GH),
-    Probe =.. [Run, GH, GK, Acc0],
-    (   retract(M:Probe)
-    ->  acc_sub(Specs, Acc0, Acc, Acc1),
-        (   arg(1, Acc1, 0) -> true
-        ;   New =.. [Run, GH, GK, Acc1], assertz(M:New)
-        )
-    ;   true
-    ).
 
 %!  pane_nonempty(+Module, +Panes, +Lo, +Hi) is semidet.
 %
@@ -436,31 +453,68 @@ pane_in_window(M, pn(_, _, Store, _, _, _, _, _), Key) :-
 %   only (the background's, when the window's pattern reads the default
 %   graph; the caller leaves out those already in the window).
 pane_groups(M, Panes, Grouped, Extras, Groups) :-
-    Panes = pn(_, Specs, _, _, Run, _, _, _),
-    P =.. [Run, _, GK, Acc],
-    findall(GK-Acc1, ( M:P, no_extremes(Specs, Acc, Acc1) ), Pairs0),
-    foldl(add_extra(Specs), Extras, Pairs0, Pairs1),
-    (   Grouped == false, Pairs1 == []
-    ->  empty_acc(Specs, E), Pairs2 = [gk-E]
-    ;   Pairs2 = Pairs1
-    ),
+    Panes = pn(_, Specs, _, Pane, Run, _, _, _),
+    R =.. [Run, Totals],
+    (   M:R -> true ; Totals = [] ),
     (   needs_panes(Specs)
-    ->  maplist(combine_panes(M, Panes), Pairs2, Pairs)
-    ;   Pairs = Pairs2
+    ->  Panes = pn(_, _, _, _, _, Live, _, _),
+        L =.. [Live, J],
+        P =.. [Pane, J, Parts],
+        findall(Parts, ( M:L, M:P ), AllParts),
+        foldl(extremes_parts(Specs), AllParts, [], Ext),
+        with_extremes(Totals, Ext, Specs, Pairs0)
+    ;   Pairs0 = Totals
     ),
-    msort(Pairs, Sorted),
-    maplist(group_values(Specs), Sorted, Groups).
-
-add_extra(Specs, GK-AR, Pairs0, Pairs) :-
-    (   selectchk(GK-Acc0, Pairs0, Rest)
-    ->  true
-    ;   empty_acc(Specs, Acc0), Rest = Pairs0
+    (   Extras == []
+    ->  Pairs1 = Pairs0
+    ;   msort(Extras, Es),
+        fold_groups(Es, Specs, ExtraParts),
+        merge_parts(Pairs0, ExtraParts, Specs, plus, Pairs1)
     ),
-    acc_add(Specs, 1, AR, Acc0, Acc),
-    Pairs = [GK-Acc|Rest].
+    (   Grouped == false, Pairs1 == []
+    ->  empty_acc(Specs, E), Pairs = [gk-E]
+    ;   Pairs = Pairs1
+    ),
+    maplist(group_values(Specs), Pairs, Groups).
 
-%   The running totals' MIN/MAX/SAMPLE slots are meaningless (values
-%   are never taken out of them): the live panes give them.
+needs_panes(Specs) :-
+    member(agg(Op, _, _), Specs), memberchk(Op, [min, max, sample]), !.
+
+%   The MIN/MAX/SAMPLE of each group over the live panes: the panes'
+%   partials merged, by group, with merge_extremes/4 only.
+extremes_parts(Specs, Parts, E0, E) :- merge_ext(E0, Parts, Specs, E).
+
+merge_ext([], Ys, _, Ys) :- !.
+merge_ext(Xs, [], _, Xs) :- !.
+merge_ext([K1-A1|Xs], [K2-A2|Ys], Specs, Out) :-
+    compare(O, K1, K2),
+    (   O == (=)
+    ->  merge_extremes(Specs, A2, A1, A), Out = [K1-A|Rest], merge_ext(Xs, Ys, Specs, Rest)
+    ;   O == (<)
+    ->  Out = [K1-A1|Rest], merge_ext(Xs, [K2-A2|Ys], Specs, Rest)
+    ;   Out = [K2-A2|Rest], merge_ext([K1-A1|Xs], Ys, Specs, Rest)
+    ).
+
+%   The totals (no extremes of their own: values are never taken out of
+%   them) with each group's extremes from the panes.
+with_extremes([], _, _, []).
+with_extremes([GK-Acc0|Ts], Ext, Specs, [GK-Acc|Out]) :-
+    no_extremes(Specs, Acc0, Acc1),
+    ext_of(Ext, GK, Ext1, EA),
+    (   EA == none -> Acc = Acc1 ; merge_extremes(Specs, EA, Acc1, Acc) ),
+    with_extremes(Ts, Ext1, Specs, Out).
+
+ext_of([K-A|Es], GK, Rest, EA) :-
+    compare(O, K, GK),
+    (   O == (=) -> EA = A, Rest = Es
+    ;   O == (<) -> ext_of(Es, GK, Rest, EA)
+    ;   EA = none, Rest = [K-A|Es]
+    ).
+ext_of([], _, [], none).
+
+no_extremes(Specs, Acc0, Acc) :-
+    \+ needs_panes(Specs), !,
+    Acc = Acc0.
 no_extremes(Specs, Acc0, Acc) :-
     Acc0 =.. [acc, N|As0],
     maplist(no_extreme, Specs, As0, As),
@@ -469,17 +523,8 @@ no_extremes(Specs, Acc0, Acc) :-
 no_extreme(agg(Op, _, _), A0, A) :-
     (   memberchk(Op, [min, max, sample]) -> A = none ; A = A0 ).
 
-needs_panes(Specs) :-
-    member(agg(Op, _, _), Specs), memberchk(Op, [min, max, sample]), !.
-
-%   The MIN/MAX/SAMPLE of a group: over its live panes.
-combine_panes(M, pn(_, Specs, _, Pane, _, Live, _, _), GK-Acc0, GK-Acc) :-
-    term_hash(GK, GH),
-    LiveP =.. [Live, J],
-    findall(PA, ( M:LiveP, pane_key(GH, J, PH),
-                  PP =.. [Pane, PH, J, GK, PA], M:PP ), PAs),
-    foldl(merge_extremes(Specs), PAs, Acc0, Acc).
-
+group_values([S], GK-acc(N, A), GK-av(V)) :- !,       % one aggregate: the usual case
+    value_one(N, S, A, V).
 group_values(Specs, GK-Acc, GK-AV) :-
     acc_values(Specs, Acc, Vs),
     AV =.. [av|Vs].
@@ -488,6 +533,8 @@ group_values(Specs, GK-Acc, GK-AV) :-
 		 *         ACCUMULATORS         *
 		 *******************************/
 
+empty_acc([S], acc(0, A)) :- !,
+    empty_one(S, A).
 empty_acc(Specs, Acc) :-
     maplist(empty_one, Specs, As),
     Acc =.. [acc, 0|As].
@@ -502,6 +549,10 @@ empty_one(agg(sample, _, _), none).
 
 %   acc_add(+Specs, +Sign, +AR, +Acc0, -Acc): add (Sign 1) or remove
 %   (Sign -1) one match's arguments.
+acc_add([agg(Op, _, _)], Sign, AR, acc(N0, A0), acc(N, A)) :- !,   % one aggregate
+    N is N0 + Sign,
+    arg(1, AR, X),
+    add_one(Op, Sign, X, A0, A).
 acc_add(Specs, Sign, AR, Acc0, Acc) :-
     Acc0 =.. [acc, N0|As0],
     N is N0 + Sign,
@@ -591,6 +642,9 @@ rank_local(L, 0) :-
 
 %   acc_sub(+Specs, +Acc0, +Part, -Acc): Acc0 minus a pane's partial Part
 %   (COUNT, SUM, AVG, the match count; MIN/MAX/SAMPLE are not totals).
+acc_sub([S], acc(N0, A0), acc(NP, P), acc(N, A)) :- !,
+    N is N0 - NP,
+    sub_one(S, A0, P, A).
 acc_sub(Specs, Acc0, Part, Acc) :-
     Acc0 =.. [acc, N0|As0],
     Part =.. [acc, NP|Ps],
@@ -599,6 +653,9 @@ acc_sub(Specs, Acc0, Part, Acc) :-
     Acc =.. [acc, N|As].
 
 %   acc_plus(+Specs, +Acc0, +Part, -Acc): Acc0 plus a pane's partial Part.
+acc_plus([S], acc(N0, A0), acc(NP, P), acc(N, A)) :- !,
+    N is N0 + NP,
+    plus_one(S, A0, P, A).
 acc_plus(Specs, Acc0, Part, Acc) :-
     Acc0 =.. [acc, N0|As0],
     Part =.. [acc, NP|Ps],
@@ -645,6 +702,11 @@ part_sub(C0, S0, CP, SP, C, S) :-
 
 %   merge_extremes(+Specs, +PaneAcc, +Acc0, -Acc): MIN/MAX/SAMPLE of a
 %   pane into the group's total.
+merge_extremes(Specs, _, Acc0, Acc) :-
+    \+ needs_panes(Specs), !,
+    Acc = Acc0.
+merge_extremes([S], acc(_, P), acc(N, A0), acc(N, A)) :- !,
+    merge_one(S, A0, P, A).
 merge_extremes(Specs, Part, Acc0, Acc) :-
     Acc0 =.. [acc, N|As0],
     Part =.. [acc, _|Ps],

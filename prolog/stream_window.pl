@@ -488,8 +488,7 @@ store_occurrence(M, Qid, W, G0, S, P, O, Tau) :-
     W = w(Store, Src, Kind, _, Mode),
     (   Mode = panes(PN, Match, St)
     ->  pane_raw(M, PN, St, Tau),
-        Goal =.. [Match, S, P, O, Key, GK, AR],
-        catch(forall(M:Goal, pane_insert(M, PN, St, Key, Tau, GK, AR)), E,
+        catch(pane_matches(M, Match, PN, St, S, P, O, Tau), E,
               record_error(M, E, arrival(Qid, t(S, P, O), Tau)))
     ;   (   Src == all -> G = '$all' ; G = G0 ),
         next_seq(M, W, G, Seq),
@@ -498,6 +497,17 @@ store_occurrence(M, Qid, W, G0, S, P, O, Tau) :-
             assertz(M:Item)
         ;   replace_triple(M, Store, G, S, P, O, Tau, Seq)
         )
+    ).
+
+%   Each match of an arriving triple goes to the window's panes.  (A
+%   failure-driven loop in a clause of its own: forall/2 inside catch/3
+%   would be compiled anew at every call.)
+pane_matches(M, Match, PN, St, S, P, O, Tau) :-
+    Goal =.. [Match, S, P, O, Key, GK, AR],
+    (   M:Goal,
+        pane_insert(M, PN, St, Key, Tau, GK, AR),
+        fail
+    ;   true
     ).
 
 next_seq(M, W, G, Seq) :-
@@ -882,8 +892,9 @@ window_fact(M, W, f(Name, Args)) :-
     H =.. [_|Args].
 
 %   window_pred(+M, +Window, -Name/Arity): the window's predicates.
-window_pred(_, w(Store, _, _, _, panes(pn(_, _, Store, Pane, Run, Live, Raw, Unf), _, _)), P) :- !,
-    member(P, [Store/2, Pane/4, Run/3, Live/1, Raw/1, Unf/1]).
+window_pred(_, w(_, _, _, _, panes(PN, _, _)), P) :- !,
+    pane_predicates(PN, Ps),
+    member(P, Ps).
 window_pred(_, w(Store, Src, Kind, _, plain), P) :-
     (   P = Store/7
     ;   Kind = past(_, _, _, Pending), P = Pending/6
