@@ -41,15 +41,9 @@
 */
 :- module(core_compile,
           [ compile_rule/3,             % +Module, +Rule, +Options
-            node_count/2,               % +Module, -Count
-            forget_nodes/1,             % +Module
-            rule_graph/2,               % +Module, -Graph
             graph_node/2,               % +Module, -Node        (the graph as terms, below)
             graph_rule/2,               % +Module, -Rule
             delete_rule/3,              % +Module, +RuleKey, -DeletedNodes
-            node_rules/3,               % +Module, +NodeId, -Heads
-            node_pattern/3,             % +Module, +NodeId, -Pattern
-            node_origins/3,             % +Module, +NodeId, -Origins
             strip_origins/2             % +Term, -Clean
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
@@ -58,15 +52,14 @@
 :- use_module(library(apply)).
 :- use_module(library(ordsets)).
 :- use_module(library(assoc)).
-
-:- dynamic
-    ep_node/3,          % ep_node(Module, Key, Id)
-    ep_edge/3,          % ep_edge(Module, Parent, ChildId): Parent a node id or rule(Head)
-    ep_node_counter/2,  % ep_node_counter(Module, Next)
-    ep_owner/3,         % ep_owner(Module, node(Id) or key(RuleKey), ClauseRef): who made a clause
-    ep_rule_root/4,     % ep_rule_root(Module, RuleKey, RootId, Head)
-    ep_origin/4,        % ep_origin(Module, NodeId, RuleKey, Origin): what the step implements
-    ep_alias/3.         % ep_alias(Module, WithinId, ChildId): a within step compiled as its child (build/3)
+:- use_module(core_state, [ engine_busy/1, engine_store/4, engine_store_newest_first/2,
+                            engine_rule_pred/2, engine_has_pending/1, engine_has_timers/1 ]).
+:- use_module(core_graph).              % the graph this compiler makes
+:- use_module(core_timers, [timer_head/3]).
+%   The clauses compiled here call these modules' exported predicates,
+%   module-qualified (what they call is listed in each module's header).
+:- use_module(core_runtime, []).
+:- use_module(core_justify, []).
 
 %   relation(?Op, +T1, +T2, +T3, +T4, -Check, -TS, -TE, -Span): binary
 %   operators defined outside the core (etalis.pl defines ETALIS' own
@@ -100,7 +93,7 @@ compile_rule(M, Rule, Options) :-
     % so that every rule sees exactly the events pushed after it was added;
     % never with share(false), nor for a rule added while events are
     % being processed (the event count is not up to date then).
-    (   ( Share == false ; epsparql_core:engine_busy(M) )
+    (   ( Share == false ; engine_busy(M) )
     ->  Epoch = rule(Key)
     ;   M:ep_state(_, Epoch, _, _, _, _) -> true
     ;   Epoch = 0
@@ -157,10 +150,10 @@ rule_emit(Ctx, H, Action, Id, Vs, T1, T2, Goal) :-
     ctx_key(Ctx, Key),
     ctx_justify(Ctx, Justify),
     (   Justify == true -> Why = j(Key, Id, Vs, T1, T2) ; Why = none ),
-    (   core_timers:timer_head(H, E, Spec)
+    (   timer_head(H, E, Spec)
     ->  Emit = core_timers:schedule_timer(M, Spec, E, T1, T2, Why),
-        (   epsparql_core:engine_has_timers(M) -> true
-        ;   assertz(epsparql_core:engine_has_timers(M))
+        (   engine_has_timers(M) -> true
+        ;   assertz(engine_has_timers(M))
         )
     ;   Justify == true
     ->  Emit = (core_justify:record_rule(M, H, T1, T2, Key, Id, Vs), ep_emit(H, T1, T2))
@@ -168,50 +161,12 @@ rule_emit(Ctx, H, Action, Id, Vs, T1, T2, Goal) :-
     ),
     (   Action == none
     ->  Goal = Emit
-    ;   Goal = (Emit, epsparql_core:run_action(M, Action, Key, H, T1, T2))
+    ;   Goal = (Emit, core_runtime:run_action(M, Action, Key, H, T1, T2))
     ).
 
 option_policy(Options, Policy) :-
     (   memberchk(policy(P), Options) -> Policy = P ; Policy = unrestricted ),
     must_be(oneof([unrestricted, recent, chronological]), Policy).
-
-%!  node_count(+Module, -Count) is det.
-node_count(M, N) :-
-    aggregate_all(count, ep_node(M, _, _), N).
-
-%!  forget_nodes(+Module) is det.
-%
-%   Drop the compiler's node table of Module (on engine reset).
-forget_nodes(M) :-
-    retractall(ep_alias(M, _, _)),
-    retractall(ep_origin(M, _, _, _)),
-    retractall(ep_node(M, _, _)),
-    retractall(ep_edge(M, _, _)),
-    retractall(ep_node_counter(M, _)),
-    retractall(ep_owner(M, _, _)),
-    retractall(ep_rule_root(M, _, _, _)).
-
-%!  rule_graph(+Module, -Graph:dict) is det.
-%
-%   The binarised rule graph of Module, for explain tools:
-%   graph{nodes: [node{id, pattern, window, policy, children}],
-%         rules: [rule{head, node}]}.  Patterns and heads are strings.
-rule_graph(M, graph{nodes: Nodes, rules: Rules}) :-
-    findall(node{id: Id, pattern: PT, window: W, policy: Pol, children: Cs},
-            ( ep_node(M, Key, Id),
-              Key = P-W-Pol-_,
-              term_string_nv(P, PT),
-              findall(C, ep_edge(M, Id, C), Cs) ),
-            Nodes0),
-    sort(id, @<, Nodes0, Nodes),
-    findall(rule{head: HT, node: Id},
-            ( ep_edge(M, rule(H), Id), term_string_nv(H, HT) ),
-            Rules).
-
-term_string_nv(T, S) :-
-    copy_term(T, T1),
-    numbervars(T1, 0, _, [singletons(true)]),
-    with_output_to(string(S), print(T1)).
 
 %   node(+Ctx, +Pattern, -Id): the node for Pattern, created on first use.
 node(Ctx, P, Id) :-
@@ -340,15 +295,6 @@ kid_subterm(P, Kids, C, S) :-
     ->  C = C0, S = A
     ;   kid_subterm(A, Kids, C, S)
     ).
-
-%!  node_origins(+Module, +NodeId, -Origins:list) is det.
-%
-%   What step NodeId implements, as the rules that made it say (see the
-%   header): their origins, in the order they were recorded, without
-%   repeats.
-node_origins(M, Id, Origins) :-
-    findall(O, ep_origin(M, Id, _, O), Os0),
-    list_to_set(Os0, Origins).
 
 node_key(P, W, Pol, Epoch, Key) :-
     copy_term(P-W-Pol-Epoch, Key),
@@ -630,9 +576,9 @@ store_name(Id, Side, Name) :-
 declare_store(Ctx, Name/Arity, W, Id) :-
     Ctx = ctx(M, _, Pol, _, _),
     dynamic(M:Name/Arity),
-    assertz(epsparql_core:engine_store(M, Name/Arity, W, Id)),
+    assertz(engine_store(M, Name/Arity, W, Id)),
     (   Pol == recent                               % newest first: no prefix sweeps
-    ->  assertz(epsparql_core:engine_store_newest_first(M, Name))
+    ->  assertz(engine_store_newest_first(M, Name))
     ;   true
     ).
 
@@ -768,7 +714,7 @@ insert_goal(Ctx, G, Ins) :-
     base_insert(Pol, G, Ins0),
     (   Pol \== unrestricted,
         ctx_replace(Ctx, true)
-    ->  Ins = (epsparql_core:replace_goals(M, G), Ins0)
+    ->  Ins = (core_runtime:replace_goals(M, G), Ins0)
     ;   Ins = Ins0
     ).
 
@@ -781,7 +727,7 @@ check_goal(Ctx, G, Cond, Find) :-
     Ctx = ctx(M, _, Pol, _, _),
     (   Pol == unrestricted
     ->  Find = (G, Cond)
-    ;   Find = (once((G, Cond)), epsparql_core:consume_goal(M, G))
+    ;   Find = (once((G, Cond)), core_runtime:consume_goal(M, G))
     ).
 
 shared_vars([], _, []).
@@ -847,8 +793,8 @@ compile_optional(Ctx, Kind, L, R, Cond0, S-E, Vs, Id) :-
     functor(GR, RName, RA),
     occ_head(M, CL, LVs, T1, T2, HL),
     occ_head(M, CR, RVs, T3, T4, HR),
-    (   Kind \== optseq, \+ epsparql_core:engine_has_pending(M)
-    ->  assertz(epsparql_core:engine_has_pending(M))
+    (   Kind \== optseq, \+ engine_has_pending(M)
+    ->  assertz(engine_has_pending(M))
     ;   true
     ),
     optional_clauses(Kind, Ctx, Id, Vs, LVs, RVs, S-E, Cond,
@@ -963,7 +909,7 @@ compile_aggregate(Ctx, Op, P0, Window, Result, Id) :-
     occ_head(M, C, PVs, T1, T2, HC),
     occ_head(M, Id, OutVs, TS, T2, H0),
     just_goal(Ctx, Id, OutVs, TS, T2, [c(C, PVs, T1, T2)], H0, H),
-    assert_clause(Ctx, (HC :- epsparql_core:aggregate_step(M, AName, G, Window, OpName,
+    assert_clause(Ctx, (HC :- core_runtime:aggregate_step(M, AName, G, Window, OpName,
                                                         X, T1, T2, TS, Result), H)).
 
 aggregate_op(Op) :- Op == count, !.
@@ -996,9 +942,9 @@ assert_owned(M, Clause, Owner) :-
                        set_prolog_flag(optimise, Old)),
     assertz(ep_owner(M, Owner, Ref)),
     clause_pi(Clause, PI),
-    (   epsparql_core:engine_rule_pred(M, PI)
+    (   engine_rule_pred(M, PI)
     ->  true
-    ;   assertz(epsparql_core:engine_rule_pred(M, PI))
+    ;   assertz(engine_rule_pred(M, PI))
     ).
 
 clause_pi((H :- _), Name/Arity) :- !, functor(H, Name, Arity).
@@ -1185,18 +1131,9 @@ delete_rule(M, Key, Deleted) :-
     ;   true
     ),
     findall(R, ep_rule_root(M, _, R, _), Roots),
-    reachable(M, Roots, [], Live),
+    reachable_nodes(M, Roots, Live),
     findall(Id, ( ep_node(M, _, Id), \+ memberchk(Id, Live) ), Deleted),
     forall(member(Id, Deleted), delete_node(M, Id)).
-
-reachable(_, [], Seen, Seen).
-reachable(M, [Id|Ids], Seen, Live) :-
-    (   memberchk(Id, Seen)
-    ->  reachable(M, Ids, Seen, Live)
-    ;   findall(C, ep_edge(M, Id, C), Cs),
-        append(Cs, Ids, Next),
-        reachable(M, Next, [Id|Seen], Live)
-    ).
 
 delete_node(M, Id) :-
     forall(retract(ep_owner(M, node(Id), Ref)), erase_clause(Ref)),
@@ -1209,32 +1146,6 @@ delete_node(M, Id) :-
 
 erase_clause(Ref) :-
     catch(erase(Ref), _, true).         % already gone with its predicate
-
-%!  node_rules(+Module, +NodeId, -Heads:list) is det.
-%
-%   The heads of the rules whose pattern contains the step NodeId (in
-%   the order found walking up the graph).
-node_rules(M, Id, Heads) :-
-    rule_ancestors(M, [Id], [], [], Heads).
-
-rule_ancestors(_, [], _, Hs, Hs).
-rule_ancestors(M, [Id|Ids], Seen, Hs0, Hs) :-
-    (   memberchk(Id, Seen)
-    ->  rule_ancestors(M, Ids, Seen, Hs0, Hs)
-    ;   findall(H, ep_edge(M, rule(H), Id), New),
-        append(Hs0, New, Hs1),
-        findall(P, ( ep_edge(M, P, Id), integer(P) ), Ps),
-        append(Ids, Ps, Next),
-        rule_ancestors(M, Next, [Id|Seen], Hs1, Hs)
-    ).
-
-%!  node_pattern(+Module, +NodeId, -Pattern) is semidet.
-%
-%   The pattern of step NodeId (variables numbered, '$VAR'(N)).
-node_pattern(M, Id, P) :-
-    ep_node(M, Key, Id),
-    Key = P-_-_-_, !.
-
 
 		 /*******************************
 		 *     THE GRAPH AS TERMS       *
@@ -1318,6 +1229,6 @@ emitted_head(Body, H0, H) :-
     ->  true
     ;   G = core_timers:schedule_timer(_, Spec, E, _, _, _)
     ->  copy_term(H0, H),
-        core_timers:timer_head(H, E, Spec)
+        timer_head(H, E, Spec)
     ),
     H =@= H0, !.
