@@ -10,7 +10,8 @@
           [ consume_goal/2,             % +Module, +Goal
             replace_goals/2,            % +Module, +Goal
             run_action/6,               % +Module, :Action, +RuleKey, +Head, +T1, +T2
-            aggregate_step/10           % +Module, +Store, +Group, +Window, +Op, +X, +T1, +T2, -TS, -Value
+            aggregate_step/10           % +Module, +Store, +Group, +Window, +Op, +X,
+                                        % +T1, +T2, -TS, -Value
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(lists)).
