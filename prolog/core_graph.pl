@@ -50,6 +50,17 @@
     ep_origin/4,        % ep_origin(Module, NodeId, RuleKey, Origin): what the step implements
     ep_alias/3.         % ep_alias(Module, WithinId, ChildId): a within step compiled as its child
 
+%!  ep_node(?Module, ?Key, ?Id) is nondet.
+%!  ep_edge(?Module, ?Parent, ?ChildId) is nondet.
+%!  ep_node_counter(?Module, ?Next) is semidet.
+%!  ep_owner(?Module, ?Owner, ?ClauseRef) is nondet.
+%!  ep_rule_root(?Module, ?RuleKey, ?RootId, ?Head) is nondet.
+%!  ep_origin(?Module, ?NodeId, ?RuleKey, ?Origin) is nondet.
+%!  ep_alias(?Module, ?WithinId, ?ChildId) is nondet.
+%
+%   The graph's facts (see the header), dynamic: written by the compiler
+%   only, read by the rest of the core.
+
 %!  node_count(+Module, -Count) is det.
 node_count(M, N) :-
     aggregate_all(count, ep_node(M, _, _), N).

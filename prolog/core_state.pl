@@ -50,6 +50,28 @@
     engine_rule_key/3,          % engine_rule_key(Module, Key, Rule): Rule as added (labelled or not)
     engine_has_timers/1.        % engine_has_timers(Module): has exceptionAlarm... rules
 
+%!  engine(?Module) is nondet.
+%!  engine_opt(?Module, ?Key, ?Value) is nondet.
+%!  engine_store(?Module, ?Name/Arity, ?Window, ?NodeId) is nondet.
+%!  engine_rule_pred(?Module, ?Name/Arity) is nondet.
+%!  engine_rule(?Module, ?Rule) is nondet.
+%!  engine_swept(?Module, ?StoreName, ?Now, ?Sweeps) is nondet.
+%!  engine_has_pending(?Module) is nondet.
+%!  engine_store_newest_first(?Module, ?StoreName) is nondet.
+%!  engine_fingerprint_cache(?Module, ?Hex) is nondet.
+%!  engine_rule_key(?Module, ?Key, ?Rule) is nondet.
+%!  engine_has_timers(?Module) is nondet.
+%
+%   The registry, dynamic: the engines (engine_create/1 adds one), the
+%   options set (engine_set_option/3), the goal stores the compiler
+%   declared with the window their goals are collected by and their
+%   step, every predicate it made in the engine module, the rules as
+%   added and by key, the last sweep of each store (garbage
+%   collection), whether the engine has steps that wait for an instant
+%   to close or alarm rules, the stores kept newest first (the recent
+%   policy), and the cached fingerprint of the rule layout
+%   (core_snapshot.pl).  Each module of the core updates what it owns.
+
 %!  engine_local(?Name/Arity) is nondet.
 %
 %   The dynamic predicates created in each engine module.

@@ -136,6 +136,20 @@ set_current_event_engine(M) :-
     (   engine(M) -> true ; engine_create(M) ),
     nb_setval(epsparql_current_engine, M).
 
+%!  reset_engine is det.
+%!  clear_engine_state is det.
+%!  add_event_rules(+Rules) is det.
+%!  load_event_rules(+File) is det.
+%!  event(+Event, +Interval) is det.
+%!  events(+Batch) is det.
+%!  detected(?Event, ?Interval) is nondet.
+%!  drain_detected(-List) is det.
+%!  set_event_option(+Key, +Value) is det.
+%!  advance_time(+Time) is det.
+%!  flush_events is det.
+%
+%   engine_reset/1, engine_clear_state/1, engine_add_rules/2, ... (the
+%   engine_ predicate of the same meaning) on the current engine.
 reset_engine :- current_event_engine(M), engine_reset(M).
 clear_engine_state :- current_event_engine(M), engine_clear_state(M).
 add_event_rules(Rules) :- current_event_engine(M), engine_add_rules(M, Rules).
