@@ -33,11 +33,16 @@
     element each piece of a query's rule comes from
     (epsparql/rules/from_algebra.py).  The annotations are taken off before
     anything is compiled (they change neither the steps, their sharing,
-    nor the rule as stored) and kept per step (node_origins/3), for the
-    tools that explain the graph.
+    nor the rule as stored) and kept per step (core_graph.pl,
+    node_origins/3), for the tools that explain the graph.
 
     All clauses go into the engine's own module, so engines never see each
-    other's rules or state.
+    other's rules or state.  The graph of steps is recorded in
+    core_graph.pl, the goal stores and rule predicates in core_state.pl;
+    the clauses call what they need of core_runtime.pl, core_timers.pl
+    and core_justify.pl by exported, module-qualified predicates.  What
+    the compiler knows about the rule being compiled goes down its
+    predicates as one argument, the compile context (compile_rule/3).
 */
 :- module(core_compile,
           [ compile_rule/3,             % +Module, +Rule, +Options
@@ -1152,7 +1157,7 @@ erase_clause(Ref) :-
 		 *******************************/
 
 %   For tools that explain the compiled rules (the Python bridge writes
-%   these as structured JSON): what rule_graph/2 prints, as terms.
+%   these as structured JSON): what core_graph:rule_graph/2 prints, as terms.
 :- use_module(library(varnumbers)).
 :- use_module(library(pairs)).
 

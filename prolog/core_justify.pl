@@ -31,7 +31,7 @@
                   unknown(NodeId, [T1,T2])           a step with no record
 
     justify_data/4 gives the same tree as data for tools (the Python
-    bridge's py_justify/6: epsparql explain and the trace), naming each
+    bridge's py_justify/5: epsparql explain and the trace), naming each
     step by its node and the values of its variables instead of printing
     its pattern:
 
