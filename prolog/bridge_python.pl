@@ -65,6 +65,7 @@ set_stack_limit :-
     set_prolog_flag(stack_limit, Limit).
 :- use_module(library(apply)).
 :- use_module(epsparql_core).
+:- use_module(core_state, [engine_store/4, must_be_engine/1]).
 :- use_module(bridge_json, [write_json/2, json_term//1]).
 :- use_module(bridge_columns).
 
@@ -550,7 +551,7 @@ py_background(M, mode, Mode, R) :-
 %   [{"store": Name, "node": Id, "goal": [Args...]}, ...].
 py_goals(M, R) :-
     reply(( findall(g(N, Id, Args),
-                    ( epsparql_core:engine_store(M, N/A, _, Id),
+                    ( engine_store(M, N/A, _, Id),
                       functor(H, N, A),
                       catch(M:H, _, fail),
                       H =.. [_|Args] ),
@@ -565,7 +566,7 @@ py_goals(M, R) :-
 %   as a JSON array of terms, e.g. [detection(Event, [T1,T2], RuleText,
 %   Why)].  Times compare as numbers (1 matches 1.0).
 py_justify(M, Name, ArityText, IText, R) :-
-    reply(( epsparql_core:must_be_engine(M),
+    reply(( must_be_engine(M),
             ( integer(ArityText) -> Arity = ArityText ; atom_number(ArityText, Arity) ),
             term_string([T1, T2], IText),
             number(T1), number(T2),
@@ -595,14 +596,14 @@ py_justify(M, Name, ArityText, IText, R) :-
 %   term cut a few levels down, see child_depth/1); other terms as
 %   write_json/2 writes them.  A store's "args" are the places of the variables its
 %   goals hold before their interval.  A node's "origins" are what the
-%   rules that made it say it implements (core_compile:node_origins/3;
+%   rules that made it say it implements (core_graph:node_origins/3;
 %   terms as write_json/2 writes them).
 py_rule_graph(M, R) :-
     reply(( findall(N, core_compile:graph_node(M, N), Nodes0),
             sort(1, @<, Nodes0, Nodes),
             findall(Rule, core_compile:graph_rule(M, Rule), Rules),
             findall(s(Name, Id, W, C),
-                    ( epsparql_core:engine_store(M, Name/A, W, Id),
+                    ( engine_store(M, Name/A, W, Id),
                       functor(H, Name, A),
                       ( predicate_property(M:H, number_of_clauses(C)) -> true ; C = 0 ) ),
                     Stores),
@@ -627,7 +628,7 @@ write_graph_node(M, Nodes, node(Id, P, W, Pol, Cs, _), Sep, ",") :-
     format(',"vars":~d,"window":', [K]), write_json(current_output, W),
     write(',"policy":'), write_json(current_output, Pol),
     write(',"children":'), write_json(current_output, Cs),
-    core_compile:node_origins(M, Id, Origins),
+    core_graph:node_origins(M, Id, Origins),
     write(',"origins":'), write_json(current_output, Origins),
     write('}').
 

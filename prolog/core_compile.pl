@@ -33,23 +33,22 @@
     element each piece of a query's rule comes from
     (epsparql/rules/from_algebra.py).  The annotations are taken off before
     anything is compiled (they change neither the steps, their sharing,
-    nor the rule as stored) and kept per step (node_origins/3), for the
-    tools that explain the graph.
+    nor the rule as stored) and kept per step (core_graph.pl,
+    node_origins/3), for the tools that explain the graph.
 
     All clauses go into the engine's own module, so engines never see each
-    other's rules or state.
+    other's rules or state.  The graph of steps is recorded in
+    core_graph.pl, the goal stores and rule predicates in core_state.pl;
+    the clauses call what they need of core_runtime.pl, core_timers.pl
+    and core_justify.pl by exported, module-qualified predicates.  What
+    the compiler knows about the rule being compiled goes down its
+    predicates as one argument, the compile context (compile_rule/3).
 */
 :- module(core_compile,
           [ compile_rule/3,             % +Module, +Rule, +Options
-            node_count/2,               % +Module, -Count
-            forget_nodes/1,             % +Module
-            rule_graph/2,               % +Module, -Graph
             graph_node/2,               % +Module, -Node        (the graph as terms, below)
             graph_rule/2,               % +Module, -Rule
             delete_rule/3,              % +Module, +RuleKey, -DeletedNodes
-            node_rules/3,               % +Module, +NodeId, -Heads
-            node_pattern/3,             % +Module, +NodeId, -Pattern
-            node_origins/3,             % +Module, +NodeId, -Origins
             strip_origins/2             % +Term, -Clean
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
@@ -58,15 +57,14 @@
 :- use_module(library(apply)).
 :- use_module(library(ordsets)).
 :- use_module(library(assoc)).
-
-:- dynamic
-    ep_node/3,          % ep_node(Module, Key, Id)
-    ep_edge/3,          % ep_edge(Module, Parent, ChildId): Parent a node id or rule(Head)
-    ep_node_counter/2,  % ep_node_counter(Module, Next)
-    ep_owner/3,         % ep_owner(Module, node(Id) or key(RuleKey), ClauseRef): who made a clause
-    ep_rule_root/4,     % ep_rule_root(Module, RuleKey, RootId, Head)
-    ep_origin/4,        % ep_origin(Module, NodeId, RuleKey, Origin): what the step implements
-    ep_alias/3.         % ep_alias(Module, WithinId, ChildId): a within step compiled as its child (build/3)
+:- use_module(core_state, [ engine_busy/1, engine_store/4, engine_store_newest_first/2,
+                            engine_rule_pred/2, engine_has_pending/1, engine_has_timers/1 ]).
+:- use_module(core_graph).              % the graph this compiler makes
+:- use_module(core_timers, [timer_head/3]).
+%   The clauses compiled here call these modules' exported predicates,
+%   module-qualified (what they call is listed in each module's header).
+:- use_module(core_runtime, []).
+:- use_module(core_justify, []).
 
 %   relation(?Op, +T1, +T2, +T3, +T4, -Check, -TS, -TE, -Span): binary
 %   operators defined outside the core (etalis.pl defines ETALIS' own
@@ -100,29 +98,49 @@ compile_rule(M, Rule, Options) :-
     % so that every rule sees exactly the events pushed after it was added;
     % never with share(false), nor for a rule added while events are
     % being processed (the event count is not up to date then).
-    (   ( Share == false ; epsparql_core:engine_busy(M) )
+    (   ( Share == false ; engine_busy(M) )
     ->  Epoch = rule(Key)
     ;   M:ep_state(_, Epoch, _, _, _, _) -> true
     ;   Epoch = 0
     ),
-    Ctx = ctx(M, inf, Policy),
-    b_setval(ep_compile_epoch, Epoch),
     copy_term(Head-Body-Action, H1-B1a-A1),
     origin_index(B1a, B1, Origins),
-    b_setval(ep_compile_origins, Origins),
-    b_setval(ep_compile_parent, rule(H1)),
-    b_setval(ep_compile_module, M),
-    b_setval(ep_compile_policy, Policy),
-    b_setval(ep_compile_key, Key),
-    b_setval(ep_compile_replace, Replace),
-    b_setval(ep_compile_out_of_order, OutOfOrder),
-    b_setval(ep_compile_justify, Justify),
+    Ctx = ctx(M, inf, Policy, rule(H1),
+              rule(Key, Epoch, Origins, Replace, OutOfOrder, Justify)),
     node(Ctx, B1, Id),
     term_variables(B1, Vs),
-    occ_head(Id, Vs, T1, T2, OccHead),
-    rule_emit(M, H1, A1, Key, Id, Vs, T1, T2, Emit),
-    assert_clause(M, (OccHead :- Emit)),
+    occ_head(M, Id, Vs, T1, T2, OccHead),
+    rule_emit(Ctx, H1, A1, Id, Vs, T1, T2, Emit),
+    assert_clause(Ctx, (OccHead :- Emit)),
     assertz(ep_rule_root(M, Key, Id, H1)).
+
+%   The compile context, one term passed down the compile predicates:
+%
+%       ctx(M, Window, Policy, Parent, Rule)
+%
+%   M is the engine module, Window the smallest window of the enclosing
+%   `within` steps (inf: none), Policy the rule's consumption policy.
+%   Parent is the node whose clauses are being made (they belong to it,
+%   and a node compiled now is its child), rule(Head) at the top (the
+%   clause that emits the head belongs to the rule).  Rule holds what is
+%   the same for the whole rule:
+%
+%       rule(Key, Epoch, Origins, Replace, OutOfOrder, Justify)
+%
+%   Key the rule's key, Epoch what node sharing is limited to (node_key/5),
+%   Origins the index of its '$origin' annotations (origin_index/3), and
+%   the replace, out_of_order and justify options.
+ctx_module(ctx(M, _, _, _, _), M).
+ctx_key(ctx(_, _, _, _, rule(Key, _, _, _, _, _)), Key).
+ctx_epoch(ctx(_, _, _, _, rule(_, Epoch, _, _, _, _)), Epoch).
+ctx_origins(ctx(_, _, _, _, rule(_, _, Origins, _, _, _)), Origins).
+ctx_replace(ctx(_, _, _, _, rule(_, _, _, Replace, _, _)), Replace).
+ctx_out_of_order(ctx(_, _, _, _, rule(_, _, _, _, OOO, _)), OOO).
+ctx_justify(ctx(_, _, _, _, rule(_, _, _, _, _, Justify)), Justify).
+
+%   The context with another window, or another parent.
+ctx_window(ctx(M, _, Pol, P, R), W, ctx(M, W, Pol, P, R)).
+ctx_parent(ctx(M, W, Pol, _, R), P, ctx(M, W, Pol, P, R)).
 
 option_flag(Name, Options, Default, Value) :-
     Opt =.. [Name, V],
@@ -132,13 +150,15 @@ option_flag(Name, Options, Default, Value) :-
 %   What a rule does when its body is detected: emit its head (recording
 %   the justification first when asked), set an alarm for an alarm head
 %   (core_timers.pl), and run its do-action.
-rule_emit(M, H, Action, Key, Id, Vs, T1, T2, Goal) :-
-    b_getval(ep_compile_justify, Justify),
+rule_emit(Ctx, H, Action, Id, Vs, T1, T2, Goal) :-
+    ctx_module(Ctx, M),
+    ctx_key(Ctx, Key),
+    ctx_justify(Ctx, Justify),
     (   Justify == true -> Why = j(Key, Id, Vs, T1, T2) ; Why = none ),
-    (   core_timers:timer_head(H, E, Spec)
+    (   timer_head(H, E, Spec)
     ->  Emit = core_timers:schedule_timer(M, Spec, E, T1, T2, Why),
-        (   epsparql_core:engine_has_timers(M) -> true
-        ;   assertz(epsparql_core:engine_has_timers(M))
+        (   engine_has_timers(M) -> true
+        ;   assertz(engine_has_timers(M))
         )
     ;   Justify == true
     ->  Emit = (core_justify:record_rule(M, H, T1, T2, Key, Id, Vs), ep_emit(H, T1, T2))
@@ -146,66 +166,27 @@ rule_emit(M, H, Action, Key, Id, Vs, T1, T2, Goal) :-
     ),
     (   Action == none
     ->  Goal = Emit
-    ;   Goal = (Emit, epsparql_core:run_action(M, Action, Key, H, T1, T2))
+    ;   Goal = (Emit, core_runtime:run_action(M, Action, Key, H, T1, T2))
     ).
 
 option_policy(Options, Policy) :-
     (   memberchk(policy(P), Options) -> Policy = P ; Policy = unrestricted ),
     must_be(oneof([unrestricted, recent, chronological]), Policy).
 
-%!  node_count(+Module, -Count) is det.
-node_count(M, N) :-
-    aggregate_all(count, ep_node(M, _, _), N).
-
-%!  forget_nodes(+Module) is det.
-%
-%   Drop the compiler's node table of Module (on engine reset).
-forget_nodes(M) :-
-    retractall(ep_alias(M, _, _)),
-    retractall(ep_origin(M, _, _, _)),
-    retractall(ep_node(M, _, _)),
-    retractall(ep_edge(M, _, _)),
-    retractall(ep_node_counter(M, _)),
-    retractall(ep_owner(M, _, _)),
-    retractall(ep_rule_root(M, _, _, _)).
-
-%!  rule_graph(+Module, -Graph:dict) is det.
-%
-%   The binarised rule graph of Module, for explain tools:
-%   graph{nodes: [node{id, pattern, window, policy, children}],
-%         rules: [rule{head, node}]}.  Patterns and heads are strings.
-rule_graph(M, graph{nodes: Nodes, rules: Rules}) :-
-    findall(node{id: Id, pattern: PT, window: W, policy: Pol, children: Cs},
-            ( ep_node(M, Key, Id),
-              Key = P-W-Pol-_,
-              term_string_nv(P, PT),
-              findall(C, ep_edge(M, Id, C), Cs) ),
-            Nodes0),
-    sort(id, @<, Nodes0, Nodes),
-    findall(rule{head: HT, node: Id},
-            ( ep_edge(M, rule(H), Id), term_string_nv(H, HT) ),
-            Rules).
-
-term_string_nv(T, S) :-
-    copy_term(T, T1),
-    numbervars(T1, 0, _, [singletons(true)]),
-    with_output_to(string(S), print(T1)).
-
 %   node(+Ctx, +Pattern, -Id): the node for Pattern, created on first use.
 node(Ctx, P, Id) :-
-    Ctx = ctx(M, W, Pol),
-    node_key(P, W, Pol, Key),
-    b_getval(ep_compile_parent, Parent),
+    Ctx = ctx(M, W, Pol, Parent, _),
+    ctx_epoch(Ctx, Epoch),
+    node_key(P, W, Pol, Epoch, Key),
     (   ep_node(M, Key, Id0)
     ->  Id = Id0,
-        note_shared(M, P, Id)
+        note_shared(Ctx, P, Id)
     ;   new_id(M, Id),
         assertz(ep_node(M, Key, Id)),
-        b_setval(ep_compile_parent, Id),
-        build(Ctx, P, Id),
-        b_setval(ep_compile_parent, Parent)
+        ctx_parent(Ctx, Id, Inner),
+        build(Inner, P, Id)
     ),
-    note_origins(M, P, Id),
+    note_origins(Ctx, P, Id),
     (   ep_edge(M, Parent, Id) -> true ; assertz(ep_edge(M, Parent, Id)) ).
 
 		 /*******************************
@@ -263,25 +244,26 @@ index_origin(Sub-Os, I0, I) :-
 %   Record the origins of the sub-term P compiled into step Id, and of a
 %   join whose condition is fused into the same step (build/3 on
 %   `(L op R) where C`).
-note_origins(M, P, Id) :-
-    b_getval(ep_compile_origins, Index),
+note_origins(Ctx, P, Id) :-
+    ctx_origins(Ctx, Index),
     (   empty_assoc(Index)
     ->  true
-    ;   note_origins(M, Index, P, Id),
+    ;   ctx_module(Ctx, M),
+        ctx_key(Ctx, Key),
+        note_origins(M, Key, Index, P, Id),
         (   compound(P), P = where(B, _),
             compound(B), functor(B, Op, 2), binary_op(Op), \+ chain_pattern(B, _, _)
-        ->  note_origins(M, Index, B, Id)
+        ->  note_origins(M, Key, Index, B, Id)
         ;   true
         )
     ).
 
-note_origins(M, Index, P, Id) :-
+note_origins(M, Key, Index, P, Id) :-
     (   variant_sha1(P, H),
         get_assoc(H, Index, Cands),
         member(Sub-Os, Cands),
         same_term(Sub, P)
-    ->  b_getval(ep_compile_key, Key),
-        forall(member(O, Os),
+    ->  forall(member(O, Os),
                (   ep_origin(M, Id, Key, O) -> true
                ;   assertz(ep_origin(M, Id, Key, O))
                ))
@@ -291,18 +273,19 @@ note_origins(M, Index, P, Id) :-
 %   A sub-pattern found compiled already (a step shared with an earlier
 %   rule): the annotations inside it name the steps below it, found by
 %   matching the children's patterns with its sub-terms.
-note_shared(M, P, Id) :-
-    b_getval(ep_compile_origins, Index),
+note_shared(Ctx, P, Id) :-
+    ctx_origins(Ctx, Index),
     (   empty_assoc(Index)
     ->  true
-    ;   note_below(M, P, Id)
+    ;   note_below(Ctx, P, Id)
     ).
 
-note_below(M, P, Id) :-
+note_below(Ctx, P, Id) :-
+    ctx_module(Ctx, M),
     findall(C-P0, ( ep_edge(M, Id, C), ep_node(M, K, C), K = P0-_-_-_ ), Kids),
     forall(kid_subterm(P, Kids, C, S),
-           (   note_origins(M, S, C),
-               note_below(M, S, C)
+           (   note_origins(Ctx, S, C),
+               note_below(Ctx, S, C)
            )).
 
 %   kid_subterm(+P, +Kids, -C, -S): a proper sub-term S of P (the very
@@ -318,17 +301,7 @@ kid_subterm(P, Kids, C, S) :-
     ;   kid_subterm(A, Kids, C, S)
     ).
 
-%!  node_origins(+Module, +NodeId, -Origins:list) is det.
-%
-%   What step NodeId implements, as the rules that made it say (see the
-%   header): their origins, in the order they were recorded, without
-%   repeats.
-node_origins(M, Id, Origins) :-
-    findall(O, ep_origin(M, Id, _, O), Os0),
-    list_to_set(Os0, Origins).
-
-node_key(P, W, Pol, Key) :-
-    b_getval(ep_compile_epoch, Epoch),
+node_key(P, W, Pol, Epoch, Key) :-
     copy_term(P-W-Pol-Epoch, Key),
     numbervars(Key, 0, _).
 
@@ -339,13 +312,9 @@ new_id(M, Id) :-
 
 occ_name(Id, Name) :- atom_concat(ep_n, Id, Name).
 
-%   occ_head(+Id, +Vs, ?T1, ?T2, -Head): the occurrence head of node Id
-%   (while a rule is compiled: ep_compile_module names the engine).  For
-%   a within step compiled as its child (ep_alias/3) it is the child's.
-occ_head(Id, Vs, T1, T2, Head) :-
-    b_getval(ep_compile_module, M),
-    occ_head(M, Id, Vs, T1, T2, Head).
-
+%   occ_head(+M, +Id, +Vs, ?T1, ?T2, -Head): the occurrence head of node
+%   Id in engine M.  For a within step compiled as its child (ep_alias/3)
+%   it is the child's.
 occ_head(M, Id0, Vs, T1, T2, Head) :-
     occ_node(M, Id0, Id),
     occ_name(Id, Name),
@@ -377,8 +346,9 @@ occ_node(M, Id0, Id) :-
 %   other parent undoes the alias (unalias/3), so that every clause runs
 %   in the order it would without the alias.  The rule graph is not
 %   changed (Id is a node of its own, with its edges).
-can_alias(M, C, Arity) :-
-    b_getval(ep_compile_justify, false),
+can_alias(Ctx, C, Arity) :-
+    ctx_justify(Ctx, false),
+    ctx_module(Ctx, M),
     \+ ep_alias(M, C, _),
     \+ ep_alias(M, _, C),
     occ_name(C, Name),
@@ -421,26 +391,27 @@ declare_occ(M, Id, Vs) :-
 %   continuations that feed Id's occurrence predicate.
 build(Ctx, P, _) :-
     var(P), !,
-    Ctx = ctx(_, _, _),
+    Ctx = ctx(_, _, _, _, _),
     instantiation_error(P).
 build(Ctx, within(P, W), Id) :- !,
     check_window(W),
-    Ctx = ctx(M, W0, Pol),
+    Ctx = ctx(M, W0, _, _, _),
     W1 is min(W0, W),
-    node(ctx(M, W1, Pol), P, C),
+    ctx_window(Ctx, W1, Inner),
+    node(Inner, P, C),
     term_variables(within(P, W), Vs),
     declare_occ(M, Id, Vs),
     length(Vs, K),
     Arity is K + 2,
     (   window_checked(P),
-        can_alias(M, C, Arity)
+        can_alias(Ctx, C, Arity)
     ->  assertz(ep_alias(M, Id, C))         % compiled as C (see can_alias/3)
-    ;   occ_head(C, Vs, T1, T2, CH),
-        occ_head(Id, Vs, T1, T2, H0),
-        just_goal(Id, Vs, T1, T2, [c(C, Vs, T1, T2)], H0, H),
+    ;   occ_head(M, C, Vs, T1, T2, CH),
+        occ_head(M, Id, Vs, T1, T2, H0),
+        just_goal(Ctx, Id, Vs, T1, T2, [c(C, Vs, T1, T2)], H0, H),
         (   window_checked(P)
-        ->  assert_clause(M, (CH :- H))
-        ;   assert_clause(M, (CH :- T2 - T1 =< W, H))
+        ->  assert_clause(Ctx, (CH :- H))
+        ;   assert_clause(Ctx, (CH :- T2 - T1 =< W, H))
         )
     ).
 build(Ctx, where(P, Cond), Id) :-
@@ -452,32 +423,32 @@ build(Ctx, where(P, Cond), Id) :-
     arg(2, P, R),
     compile_binary(Ctx, Op, L, R, Cond, Id).
 build(Ctx, where(P, Cond), Id) :- !,
-    Ctx = ctx(M, _, _),
+    Ctx = ctx(M, _, _, _, _),
     node(Ctx, P, C),
     term_variables(P, PVs),
     term_variables(where(P, Cond), Vs),
     declare_occ(M, Id, Vs),
-    occ_head(C, PVs, T1, T2, CH),
-    occ_head(Id, Vs, T1, T2, H0),
-    just_goal(Id, Vs, T1, T2, [c(C, PVs, T1, T2)], H0, H),
+    occ_head(M, C, PVs, T1, T2, CH),
+    occ_head(M, Id, Vs, T1, T2, H0),
+    just_goal(Ctx, Id, Vs, T1, T2, [c(C, PVs, T1, T2)], H0, H),
     condition_goal(Cond, Goal),
-    assert_clause(M, (CH :- Goal, H)).
+    assert_clause(Ctx, (CH :- Goal, H)).
 build(Ctx, or(L, R), Id) :- !,
-    Ctx = ctx(M, _, _),
+    Ctx = ctx(M, _, _, _, _),
     node(Ctx, L, CL),
     node(Ctx, R, CR),
     term_variables(or(L, R), Vs),
     declare_occ(M, Id, Vs),
     term_variables(L, LVs),
     term_variables(R, RVs),
-    occ_head(CL, LVs, T1, T2, HL),
-    occ_head(CR, RVs, T1, T2, HR),
-    occ_head(Id, Vs, T1, T2, H),
-    just_goal(Id, Vs, T1, T2, [c(CL, LVs, T1, T2)], H, HJL),
-    just_goal(Id, Vs, T1, T2, [c(CR, RVs, T1, T2)], H, HJR),
+    occ_head(M, CL, LVs, T1, T2, HL),
+    occ_head(M, CR, RVs, T1, T2, HR),
+    occ_head(M, Id, Vs, T1, T2, H),
+    just_goal(Ctx, Id, Vs, T1, T2, [c(CL, LVs, T1, T2)], H, HJL),
+    just_goal(Ctx, Id, Vs, T1, T2, [c(CR, RVs, T1, T2)], H, HJR),
     copy_term(HL-HJL, HL1-HJL1),        % the other side's variables stay free
-    assert_clause(M, (HL1 :- HJL1)),
-    assert_clause(M, (HR :- HJR)).
+    assert_clause(Ctx, (HL1 :- HJL1)),
+    assert_clause(Ctx, (HR :- HJR)).
 build(Ctx, cnot(P, E), Id) :- !,
     compile_negation(Ctx, cnot, P, E, Id).
 build(Ctx, fnot(P, E), Id) :- !,
@@ -486,15 +457,15 @@ build(Ctx, P, Id) :-
     chain_pattern(P, L, Chain), !,
     compile_chain(Ctx, L, Chain, Id).
 build(Ctx, span(P, S, E), Id) :- !,
-    Ctx = ctx(M, _, _),
+    Ctx = ctx(M, _, _, _, _),
     node(Ctx, P, C),
     term_variables(P, PVs),
     term_variables(span(P, S, E), Vs),
     declare_occ(M, Id, Vs),
-    occ_head(C, PVs, T1, T2, CH),
-    occ_head(Id, Vs, T1, T2, H0),
-    just_goal(Id, Vs, T1, T2, [c(C, PVs, T1, T2)], H0, H),
-    assert_clause(M, (CH :- S = T1, E = T2, H)).
+    occ_head(M, C, PVs, T1, T2, CH),
+    occ_head(M, Id, Vs, T1, T2, H0),
+    just_goal(Ctx, Id, Vs, T1, T2, [c(C, PVs, T1, T2)], H0, H),
+    assert_clause(Ctx, (CH :- S = T1, E = T2, H)).
 build(Ctx, P, Id) :-
     optional_pattern(P, Kind, L, R, Cond, SE), !,
     term_variables(P, Sig),                 % what the parent passes
@@ -511,12 +482,12 @@ build(Ctx, P, Id) :-
 build(Ctx, P, Id) :-
     callable(P),
     \+ reserved_pattern(P), !,
-    Ctx = ctx(M, _, _),
+    Ctx = ctx(M, _, _, _, _),
     term_variables(P, Vs),
     declare_occ(M, Id, Vs),
-    occ_head(Id, Vs, T1, T2, H0),
-    just_goal(Id, Vs, T1, T2, [event(P, T1, T2)], H0, H),
-    assert_clause(M, (ep_on(P, T1, T2) :- H)),
+    occ_head(M, Id, Vs, T1, T2, H0),
+    just_goal(Ctx, Id, Vs, T1, T2, [event(P, T1, T2)], H0, H),
+    assert_clause(Ctx, (ep_on(P, T1, T2) :- H)),
     note_entry(M, P).
 build(_, P, _) :-
     domain_error(event_pattern, P).
@@ -605,11 +576,14 @@ span(Op,       T1, T2, T3, T4, TS, TE, Span) :-
 store_name(Id, Side, Name) :-
     format(atom(Name), 'ep_g~w~w', [Id, Side]).
 
-declare_store(M, Name/Arity, W, Id) :-
+%   declare_store(+Ctx, +Name/Arity, +Window, +Id): a goal store of step
+%   Id, its goals removed by the garbage collection once older than Window.
+declare_store(Ctx, Name/Arity, W, Id) :-
+    Ctx = ctx(M, _, Pol, _, _),
     dynamic(M:Name/Arity),
-    assertz(epsparql_core:engine_store(M, Name/Arity, W, Id)),
-    (   nb_current(ep_compile_policy, recent)       % newest first: no prefix sweeps
-    ->  assertz(epsparql_core:engine_store_newest_first(M, Name))
+    assertz(engine_store(M, Name/Arity, W, Id)),
+    (   Pol == recent                               % newest first: no prefix sweeps
+    ->  assertz(engine_store_newest_first(M, Name))
     ;   true
     ).
 
@@ -625,8 +599,8 @@ declare_store(M, Name/Arity, W, Id) :-
 %   looks at the other side's store, so each pair is found exactly once
 %   (an occurrence matching both sides pairs with itself once).
 compile_binary(Ctx, Op, L, R, Cond0, Id) :-
-    Ctx = ctx(M, W, Pol),
-    (   Op == seq, b_getval(ep_compile_replace, true), same_entry(L, R)
+    Ctx = ctx(M, W, Pol, _, _),
+    (   Op == seq, ctx_replace(Ctx, true), same_entry(L, R)
     ->  % an event entering both sides is checked before it is stored (and
         % replaces older partial matches with its bindings), as in ETALIS
         node(Ctx, R, CR),
@@ -642,27 +616,27 @@ compile_binary(Ctx, Op, L, R, Cond0, Id) :-
     goal_stores(Id, LVs, RVs, t(T1, T2, T3, T4), GL, GR),
     functor(GL, LName, LA),
     functor(GR, RName, RA),
-    declare_store(M, LName/LA, W, Id),
+    declare_store(Ctx, LName/LA, W, Id),
     temporal(Op, T1, T2, T3, T4, Check),
     span(Op, T1, T2, T3, T4, TS, TE, Span),
-    occ_head(CL, LVs, T1, T2, HL),
-    occ_head(CR, RVs, T3, T4, HR),
-    occ_head(Id, Vs, TS, TE, H0),
-    just_goal(Id, Vs, TS, TE, [c(CL, LVs, T1, T2), c(CR, RVs, T3, T4)], H0, H),
-    (   Op == seq, b_getval(ep_compile_out_of_order, true)
+    occ_head(M, CL, LVs, T1, T2, HL),
+    occ_head(M, CR, RVs, T3, T4, HR),
+    occ_head(M, Id, Vs, TS, TE, H0),
+    just_goal(Ctx, Id, Vs, TS, TE, [c(CL, LVs, T1, T2), c(CR, RVs, T3, T4)], H0, H),
+    (   Op == seq, ctx_out_of_order(Ctx, true)
     ->  % Out of order: both sides are stored; an arrival checks the other
         % side's store first (consuming under recent/chronological), then
         % stores itself, so a late left occurrence pairs with the right
         % ones after it.
-        declare_store(M, RName/RA, W, Id),
+        declare_store(Ctx, RName/RA, W, Id),
         window_goal(W, T1, T4, WCheck),
         conj((T2 < T3, WCheck), Filter, Cond),
-        insert_goal(Pol, GL, InsL),
-        insert_goal(Pol, GR, InsR),
-        check_goal(Pol, GL, Cond, FindL),
-        check_goal(Pol, GR, Cond, FindR),
-        assert_clause(M, (HR :- ( FindL, H ; InsR ))),
-        assert_clause(M, (HL :- ( FindR, H ; InsL )))
+        insert_goal(Ctx, GL, InsL),
+        insert_goal(Ctx, GR, InsR),
+        check_goal(Ctx, GL, Cond, FindL),
+        check_goal(Ctx, GR, Cond, FindR),
+        assert_clause(Ctx, (HR :- ( FindL, H ; InsR ))),
+        assert_clause(Ctx, (HL :- ( FindR, H ; InsL )))
     ;   Op == seq
     ->  % The window is checked as the definition reads, `T4 - T1 =< W`
         % (exact, also for floats, so an enclosing `within` need not check
@@ -672,22 +646,22 @@ compile_binary(Ctx, Op, L, R, Cond0, Id) :-
         window_goal(W, T1, T4, WCheck),
         conj(WCheck, T2 < T3, Cond1),
         conj(Cond1, Filter, Cond),
-        insert_goal(Pol, GL, InsL),
-        check_goal(Pol, GL, Cond, Find),
-        assert_clause(M, (HR :- Find, H)),
-        assert_clause(M, (HL :- InsL))
+        insert_goal(Ctx, GL, InsL),
+        check_goal(Ctx, GL, Cond, Find),
+        assert_clause(Ctx, (HR :- Find, H)),
+        assert_clause(Ctx, (HL :- InsL))
     ;   window_goal(W, TS, TE, WCheck),
-        declare_store(M, RName/RA, W, Id),
-        insert_goal(Pol, GL, InsL),
-        insert_goal(Pol, GR, InsR),
+        declare_store(Ctx, RName/RA, W, Id),
+        insert_goal(Ctx, GL, InsL),
+        insert_goal(Ctx, GR, InsR),
         conj((Check, Span, WCheck), Filter, Cond),
-        check_goal(Pol, GR, Cond, FindR),
-        check_goal(Pol, GL, Cond, FindL),
+        check_goal(Ctx, GR, Cond, FindR),
+        check_goal(Ctx, GL, Cond, FindL),
         (   Pol == unrestricted
-        ->  assert_clause(M, (HL :- InsL, FindR, H)),
-            assert_clause(M, (HR :- InsR, FindL, H))
-        ;   assert_clause(M, (HL :- (FindR -> H ; InsL, fail))),
-            assert_clause(M, (HR :- (FindL -> H ; InsR, fail)))
+        ->  assert_clause(Ctx, (HL :- InsL, FindR, H)),
+            assert_clause(Ctx, (HR :- InsR, FindL, H))
+        ;   assert_clause(Ctx, (HL :- (FindR -> H ; InsL, fail))),
+            assert_clause(Ctx, (HR :- (FindL -> H ; InsR, fail)))
         )
     ).
 
@@ -740,12 +714,12 @@ window_goal(W, TS, TE, (TE - TS =< W)).
 %   With replace_bindings (recent and chronological only), the new goal
 %   replaces the stored ones with the same bindings (ETALIS' policies keep
 %   one partial match per bindings).
-insert_goal(Pol, G, Ins) :-
+insert_goal(Ctx, G, Ins) :-
+    Ctx = ctx(M, _, Pol, _, _),
     base_insert(Pol, G, Ins0),
     (   Pol \== unrestricted,
-        b_getval(ep_compile_replace, true)
-    ->  b_getval(ep_compile_module, M),
-        Ins = (epsparql_core:replace_goals(M, G), Ins0)
+        ctx_replace(Ctx, true)
+    ->  Ins = (core_runtime:replace_goals(M, G), Ins0)
     ;   Ins = Ins0
     ).
 
@@ -754,9 +728,12 @@ base_insert(_, G, assertz(G)).
 
 %   Goal checking: unrestricted enumerates every partner and keeps it;
 %   recent/chronological take the first (newest/oldest) and consume it.
-check_goal(unrestricted, G, Cond, (G, Cond)) :- !.
-check_goal(_, G, Cond, (once((G, Cond)), epsparql_core:consume_goal(M, G))) :-
-    b_getval(ep_compile_module, M).
+check_goal(Ctx, G, Cond, Find) :-
+    Ctx = ctx(M, _, Pol, _, _),
+    (   Pol == unrestricted
+    ->  Find = (G, Cond)
+    ;   Find = (once((G, Cond)), core_runtime:consume_goal(M, G))
+    ).
 
 shared_vars([], _, []).
 shared_vars([V|Vs], Bs, Shared) :-
@@ -805,12 +782,13 @@ check_window(W) :-
 %   a window: an optional occurrence older than the window cannot be part
 %   of an answer, but it still rules out the mandatory side alone.
 compile_optional(Ctx, Kind, L, R, Cond0, S-E, Vs, Id) :-
-    Ctx = ctx(M, W, Pol),
+    Ctx = ctx(M, _, _, _, _),
     % the optional side is compiled without the window: an optional
     % occurrence longer than the window still rules out the mandatory
     % side alone (eqopt excepted: there it has the mandatory interval)
-    (   Kind == optseq -> node(ctx(M, inf, Pol), L, CL) ; node(Ctx, L, CL) ),
-    (   Kind == leftjoin -> node(ctx(M, inf, Pol), R, CR) ; node(Ctx, R, CR) ),
+    ctx_window(Ctx, inf, Unbounded),
+    (   Kind == optseq -> node(Unbounded, L, CL) ; node(Ctx, L, CL) ),
+    (   Kind == leftjoin -> node(Unbounded, R, CR) ; node(Ctx, R, CR) ),
     term_variables(L, LVs),
     term_variables(R, RVs),
     declare_occ(M, Id, Vs),
@@ -818,76 +796,79 @@ compile_optional(Ctx, Kind, L, R, Cond0, S-E, Vs, Id) :-
     goal_stores(Id, LVs, RVs, t(T1, T2, T3, T4), GL, GR),
     functor(GL, LName, LA),
     functor(GR, RName, RA),
-    occ_head(CL, LVs, T1, T2, HL),
-    occ_head(CR, RVs, T3, T4, HR),
-    (   Kind \== optseq, \+ epsparql_core:engine_has_pending(M)
-    ->  assertz(epsparql_core:engine_has_pending(M))
+    occ_head(M, CL, LVs, T1, T2, HL),
+    occ_head(M, CR, RVs, T3, T4, HR),
+    (   Kind \== optseq, \+ engine_has_pending(M)
+    ->  assertz(engine_has_pending(M))
     ;   true
     ),
-    optional_clauses(Kind, M, W, Id, Vs, LVs, RVs, S-E, Cond,
+    optional_clauses(Kind, Ctx, Id, Vs, LVs, RVs, S-E, Cond,
                      GL, GR, HL-CL, HR-CR, t(T1, T2, T3, T4), Stores),
     forall(member(Name-SW, Stores),
            (   Name == LName
-           ->  declare_store(M, LName/LA, SW, Id)
-           ;   declare_store(M, RName/RA, SW, Id)
+           ->  declare_store(Ctx, LName/LA, SW, Id)
+           ;   declare_store(Ctx, RName/RA, SW, Id)
            )).
 
-optional_clauses(optseq, M, W, Id, Vs, LVs, RVs, S-E, Cond, GL, _GR, HL-CL, HR-CR,
+optional_clauses(optseq, Ctx, Id, Vs, LVs, RVs, S-E, Cond, GL, _GR, HL-CL, HR-CR,
                  t(T1, T2, T3, T4), [LName-inf]) :-
+    Ctx = ctx(M, W, _, _, _),
     functor(GL, LName, _),
-    assert_clause(M, (HL :- assertz(GL))),
+    assert_clause(Ctx, (HL :- assertz(GL))),
     window_goal(W, T1, T4, WCheck),
-    occ_head(Id, Vs, T1, T4, HBoth0),
-    just_goal(Id, Vs, T1, T4, [c(CL, LVs, T1, T2), c(CR, RVs, T3, T4)], HBoth0, HBoth),
+    occ_head(M, Id, Vs, T1, T4, HBoth0),
+    just_goal(Ctx, Id, Vs, T1, T4, [c(CL, LVs, T1, T2), c(CR, RVs, T3, T4)], HBoth0, HBoth),
     copy_term(RVs-Vs, RVs1-Vs1),            % R alone: L-only variables stay free
     RVs1 = RVs,
-    occ_head(Id, Vs1, T3, T4, HAlone0),
-    just_goal(Id, Vs1, T3, T4, [c(CR, RVs, T3, T4)], HAlone0, HAlone),
+    occ_head(M, Id, Vs1, T3, T4, HAlone0),
+    just_goal(Ctx, Id, Vs1, T3, T4, [c(CR, RVs, T3, T4)], HAlone0, HAlone),
     % the combinations passing Cond on the combined interval, and R alone
     % when no compatible earlier L passes Cond on R's interval (both can
     % hold when Cond reads the interval)
-    assert_clause(M, (HR :- (   GL, T2 < T3, WCheck, S = T1, E = T4, Cond, HBoth
+    assert_clause(Ctx, (HR :- (   GL, T2 < T3, WCheck, S = T1, E = T4, Cond, HBoth
                             ;   \+ (GL, T2 < T3, S = T3, E = T4, Cond), HAlone
                             ))).
-optional_clauses(eqopt, M, W, Id, Vs, LVs, RVs, S-E, Cond, GL, GR, HL-CL, HR-CR,
+optional_clauses(eqopt, Ctx, Id, Vs, LVs, RVs, S-E, Cond, GL, GR, HL-CL, HR-CR,
                  t(T1, T2, T3, T4), [LName-W, RName-W]) :-
+    Ctx = ctx(M, W, _, _, _),
     functor(GL, LName, _),
     functor(GR, RName, _),
-    occ_head(Id, Vs, T1, T2, HBoth0),
-    just_goal(Id, Vs, T1, T2, [c(CL, LVs, T1, T2), c(CR, RVs, T3, T4)], HBoth0, HBoth),
+    occ_head(M, Id, Vs, T1, T2, HBoth0),
+    just_goal(Ctx, Id, Vs, T1, T2, [c(CL, LVs, T1, T2), c(CR, RVs, T3, T4)], HBoth0, HBoth),
     close_name(Id, CName),
     append(LVs, [T1, T2], CArgs),
     Close =.. [CName|CArgs],
-    assert_clause(M, (HL :- assertz(GL), assertz(ep_pend(T2, Id, Close)),
+    assert_clause(Ctx, (HL :- assertz(GL), assertz(ep_pend(T2, Id, Close)),
                             GR, T3 =:= T1, T4 =:= T2, S = T1, E = T2, Cond, HBoth)),
-    assert_clause(M, (HR :- assertz(GR), GL, T1 =:= T3, T2 =:= T4,
+    assert_clause(Ctx, (HR :- assertz(GR), GL, T1 =:= T3, T2 =:= T4,
                             S = T1, E = T2, Cond, HBoth)),
     copy_term(LVs-Vs, LVs1-Vs1),
     LVs1 = LVs,
-    occ_head(Id, Vs1, T1, T2, HAlone0),
-    just_goal(Id, Vs1, T1, T2, [c(CL, LVs, T1, T2)], HAlone0, HAlone),
-    assert_clause(M, (Close :- \+ (GR, T3 =:= T1, T4 =:= T2, S = T1, E = T2, Cond),
+    occ_head(M, Id, Vs1, T1, T2, HAlone0),
+    just_goal(Ctx, Id, Vs1, T1, T2, [c(CL, LVs, T1, T2)], HAlone0, HAlone),
+    assert_clause(Ctx, (Close :- \+ (GR, T3 =:= T1, T4 =:= T2, S = T1, E = T2, Cond),
                                HAlone)).
-optional_clauses(leftjoin, M, W, Id, Vs, LVs, RVs, S-E, Cond, GL, GR, HL-CL, HR-CR,
+optional_clauses(leftjoin, Ctx, Id, Vs, LVs, RVs, S-E, Cond, GL, GR, HL-CL, HR-CR,
                  t(T1, T2, T3, T4), [LName-W, RName-inf]) :-
+    Ctx = ctx(M, W, _, _, _),
     functor(GL, LName, _),
     functor(GR, RName, _),
-    occ_head(Id, Vs, TS, T2, HBoth0),
-    just_goal(Id, Vs, TS, T2, [c(CL, LVs, T1, T2), c(CR, RVs, T3, T4)], HBoth0, HBoth),
+    occ_head(M, Id, Vs, TS, T2, HBoth0),
+    just_goal(Ctx, Id, Vs, TS, T2, [c(CL, LVs, T1, T2), c(CR, RVs, T3, T4)], HBoth0, HBoth),
     close_name(Id, CName),
     append(LVs, [T1, T2], CArgs),
     Close =.. [CName|CArgs],
     window_goal(W, TS, T2, WCheck),
-    assert_clause(M, (HL :- assertz(GL), assertz(ep_pend(T2, Id, Close)),
+    assert_clause(Ctx, (HL :- assertz(GL), assertz(ep_pend(T2, Id, Close)),
                             GR, T4 =< T2, S = T1, E = T2, Cond,
                             TS is min(T1, T3), WCheck, HBoth)),
-    assert_clause(M, (HR :- assertz(GR), GL, T2 =:= T4,
+    assert_clause(Ctx, (HR :- assertz(GR), GL, T2 =:= T4,
                             S = T1, E = T2, Cond, TS is min(T1, T3), WCheck, HBoth)),
     copy_term(LVs-Vs, LVs1-Vs1),
     LVs1 = LVs,
-    occ_head(Id, Vs1, T1, T2, HAlone0),
-    just_goal(Id, Vs1, T1, T2, [c(CL, LVs, T1, T2)], HAlone0, HAlone),
-    assert_clause(M, (Close :- \+ (GR, T4 =< T2, S = T1, E = T2, Cond), HAlone)).
+    occ_head(M, Id, Vs1, T1, T2, HAlone0),
+    just_goal(Ctx, Id, Vs1, T1, T2, [c(CL, LVs, T1, T2)], HAlone0, HAlone),
+    assert_clause(Ctx, (Close :- \+ (GR, T4 =< T2, S = T1, E = T2, Cond), HAlone)).
 
 close_name(Id, Name) :- atom_concat(ep_c, Id, Name).
 
@@ -907,14 +888,14 @@ optional_pattern(P, Kind, L, R, Cond, SE) :-
 %   `time(Seconds)` or `count(N)`, and occurs itself with the new value,
 %   over [start of the oldest item in the window, end of the new one].
 compile_aggregate(Ctx, Op, P0, Window, Result, Id) :-
-    Ctx = ctx(M, W, Pol),
+    ctx_module(Ctx, M),
     (   aggregate_op(Op) -> true ; domain_error(aggregate_op, Op) ),
     (   Window = time(S) -> check_window(S)
     ;   Window = count(N) -> must_be(positive_integer, N)
     ;   domain_error(aggregate_window, Window)
     ),
     strip_hidden(P0, Hidden, P),
-    node(ctx(M, W, Pol), P, C),
+    node(Ctx, P, C),
     term_variables(P, PVs),
     term_variables(Op-Hidden, OpVs),
     exclude_vars(PVs, OpVs, GVs),
@@ -929,11 +910,11 @@ compile_aggregate(Ctx, Op, P0, Window, Result, Id) :-
     term_variables(aggregate(Op, P0, Window, Result), OutVs),
     declare_occ(M, Id, OutVs),
     store_name(Id, a, AName),
-    declare_store(M, AName/4, inf, Id),
-    occ_head(C, PVs, T1, T2, HC),
-    occ_head(Id, OutVs, TS, T2, H0),
-    just_goal(Id, OutVs, TS, T2, [c(C, PVs, T1, T2)], H0, H),
-    assert_clause(M, (HC :- epsparql_core:aggregate_step(M, AName, G, Window, OpName,
+    declare_store(Ctx, AName/4, inf, Id),
+    occ_head(M, C, PVs, T1, T2, HC),
+    occ_head(M, Id, OutVs, TS, T2, H0),
+    just_goal(Ctx, Id, OutVs, TS, T2, [c(C, PVs, T1, T2)], H0, H),
+    assert_clause(Ctx, (HC :- core_runtime:aggregate_step(M, AName, G, Window, OpName,
                                                         X, T1, T2, TS, Result), H)).
 
 aggregate_op(Op) :- Op == count, !.
@@ -954,8 +935,9 @@ condition_goal(Cond, Goal) :-
 %   Generated clauses are compiled with the optimise flag on, so that
 %   their arithmetic (time checks, conditions) becomes VM instructions
 %   instead of calls to is/2, </2, ... (about 1.5x on the seq2 workload).
-assert_clause(M, Clause) :-
-    clause_owner(Owner),
+assert_clause(Ctx, Clause) :-
+    ctx_module(Ctx, M),
+    clause_owner(Ctx, Owner),
     assert_owned(M, Clause, Owner).
 
 assert_owned(M, Clause, Owner) :-
@@ -965,9 +947,9 @@ assert_owned(M, Clause, Owner) :-
                        set_prolog_flag(optimise, Old)),
     assertz(ep_owner(M, Owner, Ref)),
     clause_pi(Clause, PI),
-    (   epsparql_core:engine_rule_pred(M, PI)
+    (   engine_rule_pred(M, PI)
     ->  true
-    ;   assertz(epsparql_core:engine_rule_pred(M, PI))
+    ;   assertz(engine_rule_pred(M, PI))
     ).
 
 clause_pi((H :- _), Name/Arity) :- !, functor(H, Name, Arity).
@@ -975,10 +957,10 @@ clause_pi(H, Name/Arity) :- functor(H, Name, Arity).
 
 %   The clauses of a node belong to it, the clause that emits a rule's head
 %   to the rule: rule deletion erases exactly those (delete_rule/3).
-clause_owner(Owner) :-
-    b_getval(ep_compile_parent, P),
+clause_owner(Ctx, Owner) :-
+    Ctx = ctx(_, _, _, P, _),
     (   P = rule(_)
-    ->  b_getval(ep_compile_key, Key),
+    ->  ctx_key(Ctx, Key),
         Owner = key(Key)
     ;   Owner = node(P)
     ).
@@ -987,14 +969,14 @@ clause_owner(Owner) :-
 		 *         JUSTIFICATION        *
 		 *******************************/
 
-%   just_goal(+Id, +Vs, +TS, +TE, +Children, +H, -Goal): the call of node
-%   Id's occurrence H, preceded, in rules compiled with justify(true), by
+%   just_goal(+Ctx, +Id, +Vs, +TS, +TE, +Children, +H, -Goal): the call of
+%   node Id's occurrence H, preceded, in rules compiled with justify(true), by
 %   recording which occurrences of its children made it (core_justify.pl).
 %   A child is c(ChildId, ChildVars, Start, End) or, for an atomic
 %   pattern, event(Event, Start, End).
-just_goal(Id, Vs, TS, TE, Children, H, Goal) :-
-    (   b_getval(ep_compile_justify, true)
-    ->  b_getval(ep_compile_module, M),
+just_goal(Ctx, Id, Vs, TS, TE, Children, H, Goal) :-
+    (   ctx_justify(Ctx, true)
+    ->  ctx_module(Ctx, M),
         Goal = (core_justify:edge(M, Id, Vs, TS, TE, Children), H)
     ;   Goal = H
     ).
@@ -1012,7 +994,7 @@ just_goal(Id, Vs, TS, TE, Children, H, Goal) :-
 %   store pruned by the window of the rule (without one, forever); the two
 %   differ only in which stored occurrences count (negated/5).
 compile_negation(Ctx, Op, P, E, Id) :-
-    Ctx = ctx(M, W, _),
+    Ctx = ctx(M, W, _, _, _),
     node(Ctx, P, CP),
     node(Ctx, E, CE),
     term_variables(P, PVs),
@@ -1021,18 +1003,18 @@ compile_negation(Ctx, Op, P, E, Id) :-
     declare_occ(M, Id, Vs),
     store_name(Id, n, NegName),
     length(EVs, NE), NA is NE + 2,
-    declare_store(M, NegName/NA, W, Id),
+    declare_store(Ctx, NegName/NA, W, Id),
     append(EVs, [S1, S2], NArgs),
     Neg =.. [NegName|NArgs],
-    occ_head(CE, EVs, S1, S2, HE),
-    assert_clause(M, (HE :- assertz(Neg))),
-    occ_head(CP, PVs, T1, T2, HP),
+    occ_head(M, CE, EVs, S1, S2, HE),
+    assert_clause(Ctx, (HE :- assertz(Neg))),
+    occ_head(M, CP, PVs, T1, T2, HP),
     copy_term(PVs-Vs, PVs1-Vs1),
     PVs1 = PVs,
-    occ_head(Id, Vs1, T1, T2, H0),
-    just_goal(Id, Vs1, T1, T2, [c(CP, PVs, T1, T2)], H0, H),
+    occ_head(M, Id, Vs1, T1, T2, H0),
+    just_goal(Ctx, Id, Vs1, T1, T2, [c(CP, PVs, T1, T2)], H0, H),
     negated(Op, T1, T2, S1, S2, Inside),
-    assert_clause(M, (HP :- \+ (Neg, Inside), H)).
+    assert_clause(Ctx, (HP :- \+ (Neg, Inside), H)).
 
 %   negated(+Op, ?T1, ?T2, ?S1, ?S2, -Test): the stored occurrence S1-S2
 %   of E that blocks an occurrence T1-T2 of P.
@@ -1069,7 +1051,7 @@ chain_pattern(P, L, Chain) :-
 %   (chronological).  Chains are stored per L occurrence: goal
 %   ep_g<Id>l(Join..., LOnly..., [Acc,] Start, End).
 compile_chain(Ctx, L, Chain, Id) :-
-    Ctx = ctx(M, W, Pol),
+    Ctx = ctx(M, W, Pol, _, _),
     chain_parts(Chain, Q, R, Acc, Init, Acc1, Step),
     node(Ctx, L, CL),
     node(Ctx, Q, CQ),
@@ -1085,32 +1067,32 @@ compile_chain(Ctx, L, Chain, Id) :-
     G =.. [Name|Args],
     G2 =.. [Name|Args2],
     functor(G, Name, A),
-    declare_store(M, Name/A, W, Id),
+    declare_store(Ctx, Name/A, W, Id),
     (   Pol == recent -> Ins = asserta(G), Again = asserta(G2)
     ;   Ins = assertz(G), Again = assertz(G2)
     ),
     % L starts a chain; the variables of Q (and R) not in L stay unbound,
     % R but for the initial value
-    occ_head(CL, LVs, T1, T2, HL),
+    occ_head(M, CL, LVs, T1, T2, HL),
     copy_term(LVs-Vs-R, LVs1-VsS-RS),
     LVs1 = LVs,
-    occ_head(Id, VsS, T1, T2, HStart0),
-    just_goal(Id, VsS, T1, T2, [c(CL, LVs, T1, T2)], HStart0, HStart),
+    occ_head(M, Id, VsS, T1, T2, HStart0),
+    just_goal(Ctx, Id, VsS, T1, T2, [c(CL, LVs, T1, T2)], HStart0, HStart),
     start_value(Acc, RS, SetR),
-    assert_clause(M, (HL :- Init, Ins, SetR, HStart)),
+    assert_clause(Ctx, (HL :- Init, Ins, SetR, HStart)),
     % Q extends the chains that ended before it started
-    occ_head(CQ, QVs, T3, T4, HQ),
+    occ_head(M, CQ, QVs, T3, T4, HQ),
     window_goal(W, T1, T4, WCheck),
-    occ_head(Id, Vs, T1, T4, HExt0),
+    occ_head(M, Id, Vs, T1, T4, HExt0),
     copy_term(LVs-Vs, LVs2-VsPrev),
     LVs2 = LVs,
-    just_goal(Id, Vs, T1, T4, [c(Id, VsPrev, T1, T2), c(CQ, QVs, T3, T4)], HExt0, HExt),
+    just_goal(Ctx, Id, Vs, T1, T4, [c(Id, VsPrev, T1, T2), c(CQ, QVs, T3, T4)], HExt0, HExt),
     (   Pol == unrestricted
     ->  Find = (clause(G, true, Ref), T2 < T3, WCheck)
     ;   Find = once((clause(G, true, Ref), T2 < T3, WCheck))
     ),
     start_value(Acc1, R, SetR1),
-    assert_clause(M, (HQ :- Find, erase(Ref), Step, Again, SetR1, HExt)).
+    assert_clause(Ctx, (HQ :- Find, erase(Ref), Step, Again, SetR1, HExt)).
 
 %   chain_parts(+Chain, -Q, -R, -Acc, -Init, -Acc1, -Step): the
 %   accumulator argument of a chain goal ([] or [A]), the goal giving its
@@ -1154,18 +1136,9 @@ delete_rule(M, Key, Deleted) :-
     ;   true
     ),
     findall(R, ep_rule_root(M, _, R, _), Roots),
-    reachable(M, Roots, [], Live),
+    reachable_nodes(M, Roots, Live),
     findall(Id, ( ep_node(M, _, Id), \+ memberchk(Id, Live) ), Deleted),
     forall(member(Id, Deleted), delete_node(M, Id)).
-
-reachable(_, [], Seen, Seen).
-reachable(M, [Id|Ids], Seen, Live) :-
-    (   memberchk(Id, Seen)
-    ->  reachable(M, Ids, Seen, Live)
-    ;   findall(C, ep_edge(M, Id, C), Cs),
-        append(Cs, Ids, Next),
-        reachable(M, Next, [Id|Seen], Live)
-    ).
 
 delete_node(M, Id) :-
     forall(retract(ep_owner(M, node(Id), Ref)), erase_clause(Ref)),
@@ -1179,38 +1152,12 @@ delete_node(M, Id) :-
 erase_clause(Ref) :-
     catch(erase(Ref), _, true).         % already gone with its predicate
 
-%!  node_rules(+Module, +NodeId, -Heads:list) is det.
-%
-%   The heads of the rules whose pattern contains the step NodeId (in
-%   the order found walking up the graph).
-node_rules(M, Id, Heads) :-
-    rule_ancestors(M, [Id], [], [], Heads).
-
-rule_ancestors(_, [], _, Hs, Hs).
-rule_ancestors(M, [Id|Ids], Seen, Hs0, Hs) :-
-    (   memberchk(Id, Seen)
-    ->  rule_ancestors(M, Ids, Seen, Hs0, Hs)
-    ;   findall(H, ep_edge(M, rule(H), Id), New),
-        append(Hs0, New, Hs1),
-        findall(P, ( ep_edge(M, P, Id), integer(P) ), Ps),
-        append(Ids, Ps, Next),
-        rule_ancestors(M, Next, [Id|Seen], Hs1, Hs)
-    ).
-
-%!  node_pattern(+Module, +NodeId, -Pattern) is semidet.
-%
-%   The pattern of step NodeId (variables numbered, '$VAR'(N)).
-node_pattern(M, Id, P) :-
-    ep_node(M, Key, Id),
-    Key = P-_-_-_, !.
-
-
 		 /*******************************
 		 *     THE GRAPH AS TERMS       *
 		 *******************************/
 
 %   For tools that explain the compiled rules (the Python bridge writes
-%   these as structured JSON): what rule_graph/2 prints, as terms.
+%   these as structured JSON): what core_graph:rule_graph/2 prints, as terms.
 :- use_module(library(varnumbers)).
 :- use_module(library(pairs)).
 
@@ -1287,6 +1234,6 @@ emitted_head(Body, H0, H) :-
     ->  true
     ;   G = core_timers:schedule_timer(_, Spec, E, _, _, _)
     ->  copy_term(H0, H),
-        core_timers:timer_head(H, E, Spec)
+        timer_head(H, E, Spec)
     ),
     H =@= H0, !.

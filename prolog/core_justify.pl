@@ -1,7 +1,7 @@
 /*  Justification: why the core detected an event.
 
     Rules added while the engine option `justify` is true are compiled
-    with one more goal in each step (core_compile.pl, just_goal/7): when a
+    with one more goal in each step (core_compile.pl, just_goal/8): when a
     step occurs it records which occurrences of its children made it,
 
         ep_just(NodeId, Vars, T1, T2, Children)
@@ -31,7 +31,7 @@
                   unknown(NodeId, [T1,T2])           a step with no record
 
     justify_data/4 gives the same tree as data for tools (the Python
-    bridge's py_justify/6: epsparql explain and the trace), naming each
+    bridge's py_justify/5: epsparql explain and the trace), naming each
     step by its node and the values of its variables instead of printing
     its pattern:
 
@@ -56,7 +56,8 @@
           ]).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
-:- op(1200, xfx, <-).
+:- use_module(core_state, [engine_rule_key/3, engine_store/4, rule_head/2]).
+:- use_module(core_graph, [ep_rule_root/4, node_pattern/3, reachable_nodes/3]).
 
 %!  edge(+Module, +NodeId, +Vars, +T1, +T2, +Children) is det.
 %
@@ -171,7 +172,7 @@ event_tree(M, E, S, En, D, T) :-
 
 %   The step's pattern with the bindings of this occurrence.
 bound_pattern(M, Id, Vs, P) :-
-    (   core_compile:node_pattern(M, Id, P0)
+    (   node_pattern(M, Id, P0)
     ->  copy_term(P0, P1),
         bind_numbered(P1, Vs, P)
     ;   P = step(Id)
@@ -193,7 +194,7 @@ bind_list([A|As], Vs, [B|Bs]) :-
     bind_list(As, Vs, Bs).
 
 rule_text(M, Key, Text) :-
-    (   epsparql_core:engine_rule_key(M, Key, R)
+    (   engine_rule_key(M, Key, R)
     ->  term_text(R, Text)
     ;   Text = "(a rule deleted since)"
     ).
@@ -211,35 +212,23 @@ term_text(T, Text) :-
 %   `not_detected(Event, [rule(Text, PartialMatches), ...])`.
 why_not(M, E, not_detected(E, Rules)) :-
     findall(rule(Text, N),
-            ( epsparql_core:engine_rule_key(M, Key, R),
+            ( engine_rule_key(M, Key, R),
               rule_head(R, H),
               \+ H \= E,
               term_text(R, Text),
               rule_goals(M, Key, N) ),
             Rules).
 
-rule_head('rule:'(_, R), H) :- !, rule_head(R, H).
-rule_head((H <- _), H).
-
 rule_goals(M, Key, N) :-
-    (   core_compile:ep_rule_root(M, Key, Root, _)
-    ->  subtree(M, [Root], [], Nodes),
+    (   ep_rule_root(M, Key, Root, _)
+    ->  reachable_nodes(M, [Root], Nodes),
         aggregate_all(sum(C),
                       ( member(Id, Nodes),
-                        epsparql_core:engine_store(M, S/A, _, Id),
+                        engine_store(M, S/A, _, Id),
                         functor(G, S, A),
                         predicate_property(M:G, number_of_clauses(C)) ),
                       N)
     ;   N = 0
-    ).
-
-subtree(_, [], Seen, Seen).
-subtree(M, [Id|Ids], Seen, All) :-
-    (   memberchk(Id, Seen)
-    ->  subtree(M, Ids, Seen, All)
-    ;   findall(C, core_compile:ep_edge(M, Id, C), Cs),
-        append(Cs, Ids, Next),
-        subtree(M, Next, [Id|Seen], All)
     ).
 
 %!  write_tree(+Justification) is det.

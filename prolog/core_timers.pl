@@ -35,6 +35,8 @@
             seconds_datime/2            % +Seconds, -Datime
           ]).
 :- use_module(library(error)).
+:- use_module(core_state, [engine_option/3]).
+:- use_module(core_errors, [record_error/3]).
 
 %!  timer_head(+Head, -Event, -Spec) is semidet.
 %
@@ -57,11 +59,11 @@ schedule_timer(M, Spec, E, T1, T2, Why) :-
     due_time(Spec, T2, Due),
     flag(epsparql_timer_seq, Seq, Seq + 1),
     assertz(M:ep_timer(Due, Seq, E, T1, Why)),
-    epsparql_core:engine_option(M, timer_hook, Hook),
+    engine_option(M, timer_hook, Hook),
     (   Hook == none
     ->  true
     ;   catch(call(Hook, Due), Error,
-              epsparql_core:record_error(M, Error, timer_hook(E, Due)))
+              record_error(M, Error, timer_hook(E, Due)))
     ).
 
 due_time(after(S), T2, Due) :- !,

@@ -99,9 +99,11 @@
               [ engine_create/1, engine_destroy/1, engine_events/2, engine_set_option/3,
                 engine_add_rules/2, engine_delete_rules/2, engine_errors/2,
                 engine_advance/2, engine_justify/4, engine_drop_goals/2,
+                engine_clear_state/1, is_event_engine/1, engine_busy/1,
                 message_text/2 ]).
 :- use_module(core_timers, [datime_seconds/2, seconds_datime/2]).
 :- use_module(core_justify, [why_not/3, write_tree/1]).
+:- use_module(etalis_runtime).
 :- use_module(etalis_syntax).
 :- use_module(etalis_translate).
 :- reexport(etalis_helpers).
@@ -110,11 +112,8 @@
     stored_event/1,             % stored_event(event(Event, [T1, T2])): every event, in order
     external_trigger/1,         % external_trigger(Spec): events to print and hand to Java
     print_trigger/1,            % print_trigger(Spec): the same (ETALIS keeps both)
-    event_rule_property/3,      % event_rule_property(Label, Property, Value)
-    t1/1, t2/1,                 % t1(Stamp), t2(Stamp): the interval inside check/timestamp
     flag_value/2,               % flag_value(Flag, Value): flags set by set_etalis_flag/2
     second_counter/2,           % second_counter(Datime6, N): events stamped in that second
-    hidden_event/1,             % hidden_event(Name/Arity): internal events (not stored or printed)
     last_general_gc/1,          % last_general_gc(Time): garbage_control(general)
     java_collect/1.             % java_collect(Event): fire_events_java/2 is running
 
@@ -180,7 +179,7 @@ flag_on(Flag) :-
 
 ensure_engine :-
     etalis_engine(M),
-    (   current_module(M), epsparql_core:engine(M)
+    (   current_module(M), is_event_engine(M)
     ->  true
     ;   engine_create(M),
         engine_set_option(M, buffer, false),
@@ -351,67 +350,15 @@ del_static_rule(Clause) :-
 %   during's containment non-strictly, and par as a strict overlap.
 :- multifile core_compile:relation/9.
 core_compile:relation(etalis_starts, T1, _, T3, T4,
-                      etalis:same_time(T1, T3), T1, T4, true).
+                      etalis_runtime:same_time(T1, T3), T1, T4, true).
 core_compile:relation(etalis_finishes, T1, T2, _, T4,
-                      etalis:same_time(T2, T4), T1, T4, true).
+                      etalis_runtime:same_time(T2, T4), T1, T4, true).
 core_compile:relation(etalis_during, T1, T2, T3, T4,
-                      ( etalis:not_after(T3, T1), etalis:not_after(T2, T4) ),
+                      ( etalis_runtime:not_after(T3, T1), etalis_runtime:not_after(T2, T4) ),
                       TS, TE, ( TS is min(T1, T3), TE is max(T2, T4) )).
 core_compile:relation(etalis_par, T1, T2, T3, T4,
                       ( T1 < T4, T3 < T2 ),
                       TS, TE, ( TS is min(T1, T3), TE is max(T2, T4) )).
-
-%!  same_time(+T1, +T2) is semidet.
-%
-%   The same second on datime stamps; equal numbers otherwise.
-same_time(A, B) :-
-    (   stamp_mode(datime)
-    ->  floor(A) =:= floor(B)
-    ;   A =:= B
-    ).
-
-not_after(A, B) :-
-    (   A < B -> true ; same_time(A, B) ).
-
-%!  in_window(+T1, +T2, +Seconds) is semidet.
-%
-%   The rule windows of ETALIS (window, event_rule_window properties):
-%   at most Seconds whole seconds apart on datime stamps.
-in_window(T1, T2, W) :-
-    (   stamp_mode(datime)
-    ->  floor(T2) - floor(T1) =< W
-    ;   T2 - T1 =< W
-    ).
-
-%!  check_times(+T1, +T2, :Goal) is semidet.
-%
-%   ETALIS' check/timestamp: Goal (first solution) with t1/1 and t2/1
-%   giving the interval's stamps.
-check_times(T1, T2, Goal) :-
-    stamp_out(T1, S1),
-    stamp_out(T2, S2),
-    setup_call_cleanup(
-        ( retractall(t1(_)), retractall(t2(_)),
-          assertz(t1(S1)), assertz(t2(S2)) ),
-        once(Goal),
-        ( retractall(t1(_)), retractall(t2(_)) )).
-
-%!  alarm_time(+Datime, -Seconds) is semidet.
-%
-%   The due time of exceptionAlarmAbsoluteDatime.  On the wall clock, a
-%   datime in an earlier calendar year than now sets no alarm (ETALIS
-%   cannot schedule those either); a warning says so.
-alarm_time(D, T) :-
-    (   number(D)
-    ->  T = D
-    ;   stamp_mode(datime),
-        arg(1, D, Year),
-        current_datime(datime(Now, _, _, _, _, _)),
-        Year < Now
-    ->  print_message(warning, etalis(alarm_in_past(D))),
-        fail
-    ;   datime_seconds(D, T)
-    ).
 
 		 /*******************************
 		 *            EVENTS            *
@@ -470,19 +417,6 @@ next_counter(D, C) :-
     (   retract(second_counter(D, C0)) -> C is C0 + 1 ; C = 1 ),
     assertz(second_counter(D, C)).
 
-%   Stamps are datime (wall clock) or numbers (the stream's own time); the
-%   mode is that of the event pushed last.
-stamp_mode(Mode) :-
-    (   nb_current(etalis_stamp_mode, M0), M0 \== [] -> Mode = M0 ; Mode = number ).
-
-set_stamp_mode(Mode) :-
-    b_setval(etalis_stamp_mode, Mode),
-    nb_setval(etalis_stamp_mode, Mode).
-
-%   A core time as an ETALIS stamp.
-stamp_out(T, S) :-
-    (   stamp_mode(datime) -> seconds_datime(T, S) ; S = T ).
-
 push(Mode, E, T1, T2) :-
     must_be(callable, E),
     ensure_engine,
@@ -497,7 +431,7 @@ push(Mode, E, T1, T2) :-
 %   at a limit) are printed, as ETALIS would let them through.
 report_errors :-
     etalis_engine(M),
-    (   epsparql_core:engine_busy(M)
+    (   engine_busy(M)
     ->  true
     ;   engine_errors(M, Errors),
         forall(member(rule_error(E, Ctx0, _, _), Errors),
@@ -768,7 +702,7 @@ retractall_stored_events :-
 reset_etalis_state :-
     retractall(stored_event(_)),
     etalis_engine(M),
-    (   epsparql_core:engine(M) -> epsparql_core:engine_clear_state(M) ; true ).
+    (   is_event_engine(M) -> engine_clear_state(M) ; true ).
 
 %!  reset_etalis_static_state_and_engine is det.
 %
@@ -782,7 +716,7 @@ reset_etalis_static_state_and_engine :-
 %   flags.
 reset_etalis :-
     etalis_engine(M),
-    (   epsparql_core:engine(M) -> engine_destroy(M) ; true ),
+    (   is_event_engine(M) -> engine_destroy(M) ; true ),
     retractall(stored_event(_)),
     retractall(external_trigger(_)),
     retractall(print_trigger(_)),
@@ -802,7 +736,5 @@ prolog:message(etalis(rule_skipped(Term, E))) -->
     '$messages':translate_message(E).
 prolog:message(etalis(rule_error(Text, Ctx))) -->
     [ 'ETALIS: in a rule, on ~W: ~w'-[Ctx, [quoted(true), max_depth(8)], Text] ].
-prolog:message(etalis(alarm_in_past(D))) -->
-    [ 'ETALIS: exceptionAlarmAbsoluteDatime at ~q, in an earlier year: no alarm set (as in ETALIS)'-[D] ].
 
 :- initialization(ensure_engine).

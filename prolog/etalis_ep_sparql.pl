@@ -54,6 +54,7 @@
 :- use_module(library(error)).
 :- use_module(sparql_eval, []).         % the compiled rules call it
 :- use_module(core_compile, [strip_origins/2]).  % epsparql's rules carry origins
+:- use_module(etalis_runtime, [hidden_event/1]).
 
 :- dynamic
     bridged/0,                  % the rdf/3 -> triple/3 bridge rule is in the engine
@@ -479,7 +480,7 @@ first_rule(Text, Rule) :-
 
 %   ETALIS' WITHIN: as its rule windows (etalis_translate.pl).
 query_window(none, B, B) :- !.
-query_window(W, B, where(span(within(B, W1), S, E), etalis:in_window(S, E, W))) :-
+query_window(W, B, where(span(within(B, W1), S, E), etalis_runtime:in_window(S, E, W))) :-
     must_be(number, W),
     W1 is W + 1.
 
@@ -493,7 +494,7 @@ bridge_rule(Rules) :-
     ).
 
 set_hidden(PI) :-
-    (   etalis:hidden_event(PI) -> true ; assertz(etalis:hidden_event(PI)) ).
+    (   hidden_event(PI) -> true ; assertz(hidden_event(PI)) ).
 
 %   An aggregate group was compiled as its plain pattern S P O, the right
 %   side of a seq: that step becomes the core's running aggregate, its

@@ -15,7 +15,7 @@
         P during Q                    etalis_during(P, Q)    (ETALIS' reading)
         P starts Q, P finishes Q      etalis_starts, etalis_finishes
         P where C                     where(P, once(user:C)) (first solution)
-        P check C, P timestamp C      where(span(P, S, E), etalis:check_times(S, E, user:C))
+        P check C, P timestamp C      where(span(P, S, E), etalis_runtime:check_times(S, E, user:C))
         P event_multiply C            where(P, user:C)       (every solution)
         P do A   (inside a body)      where(P, once(user:A)) (A runs first; its failure drops P)
         P seq prolog(G) (db, query)   where(P, once(user:G))
@@ -46,6 +46,7 @@
           ]).
 :- use_module(library(lists)).
 :- use_module(library(error)).
+:- use_module(etalis_runtime, [event_rule_property/3]).
 
 :- op(1200, xfy, <-).
 
@@ -102,7 +103,7 @@ rule_label(L0, L) :-
     ->  L = L0
     ;   compound(L0), L0 =.. [L, Props], is_list(Props)
     ->  forall(member(property(P, V), Props),
-               assertz(etalis:event_rule_property(L, P, V)))
+               assertz(event_rule_property(L, P, V)))
     ;   must_be(ground, L0), L = L0
     ).
 
@@ -118,18 +119,18 @@ translate_parts(L, H0, B0, (H <- B)) :-
 %   smallest applies.
 rule_window(L, B, B1) :-
     (   L \== none,
-        findall(V, ( etalis:event_rule_property(L, P, V),
+        findall(V, ( event_rule_property(L, P, V),
                      memberchk(P, [window, event_rule_window]),
                      number(V) ), Vs),
         Vs \== []
     ->  min_list(Vs, W),
         W1 is W + 1,
-        B1 = where(span(within(B, W1), S, E), etalis:in_window(S, E, W))
+        B1 = where(span(within(B, W1), S, E), etalis_runtime:in_window(S, E, W))
     ;   B1 = B
     ).
 
 alarm_head(exceptionAlarmAbsoluteDatime(E, D), exceptionAlarmAbsoluteDatime(E, T),
-           B, where(B, etalis:alarm_time(D, T))) :- !.
+           B, where(B, etalis_runtime:alarm_time(D, T))) :- !.
 alarm_head(H, H, B, B).
 
 %!  body(+EtalisPattern, -CorePattern) is det.
@@ -193,7 +194,7 @@ binary_body(where, A, Cond, where(CA, once(user:Cond))) :- !,
     body(A, CA).
 binary_body(do, A, Action, where(CA, once(user:Action))) :- !,
     body(A, CA).
-binary_body(check, A, Cond, where(span(CA, S, E), etalis:check_times(S, E, user:Cond))) :- !,
+binary_body(check, A, Cond, where(span(CA, S, E), etalis_runtime:check_times(S, E, user:Cond))) :- !,
     body(A, CA).
 binary_body(multiply, A, Cond, where(CA, user:Cond)) :- !,
     body(A, CA).

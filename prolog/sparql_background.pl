@@ -28,7 +28,8 @@
             sub_property/3,         % +Module, +P, ?Q
             strict_sub_property/3,  % +Module, +P, +Q
             entailed_type/4,        % +Module, +P, -Role, -Class
-            stream_property/3       % +Module, +P, +Q
+            stream_property/3,      % +Module, +P, +Q
+            bg_flags/2              % +Module, -flags(SubProps, DomRange)
           ]).
 :- use_module(library(lists)).
 :- set_prolog_flag(optimise, true).
@@ -36,6 +37,13 @@
 :- dynamic
     bg_mode/2,          % bg_mode(Module, Mode)
     bg_flags/2.         % bg_flags(Module, flags(SubProps, DomRange)): schema present?
+
+%!  bg_flags(+Module, -Flags) is semidet.
+%
+%   Flags is flags(SubProps, DomRange): whether the background of the
+%   engine has rdfs:subPropertyOf triples, and rdfs:domain or rdfs:range
+%   ones (the entailments they give are skipped when it has none).  Set
+%   whenever the background changes (bg_add/2, bg_set_mode/2, ...).
 
 rdf_type('http://www.w3.org/1999/02/22-rdf-syntax-ns#type').
 sub_class_of('http://www.w3.org/2000/01/rdf-schema#subClassOf').

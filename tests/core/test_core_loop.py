@@ -341,7 +341,7 @@ def _pattern(rng: random.Random, depth: int, pool: list[str]) -> str:
 
 def _aliases(module: str) -> int:
     return runtime().query_once(
-        f"aggregate_all(count, core_compile:ep_alias({module}, _, _), N)")["N"]
+        f"aggregate_all(count, core_graph:ep_alias({module}, _, _), N)")["N"]
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -394,7 +394,7 @@ def test_withins_compiled_as_their_child_keep_every_order(make_engine, seed):
     add(rng.randint(1, 4))                # shares steps with the first rules
     t = push(80, t)
     labels = runtime().query_once(
-        f"findall(_L, epsparql_core:engine_rule_key({plain.module}, _, 'rule:'(_L, _)), Ls)")["Ls"]
+        f"findall(_L, core_state:engine_rule_key({plain.module}, _, 'rule:'(_L, _)), Ls)")["Ls"]
     for label in rng.sample(labels, k=min(len(labels), rng.randint(1, 3))):
         for eng in (plain, justified):
             runtime().query_once(f"epsparql_core:engine_delete_rules({eng.module}, '{label}')")
@@ -424,10 +424,10 @@ def test_withins_are_aliased_and_unaliased(make_engine):
     assert _aliases(eng.module) == 1
     code = runtime().query_once(
         f"with_output_to(string(S), listing({eng.module}:ep_emit/3)), "
-        f"core_compile:ep_alias({eng.module}, _W, _C), "
+        f"core_graph:ep_alias({eng.module}, _W, _C), "
         f"atom_concat(ep_n, _C, _N), with_output_to(string(L), listing({eng.module}:_N))")["L"]
     assert "ep_emit(h(" in code
-    pair = "core_compile:ep_alias({m}, 1, 2)".format(m=eng.module)
+    pair = "core_graph:ep_alias({m}, 1, 2)".format(m=eng.module)
     assert runtime().query_once(pair) is not None                   # h's within, node 1, as node 2
     eng.add_rules("g(X) <- a(X) seq b(X) within 10.")  # the same within step: still aliased
     assert runtime().query_once(pair) is not None

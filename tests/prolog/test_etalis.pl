@@ -128,7 +128,7 @@ test(starts_follows_etalis_here_and_allen_in_the_core) :-
     stored(e(_), [e(1)-[1, 2]]),
     % the core's own starts: P.end < Q.end, strictly
     Core = epsparql_etalis_test_core,
-    (   epsparql_core:engine(Core) -> epsparql_core:engine_destroy(Core) ; true ),
+    (   epsparql_core:is_event_engine(Core) -> epsparql_core:engine_destroy(Core) ; true ),
     epsparql_core:engine_create(Core),
     epsparql_core:engine_add_rules(Core, Rules),
     epsparql_core:engine_event(Core, a(1), [1, 1]),
