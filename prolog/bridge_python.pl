@@ -68,6 +68,7 @@ set_stack_limit :-
 :- use_module(core_state, [engine_store/4, must_be_engine/1]).
 :- use_module(bridge_json, [write_json/2, json_term//1]).
 :- use_module(bridge_columns).
+:- reexport(bridge_columns, [columns_sink/3]).   % the sink other bridges pass (bridge_windows.pl)
 
 %   The columns sink, as with_detection_sink/2 receives it from here, is
 %   called directly by the engines' ep_emit/3 (no call/4 per detection).

@@ -132,18 +132,6 @@ def test_no_module_imports_a_private_name_of_another():
 
 PROLOG = ROOT / "prolog"
 
-# TEMPORARY, to be removed when the lead's rewrite of the windowed runtime
-# moves the bridge entries of stream_window.pl out of bridge_python's
-# namespace: stream_window.pl declares and defines these bridge_python
-# predicates itself (`:- multifile bridge_python:sw_py_register/3`, ...).
-# Nothing else may reach an unexported name (test_allow_list_still_needed
-# fails once these are gone, so that the constant goes with them).
-TEMPORARY_SW_PY_IN_BRIDGE_PYTHON = frozenset(
-    ("stream_window", "bridge_python", name) for name in (
-        "sw_py_register", "sw_py_push", "sw_py_advance", "sw_py_flush", "sw_py_clear",
-        "sw_py_stats", "sw_py_export", "sw_py_import", "sw_py_destroy"))
-
-
 def strip_prolog(text: str) -> str:
     """``text`` with comments, quoted atoms, strings and back-quoted text
     (and the character of a ``0'c`` literal) blanked out; newlines are kept,
@@ -374,7 +362,6 @@ def unexported_references(mods: dict[str, PrologModule]) -> dict[str, list[str]]
     for name, mod in mods.items():
         for target, pred, arity, line in mod.refs:
             if target in mods and target != name \
-                    and (name, target, pred) not in TEMPORARY_SW_PY_IN_BRIDGE_PYTHON \
                     and not reference_allowed(mods, target, pred, arity):
                 shown = f"{target}:{pred}/{arity if arity is not None else '?'}"
                 bad.setdefault(name, []).append(f"{shown} (prolog/{name}.pl:{line})")
@@ -429,7 +416,7 @@ def test_every_prolog_file_is_a_module():
 def test_the_prolog_graph_is_read():
     edges = prolog_edges(prolog_modules())
     assert "core_compile" in edges["epsparql_core"]          # use_module
-    assert "bridge_python" in edges["stream_window"]         # Module:Name only
+    assert "sparql_background" in edges["stream_panes"]      # Module:Name too
     assert "core_compile" in edges["etalis"]                 # a hook's clauses
 
 
@@ -444,8 +431,3 @@ def test_prolog_modules_reach_only_exported_predicates():
         + "\n".join(f"  {m}: " + ", ".join(refs) for m, refs in sorted(bad.items())))
 
 
-def test_allow_list_still_needed():
-    used = {(name, t, p) for name, mod in prolog_modules().items() for t, p, *_ in mod.refs}
-    assert TEMPORARY_SW_PY_IN_BRIDGE_PYTHON <= used, (
-        "TEMPORARY_SW_PY_IN_BRIDGE_PYTHON lists references that are gone: remove them from it: "
-        f"{sorted(TEMPORARY_SW_PY_IN_BRIDGE_PYTHON - used)}")

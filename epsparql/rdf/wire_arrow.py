@@ -18,7 +18,7 @@ from typing import Any
 
 from ..memo import BoundedCache
 from .ntriples import absolute_iri_problem, parse_term
-from .wire_rows import _data, _valid_text
+from .wire_rows import term_data, valid_text
 
 __all__ = ["ArrowBatch", "arrow_batch", "arrow_rows"]
 
@@ -95,10 +95,10 @@ def _term(text: str, row: int) -> Any:
         raise ValueError(f"row {row}: {e}") from None
     if type(node).__name__ == "URIRef":
         d = str(node)
-        if not _valid_text(d):
+        if not valid_text(d):
             return None
     else:
-        d = _data(node)
+        d = term_data(node)
         if d is None:
             return None
     return _TERMS.put(text, d)

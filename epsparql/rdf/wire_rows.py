@@ -49,7 +49,7 @@ from ..core.terms import Compound, PlString
 from ..memo import BoundedCache
 from .codec import BARE_DOUBLE_MAX, BARE_DOUBLE_MIN, canonical_number, encode
 
-__all__ = ["triple_batch_rows"]
+__all__ = ["triple_batch_rows", "term_data", "valid_text"]
 
 
 def _slots_ok() -> bool:
@@ -108,7 +108,7 @@ _DATA = BoundedCache(1 << 16)
 _ARG_TYPES = frozenset({str, PlString, int, float})
 
 
-def _data(node: Any) -> Any:
+def term_data(node: Any) -> Any:
     """An RDF term (not an IRI) as janus data: ``(name, mask, args...)``
     of its encoding, or None when this path cannot take it (an argument
     that is not atomic, text that is not valid Unicode)."""
@@ -128,14 +128,14 @@ def _data(node: Any) -> Any:
         if ta is PlString:
             mask |= 1 << i
             a = str(a)
-        if ta is not int and ta is not float and not _valid_text(a):
+        if ta is not int and ta is not float and not valid_text(a):
             return None
         out.append(a)
     out[1] = mask
     return tuple(out)
 
 
-def _valid_text(text: str) -> bool:
+def valid_text(text: str) -> bool:
     """Can janus take this text (valid Unicode: no lone surrogates)?"""
     if text.isascii():
         return True
@@ -285,11 +285,11 @@ def triple_batch_rows(rows: Sequence[tuple]) -> list[Any] | None:
             for kc, col in ((skeys, ss), (pkeys, ps), (okeys, os_)):
                 if kc and set(map(type, col)) != {URIRef}:
                     nodes.update(zip(kc, col))
-        d = _data(nodes[k])
+        d = term_data(nodes[k])
         if d is None:
             return None
         terms[i] = _DATA.put(k, d)
-    if not _valid_text("".join(iris)):
+    if not valid_text("".join(iris)):
         return None
     objects = numbers if numbers is not None else list(map(get, okeys))
     return [terms, list(map(get, skeys)), list(map(get, pkeys)), objects, t1s, t2s]

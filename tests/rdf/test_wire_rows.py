@@ -244,7 +244,7 @@ def test_the_column_path_follows_the_codec(monkeypatch):
                         and str(x.datatype) == XSD + "double" else real(x))
     assert not wire_rows._codec_as_assumed()
     # a literal a codec makes a bare number goes in the table as the number
-    assert wire_rows._data(Literal(2.5)) == 2.5
+    assert wire_rows.term_data(Literal(2.5)) == 2.5
     monkeypatch.setattr(wire_rows, "_COLUMN_PATH", False)
     assert wire_rows._numbers([Literal(1.5)]) is None
 
