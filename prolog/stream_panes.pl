@@ -74,6 +74,8 @@
             pane_restored/2,       % +Module, +Panes
             pane_raw/4,            % +Module, +Panes, +State, +Tau
             pane_insert/7,         % +Module, +Panes, +State, +Key, +Tau, +GK, +AR
+            pane_add/4,            % +Module, +Panes, +State, +Matches
+            pane_index/3,          % +Tau, +Width, -J
             pane_advance/5,        % +Module, +Panes, +State, +Lo, +Hi
             pane_nonempty/4,       % +Module, +Panes, +Lo, +Hi
             pane_groups/5,         % +Module, +Panes, +Grouped, +Extras, -Groups
@@ -163,6 +165,12 @@ pane_restored(M, pn(_, _, Store, _, _, _, _, _)) :-
 trie_put(Trie, K, J) :-
     (   trie_lookup(Trie, K, _) -> trie_update(Trie, K, J) ; trie_insert(Trie, K, J) ).
 
+%!  pane_index(+Tau, +Width, -J) is det.
+%
+%   The pane of a time stamp: ((J-1)Width, J Width] holds it (a float
+%   time taken at its exact binary value).
+pane_index(Tau, G, J) :- pane_of(Tau, G, J).
+
 pane_of(Tau, G, J) :-
     (   G == 1 -> J is ceiling(Tau)
     ;   float(Tau) -> R is rational(Tau), J is ceiling(R / G)
@@ -215,23 +223,44 @@ pane_commit(M, PN, St) :-
         arg(3, St, J),
         arg(5, St, Buffer),
         buffered(1, N, Buffer, Ms0),
-        sort(Ms0, Ms),                  % one per match (GK, AR follow from the match)
-        PN = pn(_, Specs, Store, _, _, _, _, _),
-        pane_trie(M, Store, Trie),
-        entering(Ms, Trie, J, In, Moved),
-        (   In == []
-        ->  true
-        ;   E =.. [Store, J, In],
-            assertz(M:E),
-            group_parts(In, Specs, Part),
-            arg(1, St, Folded),
-            merge_into_pane(M, PN, J, Part, Folded)
-        ),
-        (   Moved == []
-        ->  true
-        ;   msort(Moved, Moves),
-            take_out(Moves, M, PN, St)
-        )
+        add_entries(M, PN, St, J, Ms0)
+    ).
+
+%!  pane_add(+Module, +Panes, +State, +Matches) is det.
+%
+%   Matches J-(Key-GK-AR), in nondecreasing order of their pane J, join
+%   the window (the bulk way of pane_insert/7: added per pane at once,
+%   after what the buffer holds).
+pane_add(M, PN, St, Matches) :-
+    pane_commit(M, PN, St),
+    add_panes(Matches, M, PN, St).
+
+add_panes([], _, _, _).
+add_panes([J-X|Ms], M, PN, St) :-
+    same_pane(Ms, J, Xs, Rest),
+    add_entries(M, PN, St, J, [X|Xs]),
+    add_panes(Rest, M, PN, St).
+
+%   add_entries(+M, +PN, +St, +J, +Matches): matches Key-GK-AR of pane J
+%   join the window: those new to it, and those whose latest occurrence
+%   was in an earlier pane (taken out of it), folded per group.
+add_entries(M, PN, St, J, Ms0) :-
+    sort(Ms0, Ms),                  % one per match (GK, AR follow from the match)
+    PN = pn(_, Specs, Store, _, _, _, _, _),
+    pane_trie(M, Store, Trie),
+    entering(Ms, Trie, J, In, Moved),
+    (   In == []
+    ->  true
+    ;   E =.. [Store, J, In],
+        assertz(M:E),
+        group_parts(In, Specs, Part),
+        arg(1, St, Folded),
+        merge_into_pane(M, PN, J, Part, Folded)
+    ),
+    (   Moved == []
+    ->  true
+    ;   msort(Moved, Moves),
+        take_out(Moves, M, PN, St)
     ).
 
 buffered(I, N, Buffer, Ms) :-

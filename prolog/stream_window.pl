@@ -282,14 +282,92 @@ push_events([Run|Runs], Batch, M, RT) :-
     push_run(N, Batch, Rest, G, M, RT),
     push_events(Runs, Rest, M, RT).
 
+%   push_run(+N, +Batch, -Rest, +G, +M, +RT): the first N events of Batch
+%   on stream G.  Where every query that reads G keeps only per-pane
+%   windows, has started and evaluates only on its steps, the events up
+%   to the next instant due are taken in bulk (a segment: no evaluation
+%   can come between them; bulk_segment/4); else one by one.
 push_run(0, Batch, Batch, _, _, _) :- !.
 push_run(N, [E|Batch], Rest, G, M, RT) :-
     (   E = e(triple(S, P, O), _, Tau), number(Tau)
-    ->  push_item(G, S, P, O, Tau, M, RT)
+    ->  true
     ;   domain_error(stream_event, E)
     ),
-    N1 is N - 1,
-    push_run(N1, Batch, Rest, G, M, RT).
+    arg(1, RT, Now),
+    arg(3, RT, Due),
+    (   N > 1, Tau >= Now, Tau =< Due,
+        arg(4, RT, Qs), bulk_queries(Qs, G, Bulk)
+    ->  segment(N, [E|Batch], Due, Seg, K, Rest0),
+        bulk_segment(Bulk, Seg, G, M),
+        last(Seg, e(_, _, Last)),
+        nb_setarg(1, RT, Last),
+        N1 is N - K,
+        push_run(N1, Rest0, Rest, G, M, RT)
+    ;   push_item(G, S, P, O, Tau, M, RT),
+        N1 is N - 1,
+        push_run(N1, Batch, Rest, G, M, RT)
+    ).
+
+%   segment(+N, +Events, +Due, -Seg, -K, -Rest): the longest prefix (at
+%   most N) of events with time stamps at or before Due (nondecreasing:
+%   the reorder buffer's order), K long.
+segment(N, Events, Due, Seg, K, Rest) :-
+    segment_(N, Events, Due, Seg, 0, K, Rest).
+
+segment_(0, Events, _, [], K, K, Events) :- !.
+segment_(N, [E|Es], Due, [E|Seg], K0, K, Rest) :-
+    E = e(triple(_, _, _), _, Tau), number(Tau), Tau =< Due, !,
+    N1 is N - 1, K1 is K0 + 1,
+    segment_(N1, Es, Due, Seg, K1, K, Rest).
+segment_(_, Events, _, [], K, K, Events).
+
+%   bulk_queries(+Queries, +G, -Windows): every query reading stream G
+%   can take a segment in bulk; Windows are their windows reading G
+%   (w/5 terms with panes(...) mode).
+bulk_queries([], _, []).
+bulk_queries([Q|Qs], G, Bulk) :-
+    Q = q(_, Ws, policy(_, Arr, Every, _, _), _, _, St),
+    (   \+ accepts_any(Ws, policy([], Arr, Every, x, x), G)
+    ->  Bulk = Bulk1
+    ;   arg(1, St, true), Every == none,
+        \+ ( member(Src, Arr), source_accepts(Src, G) ),
+        bulk_windows(Ws, G, Bulk, Bulk1)
+    ),
+    bulk_queries(Qs, G, Bulk1).
+
+bulk_windows([], _, Bulk, Bulk).
+bulk_windows([W|Ws], G, Bulk, Tail) :-
+    W = w(_, Src, Kind, _, Mode),
+    (   source_accepts(Src, G)
+    ->  Mode = panes(_, _, _),
+        Kind = range(A, B), ( B == none ; B =< A ),
+        Bulk = [W|Bulk1]
+    ;   Bulk = Bulk1
+    ),
+    bulk_windows(Ws, G, Bulk1, Tail).
+
+%   bulk_segment(+Windows, +Seg, +G, +M): a segment's arrivals at per-pane
+%   windows, each window's matches found in one pass and added per pane.
+bulk_segment([], _, _, _).
+bulk_segment([W|Ws], Seg, G, M) :-
+    W = w(_, _, _, _, panes(PN, Match, St)),
+    arg(1, PN, PW),
+    Goal =.. [Match, S, P, O, Key, GK, AR],
+    catch(findall(J-(Key-GK-AR),
+                  ( member(e(triple(S, P, O), _, Tau), Seg),
+                    M:Goal,
+                    pane_index(Tau, PW, J) ),
+                  Ms),
+          E, ( record_error(M, E, arrival(G, Seg)), Ms = [] )),
+    raw_panes(Seg, M, PN, St),
+    pane_add(M, PN, St, Ms),
+    bulk_segment(Ws, Seg, G, M).
+
+%   Every pane of the segment saw a triple of the window's stream.
+raw_panes([], _, _, _).
+raw_panes([e(_, _, Tau)|Es], M, PN, St) :-
+    pane_raw(M, PN, St, Tau),
+    raw_panes(Es, M, PN, St).
 
 %   One occurrence: the instants before it are complete (evaluated), then
 %   it arrives at each query that reads its stream.
