@@ -14,11 +14,11 @@ that run in SWI-Prolog (the ETALIS execution model).
 from .core import CoreEngine, Compound, Detection, PlString, PrologError, term
 from .answers import Results
 from .query_engine import (AnswerLimitError, Answer, Engine, EPQuery, LimitError, Query,
-                           StateLimitError, UnboundedStateWarning, WindowQuery)
+                           StateLimitError, StreamEndedError, UnboundedStateWarning, WindowQuery)
 from .language import QueryError, QuerySyntaxError, QueryWarning, parse_query
 
 __version__ = "0.1.0"
 __all__ = ["Engine", "Query", "EPQuery", "WindowQuery", "Answer", "Results", "UnboundedStateWarning", "LimitError",
-           "StateLimitError", "AnswerLimitError", "QueryError", "QuerySyntaxError",
+           "StateLimitError", "AnswerLimitError", "StreamEndedError", "QueryError", "QuerySyntaxError",
            "QueryWarning", "parse_query",
            "CoreEngine", "Compound", "Detection", "PlString", "PrologError", "term"]

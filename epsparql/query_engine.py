@@ -61,7 +61,8 @@ from .language.dialects import DialectQuery
 from .window_runtime import DEFAULT_STREAM, UnboundedWindowWarning, WindowQuery, WindowRuntime
 
 __all__ = ["Engine", "Query", "EPQuery", "WindowQuery", "Answer", "EngineError", "LimitError",
-           "StateLimitError", "AnswerLimitError", "UnboundedStateWarning", "Source",
+           "StateLimitError", "AnswerLimitError", "StreamEndedError", "UnboundedStateWarning",
+           "Source",
            "DEFAULT_STREAM", "BACKGROUND", "SNAPSHOT_MAGIC"]
 
 
@@ -159,6 +160,13 @@ class AnswerLimitError(LimitError):
     rest of the batch's answers were dropped)."""
 
 
+class StreamEndedError(RuntimeError):
+    """Rows or a heartbeat after :meth:`Engine.flush`: flush ends the
+    stream (every instant is closed, every window evaluated for the last
+    time), so nothing can come after it.  ``advance(t)`` closes instants
+    without ending the stream; ``clear_state()`` starts a new one."""
+
+
 class Source:
     """One input of an engine, with its own watermark (see Engine.source)."""
 
@@ -197,8 +205,9 @@ class Engine:
     engine's state is then that of a batch cut short: :meth:`clear_state`
     or :meth:`restore` before going on).  Either way the answers delivered
     before are there to take with ``results()``.  Windowed queries' answers
-    count toward ``max_answers`` too; they are delivered (and
-    ``on_answers`` called) when each call into the windows returns."""
+    count toward ``max_answers`` too, and come the same way, chunk by
+    chunk during the call that finds them.  :meth:`flush` ends the stream
+    (:class:`StreamEndedError` after it)."""
 
     def __init__(self, *, base: str | None = None, reasoning: str = "rdfs",
                  allowed_lateness: float = 0.0,
@@ -257,6 +266,7 @@ class Engine:
         self._windows: WindowRuntime | None = None
         self.incremental_windows = incremental_windows
         self._core_fed = False          # has the core rules that read the stream?
+        self._ended = False             # flush() ended the stream
 
     # -- queries ---------------------------------------------------------------
     def register(self, text: "str | DialectQuery", on_result: Callable[[Answer], None] | None = None,
@@ -484,6 +494,7 @@ class Engine:
 
         Returns the positions (0-based, in ``rows``) of the rows that came
         too late to be processed (see :attr:`late`); usually empty."""
+        self._not_ended("push rows")
         size = self.core.batch_size
         it = iter(rows)
         base = 0
@@ -584,6 +595,7 @@ class Engine:
         too late to be processed."""
         import numpy as np
         from .rdf.wire_arrow import arrow_batch, arrow_rows
+        self._not_ended("push rows")
         size = self.core.batch_size
         n = batch.num_rows
         late: list[int] = []
@@ -655,6 +667,7 @@ class Engine:
         """A heartbeat: no more triples (from ``source``, or from any source)
         will end at or before ``t``.  Releases what the reorder buffer held
         and decides the answers that waited for an optional part."""
+        self._not_ended("advance")
         self._feed(self._order.advance(seconds(t), source))
         wm = self._order.watermark
         if math.isfinite(wm):
@@ -664,8 +677,19 @@ class Engine:
             else:
                 self._route(self.core.advance_columns(wm))
 
+    def _not_ended(self, what: str) -> None:
+        if self._ended:
+            raise StreamEndedError(
+                f"cannot {what}: flush() ended the stream (every instant is closed and every "
+                f"window evaluated for the last time); use advance(t) to close instants "
+                f"without ending the stream, or clear_state() to start a new stream")
+
     def flush(self) -> None:
-        """End of stream: release everything and decide every waiting answer."""
+        """End of stream: release everything and decide every waiting
+        answer.  Nothing can be pushed afterwards (:class:`StreamEndedError`)
+        until :meth:`clear_state` or :meth:`restore`; calling it again does
+        nothing more."""
+        self._ended = True
         self._feed(self._order.flush())
         self._mark()
         if self._windows is not None:
@@ -856,6 +880,7 @@ class Engine:
         for q, qstate in zip(mine, qstates):
             q._load(qstate)
         self._function_errors.clear()
+        self._ended = False
 
     def clear_state(self) -> None:
         """Forget the stream state (partial matches, clock, reorder buffer,
@@ -871,6 +896,7 @@ class Engine:
         for q in self._queries.values():
             q._reset()
         self._function_errors.clear()
+        self._ended = False
 
     # -- state, for schedulers (the Spark worker) --------------------------------
     def gc(self) -> None:

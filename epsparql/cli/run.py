@@ -11,12 +11,15 @@ docs/CLI.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from ..core.runtime import PrologError
 from ..query_engine import AnswerLimitError, LimitError, StateLimitError
@@ -180,6 +183,43 @@ class _OutputClosed(Exception):
     """Raised into the engine to stop a batch whose answers nobody reads."""
 
 
+class _Interrupted(Exception):
+    """Raised into the engine to stop a batch after Ctrl-C (the answers
+    found until then are written)."""
+
+
+class _Interrupts:
+    """Ctrl-C held back while the engine runs and while answers are
+    written: the signal only marks :attr:`came`, which the run looks at
+    where stopping loses nothing (after a chunk of answers is written,
+    after a batch).  Elsewhere (reading the input) it interrupts at once.
+    Raising KeyboardInterrupt from inside the engine's callbacks could
+    surface as an engine error instead, or cut a write in two."""
+
+    def __init__(self) -> None:
+        self.came = False
+        self._depth = 0
+        self._old: Any = None
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        if self._depth == 0:
+            self._old = signal.signal(signal.SIGINT, self._note)
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                signal.signal(signal.SIGINT, self._old)
+
+    def _note(self, signum: int, frame: Any) -> None:
+        self.came = True
+
+
 class _Run:
     """One run: the loop over the stream and what stopped it."""
 
@@ -202,6 +242,7 @@ class _Run:
         self.ended = False                 # the stream was ended (Engine.flush)
         self.elapsed = 0.0
         engine.on_answers = self.answers_came
+        self.interrupts = _Interrupts()
 
     def _on_skip(self, err: StreamFormatError) -> None:
         if self.args.quiet:
@@ -213,13 +254,17 @@ class _Run:
             say(f"{PROG}: (further skipped lines are counted, not shown)")
 
     def drain(self) -> None:
-        """Write the answers found so far (unless the output failed)."""
+        """Write the answers found so far (unless the output failed).  A
+        query's answers are taken, written and counted as one step that
+        Ctrl-C does not cut (it is acted on right after): what the summary
+        counts is in the output."""
         for q in self.queries:
-            got = q.results()
-            if got:
-                self.counts[q.name] += len(got)
-                if not self.output_closed:
-                    self._output(self.writer.write_many, got)
+            with self.interrupts.held():
+                got = q.results()
+                if got:
+                    if not self.output_closed:
+                        self._output(self.writer.write_many, got)
+                    self.counts[q.name] += len(got)
         if not self.output_closed:
             self._output(self.writer.flush)
 
@@ -239,6 +284,8 @@ class _Run:
         self.drain()
         if self.output_closed:
             raise _OutputClosed()
+        if self.interrupts.came:
+            raise _Interrupted()
 
     def _closed(self) -> None:
         """The reader of standard output went away (``| head``)."""

@@ -147,6 +147,15 @@ class ColumnReceiver:
         of its arity + 2 columns or-ed over the run; each detection is
         arity + 2 values (arguments, start, end).  Each run becomes one
         chunk."""
+        try:
+            self._take(generation, new_terms, runs, values, kinds, count)
+        except BaseException as e:        # Ctrl-C too: kept, the call stops, raised after it
+            if self.error is None:
+                self.error = e
+            raise
+
+    def _take(self, generation: int, new_terms: list, runs: list, values: int, kinds: int,
+              count: int) -> None:
         table = self.table
         table.update(generation, new_terms)
         terms = table.values
@@ -165,11 +174,7 @@ class ColumnReceiver:
             if on_chunk is None:
                 self.chunks.append(chunk)
                 continue
-            try:
-                on_chunk(chunk)
-            except BaseException as e:
-                self.error = e
-                raise
+            on_chunk(chunk)
 
 
 _string_at = ctypes.string_at

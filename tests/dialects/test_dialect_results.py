@@ -145,6 +145,7 @@ def test_arrow_and_dataframe(name):
         assert q2.pending == 0
         empty = q2.results(format="arrow")           # nothing left: the variables stay
         assert empty.num_rows == 0 and set(q2.variables) <= set(empty.column_names)
+        eng2.clear_state()                           # flush() ended that stream
         eng2.push_many([(r[0], r[1], r[2], r[3] + 1000, None, S) for r in rows])
         eng2.flush()
         df = q2.to_dataframe()

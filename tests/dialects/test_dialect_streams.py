@@ -110,7 +110,7 @@ def test_paths_over_window_and_background(eng):
 [RANGE 10s STEP 5s] WHERE { ex:a ex:next+ ?y }""")
     eng.push_many([(URIRef(EX + "a"), nxt, URIRef(EX + "b"), 1),
                    (URIRef(EX + "b"), nxt, URIRef(EX + "c"), 2)], stream=RFID)
-    eng.flush()
+    eng.advance(5)
     assert [r[2]["y"][-1] for r in rows_of(q)] == ["b", "c", "d"]
     eng.advance(15)             # (5, 15]: the window is empty, C-SPARQL reports nothing
     assert rows_of(q) == [(0, 10, {"y": EX + "b"}), (0, 10, {"y": EX + "c"}),
