@@ -57,7 +57,7 @@ from typing import IO, Any, Callable, Iterable, Iterator, Sequence
 
 from rdflib.term import BNode, Literal, Node, URIRef
 
-from ..rdf.ntriples import (BNODE_LABEL_PATTERN, IRI_PLAIN_PATTERN, STRING_PATTERN,
+from ..rdf.ntriples import (BNODE_LABEL_PATTERN, IRI_PLAIN_PATTERN, LANG_PATTERN, STRING_PATTERN,
                             TermSyntaxError, format_term, iri, literal, parse_term, term_at)
 from ..rdf.sparql_json import term_from_json, term_to_json
 from ..times import NUMBER_RE, format_time, parse_time, seconds
@@ -145,7 +145,7 @@ def _check_interval(start: int | float, end: int | float | None) -> None:
 _FAST_NT_RE = re.compile(
     r"[ \t]*(?:" + IRI_PLAIN_PATTERN + r"|_:" + BNODE_LABEL_PATTERN + r")[ \t]+" + IRI_PLAIN_PATTERN
     + r"[ \t]+(?:" + IRI_PLAIN_PATTERN + r"|_:" + BNODE_LABEL_PATTERN + r"|" + STRING_PATTERN
-    + r"(?:@([a-zA-Z]+(?:-[a-zA-Z0-9]+)*)|\^\^" + IRI_PLAIN_PATTERN + r")?)"
+    + r"(?:" + LANG_PATTERN + r"|\^\^" + IRI_PLAIN_PATTERN + r")?)"
     r"[ \t]+([+-]?[0-9]+)(?:[ \t]+([+-]?[0-9]+))?[ \t]*\.[ \t]*(?:#.*)?")
 
 
@@ -547,12 +547,27 @@ class StreamReader:
         return ((format_term(r[0]), format_term(r[1]), format_term(r[2]), *r[3:])
                 for r in self._rows(_parse_nt_line))
 
+    def batches(self, size: int = 5000) -> Iterator["pyarrow.RecordBatch"]:
+        """The stream as Arrow record batches of at most ``size`` rows, with
+        the columns ``s``, ``p``, ``o`` (N-Triples texts), ``start``,
+        ``end`` (float64 seconds; ``end`` null for a point event),
+        ``stream`` (the IRI, null for the default stream) and ``line`` (the
+        1-based line number): the rows, errors and counters of iterating
+        the reader, read in blocks (:mod:`epsparql.io.stream_batches`).
+        A batch is cut short when the source has nothing more ready (a
+        live pipe's rows come as they are written) and before an error
+        that stops the reading."""
+        from .stream_batches import read_batches
+        return read_batches(self, size)
+
     def _rows(self, parse_nt: Callable[[str], Row | None]) -> Iterator[Row]:
         f = self._open()
         self._file = f
         try:
             if self.format == "csv":
-                yield from self._csv_rows(f)
+                for row in self._csv_rows(self._lines(f)):
+                    self.rows += 1
+                    yield row
             else:
                 parse = parse_nt if self.format == "nt" else \
                     _parse_nqt_line if self.format == "nqt" else _parse_jsonl_line
@@ -572,14 +587,10 @@ class StreamReader:
         finally:
             self.close()
 
-    def _csv_rows(self, f: IO) -> Iterator[Row]:
+    def _csv_rows(self, lines: Iterable[str | None]) -> Iterator[Row]:
+        """The rows of a CSV stream from its decoded lines (None: not UTF-8)."""
         bad_utf8 = "\udcff"
-
-        def lines() -> Iterator[str]:
-            for line in self._lines(f):
-                yield bad_utf8 if line is None else line
-
-        reader = csv.reader(lines())
+        reader = csv.reader(bad_utf8 if line is None else line for line in lines)
         header: list[str] | None = None
         index: dict[str, int] = {}
         while True:
@@ -620,7 +631,6 @@ class StreamReader:
             except TermSyntaxError as e:
                 self._error(e.message)
                 continue
-            self.rows += 1
             yield row
 
     def close(self) -> None:

@@ -1,0 +1,513 @@
+"""A stream read as Arrow record batches of term texts (:meth:`StreamReader.batches`).
+
+Why: the engine takes a batch of N-Triples texts in one crossing into
+Prolog, so reading must not build a Python object per row (making rdflib
+terms cost about 10 µs a line).  Here the input is read in blocks of
+bytes; ``nt`` and ``nqt`` lines of the common shape (single spaces, no
+escapes, no comment, times as plain decimal numbers) are checked by one
+RE2 match each, built from the patterns of :mod:`epsparql.rdf.ntriples`,
+and cut into columns with numpy over the block's bytes.  Every other line
+(and every ``jsonl`` and ``csv`` line) goes through the row reader's own
+line parser, so rows, errors and their ``path:line:column`` are those of
+iterating the :class:`~epsparql.io.streams.StreamReader`.
+
+Reads take what the source has (``read1``), so a live pipe's rows come in
+a short batch as soon as they are written instead of waiting for a full
+one.
+"""
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import select
+import stat
+from typing import IO, Any, Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..rdf.ntriples import (BNODE_LABEL_PATTERN, IRI_ABSOLUTE_PLAIN_PATTERN, LANG_PATTERN,
+                            RDF_LANGSTRING, STRING_PLAIN_PATTERN, TermSyntaxError, format_term)
+from .streams import (Row, StreamFormatError, StreamReader, _parse_jsonl_line, _parse_nqt_line,
+                      _parse_nt_line)
+
+__all__ = ["SCHEMA", "read_batches"]
+
+#: The columns of every batch.
+SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
+                    ("start", pa.float64()), ("end", pa.float64()), ("stream", pa.string()),
+                    ("line", pa.int64())])
+
+_READ = 1 << 18            # bytes asked of the source at a time
+_MAX_BLOCK = 1 << 24       # bytes of a block, however few lines they hold
+_BLOCK_LINES = 16384       # lines of a block (RE2 and numpy pay per call), in whole batches
+
+
+# ---------------------------------------------------------------------------
+# times: the one place that turns the row reader's times into float64
+
+#: A time the fast path takes: at most 15 integer digits, so that an
+#: integral time is exact in float64, as the row reader's int is.
+_TIME = r"[+-]?[0-9]{1,15}(?:\.[0-9]+)?"
+
+
+def _time_column(texts: pa.Array) -> np.ndarray:
+    """Seconds of texts matching ``_TIME``: Arrow's cast rounds correctly,
+    as ``float()`` does; ``+ 0.0`` makes ``-0`` the row reader's 0."""
+    return texts.cast(pa.float64()).to_numpy() + 0.0
+
+
+def _seconds(t: int | float) -> float:
+    """A time of the row reader as float64; an integer beyond 2**53 seconds
+    has no exact float64, and is refused rather than moved."""
+    v = float(t)
+    if v != t:
+        raise TermSyntaxError(f"time {t} is beyond 2^53 seconds, where a float64 time column "
+                              "cannot hold it exactly")
+    return v
+
+
+# ---------------------------------------------------------------------------
+# the common line shape
+
+_IRI = IRI_ABSOLUTE_PLAIN_PATTERN
+_BNODE = "_:" + BNODE_LABEL_PATTERN
+_LITERAL = STRING_PLAIN_PATTERN + "(?:" + LANG_PATTERN + r"|\^\^" + _IRI + ")?"
+
+
+def _line_pattern(stream: bool) -> str:
+    """RE2: a whole line (with its line break) of the common shape."""
+    return ("^(?:" + _IRI + "|" + _BNODE + ") " + _IRI + " (?:" + _IRI + "|" + _BNODE + "|"
+            + _LITERAL + ")" + ("(?: " + _IRI + ")?" if stream else "") + " " + _TIME
+            + "(?: " + _TIME + r")? \.\r*\n$")
+
+
+_LINE = {"nt": _line_pattern(False), "nqt": _line_pattern(True)}
+_PARSE = {"nt": _parse_nt_line, "nqt": _parse_nqt_line, "jsonl": _parse_jsonl_line}
+_LANGSTRING_DT = "^^<" + RDF_LANGSTRING + ">"     # refused by the row reader: left to it
+_SPACE, _NL, _QUOTE, _LT = 32, 10, 34, 60
+
+
+def _offset_type(size: int) -> type:
+    return np.int32 if size < 2**31 else np.int64
+
+
+def _string_type(size: int) -> type:
+    """Arrow strings whose offsets can address ``size`` bytes."""
+    return pa.StringArray if size < 2**31 else pa.LargeStringArray
+
+
+def _binary(size: int) -> pa.DataType:
+    return pa.binary() if size < 2**31 else pa.large_binary()
+
+
+def _strings(buf: pa.Buffer, a: np.ndarray, b: np.ndarray,
+             valid: np.ndarray | None = None) -> pa.Array:
+    """The strings ``buf[a[i]:b[i]]`` (ranges in increasing order, not
+    overlapping): one offsets array alternates them with the gaps
+    between, and ``take`` keeps every other one."""
+    n = len(a)
+    if n == 0:
+        return pa.array([], pa.string())
+    off = np.empty(2 * n, _offset_type(buf.size))
+    off[0::2] = a
+    off[1::2] = b
+    both = _string_type(buf.size).from_buffers(2 * n - 1, pa.py_buffer(off), buf)
+    out = both.take(pa.array(np.arange(0, 2 * n - 1, 2))).cast(pa.string())
+    if valid is None:
+        return out
+    return pa.StringArray.from_buffers(n, out.buffers()[1], out.buffers()[2],
+                                       pa.py_buffer(np.packbits(valid, bitorder="little")),
+                                       n - int(valid.sum()))
+
+
+def _separators(a: np.ndarray, sp: np.ndarray, quotes: bool) -> np.ndarray:
+    """The spaces ``sp`` of a block of the common shape less those inside
+    a literal (a line has at most one, its only two quotes)."""
+    if not quotes:
+        return sp
+    qt = np.flatnonzero(a == _QUOTE)
+    lo = np.searchsorted(sp, qt[0::2])   # each literal's spaces are sp[lo:hi]
+    k = np.searchsorted(sp, qt[1::2]) - lo
+    inside = int(k.sum())
+    if not inside:
+        return sp
+    has = k > 0
+    lo, k = lo[has], k[has]
+    keep = np.ones(len(sp), bool)
+    keep[np.repeat(lo - (np.cumsum(k) - k), k) + np.arange(inside)] = False
+    return sp[keep]
+
+
+def _cut(data: bytes, a: np.ndarray, nl: np.ndarray, stream: bool
+         ) -> tuple[list[pa.Array], np.ndarray]:
+    """The columns s, p, o, start, end, stream of a block whose every line
+    is of the common shape (so its fields are separated by single spaces,
+    spaces inside a literal aside), and the lines the row reader refuses
+    although they have the shape (end before start, rdf:langString)."""
+    n = len(nl)
+    sp = _separators(a, np.flatnonzero(a == _SPACE), b'"' in data)
+    cnt = np.diff(np.searchsorted(sp, nl), prepend=0)
+    first = np.cumsum(cnt) - cnt          # each line's first separator in sp
+    start = np.empty(n, np.int64)
+    start[0] = 0
+    start[1:] = nl[:-1] + 1
+    s0, s1, s2 = sp[first], sp[first + 1], sp[first + 2]
+    g = (a[s2 + 1] == _LT) if stream else np.zeros(n, bool)   # a stream after the object
+    gi = g.astype(np.int64)
+    t1a = sp[first + 2 + gi] + 1
+    t1b = sp[first + 3 + gi]
+    has_end = cnt == 5 + gi
+    t2a = np.where(has_end, t1b + 1, t1a)  # no end: T1 again, masked below
+    t2b = np.where(has_end, sp[first + cnt - 1], t1b)
+    buf = pa.py_buffer(data)
+    o = _strings(buf, s1 + 1, s2)
+    t1 = _time_column(_strings(buf, t1a, t1b))
+    t2 = _time_column(_strings(buf, t2a, t2b))
+    bad = has_end & (t2 < t1)
+    if _LANGSTRING_DT.encode() in data:
+        bad |= pc.ends_with(o, _LANGSTRING_DT).to_numpy(zero_copy_only=False)
+    cols = [_strings(buf, start, s0), _strings(buf, s0 + 1, s1), o, pa.array(t1),
+            pa.Array.from_buffers(pa.float64(), n, [
+                pa.py_buffer(np.packbits(has_end, bitorder="little")), pa.py_buffer(t2)],
+                null_count=n - int(has_end.sum())),
+            _strings(buf, np.where(g, s2 + 2, s2), np.where(g, sp[first + 3] - 1, s2),
+                     g if stream else np.zeros(n, bool))]
+    return cols, np.flatnonzero(bad)
+
+
+# ---------------------------------------------------------------------------
+# reading blocks of lines
+
+def _live_fd(f: IO) -> int | None:
+    """The descriptor of a pipe, socket or terminal behind ``f`` (where a
+    read can wait for a writer), else None."""
+    try:
+        fd = f.fileno()
+        mode = os.fstat(fd).st_mode
+    except (AttributeError, OSError, ValueError):
+        return None
+    return fd if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) else None
+
+
+class _Source:
+    """A binary or text file object as blocks of complete lines, read as
+    the row reader reads them (lines end at ``\\n``; a UTF-8 byte order
+    mark at the start is dropped; a last line without ``\\n`` counts).
+    A block has at most the lines asked for, and no more than the source
+    had ready: a read waits for a writer only while no line is complete."""
+
+    def __init__(self, f: IO) -> None:
+        self.f = f
+        self.text = isinstance(f, io.TextIOBase)
+        self.fd = _live_fd(f)
+        self._read = None if self.text else (getattr(f, "read1", None) or f.read)
+        self._tail = b""                 # bytes read and not yet given out
+        self._tail_lines = 0             # the complete lines in them
+        self._first = True
+        self._failed: BaseException | None = None    # raised once the lines before it are out
+        self.eof = False
+
+    def ready(self) -> bool:
+        """Whether a read would not wait for a writer."""
+        if self.eof or self.fd is None:
+            return True
+        return bool(select.select([self.fd], [], [], 0)[0])
+
+    def block(self, lines: int, encode: bool = True
+              ) -> tuple[bytes | None, list[str] | None] | None:
+        """At most ``lines`` complete lines: bytes each ending in ``\\n``
+        (None for text that is not UTF-8) and, for a text source, the
+        lines as text; None at the end."""
+        if self._failed is not None:
+            failed, self._failed = self._failed, None
+            raise failed
+        if self.text:
+            return self._text_block(lines, encode)
+        chunks, have, count = [self._tail], len(self._tail), self._tail_lines
+        while not self.eof and count < lines and have < _MAX_BLOCK and (count == 0 or self.ready()):
+            try:
+                chunk = self._read(_READ)
+            except (Exception, KeyboardInterrupt) as e:
+                if count == 0:
+                    raise
+                self._failed = e         # a line cut short by it is lost, as in rows
+                break
+            if chunk is None:            # a non-blocking descriptor with nothing yet
+                select.select([self.fd if self.fd is not None else self.f], [], [])
+                continue
+            if not chunk:
+                self.eof = True
+                break
+            chunks.append(chunk)
+            have += len(chunk)
+            count += chunk.count(b"\n")
+            if self._first and have < len(codecs.BOM_UTF8):
+                count = 0                # perhaps a byte order mark: read on
+        buf = b"".join(chunks)
+        some = bool(buf)
+        if self._first and buf:
+            self._first = False
+            if buf.startswith(codecs.BOM_UTF8):
+                buf = buf[len(codecs.BOM_UTF8):]
+        if count > lines:
+            cut = _nth_line_end(buf, lines)
+            self._tail_lines = count - lines
+        else:
+            cut = buf.rfind(b"\n") + 1
+            self._tail_lines = 0
+        if cut == 0 and self.eof and some:  # a last line without its line break
+            self._tail = b""
+            return buf + b"\n", None
+        self._tail = buf[cut:]
+        return (buf[:cut], None) if cut else None
+
+    def _text_block(self, lines: int, encode: bool) -> tuple[bytes | None, list[str]] | None:
+        got: list[str] = []
+        while len(got) < lines and not self.eof and (not got or self.ready()):
+            try:
+                line = self.f.readline()
+            except (Exception, KeyboardInterrupt) as e:
+                if not got:
+                    raise
+                self._failed = e
+                break
+            if not line:
+                self.eof = True
+                break
+            if self._first:
+                line, self._first = line.lstrip("\ufeff"), False
+            got.append(line.rstrip("\r\n"))
+        if not got:
+            return None
+        data = None
+        if encode:
+            try:
+                data = ("\n".join(got) + "\n").encode("utf-8")
+            except UnicodeEncodeError:   # a lone surrogate: the row parser says what it is
+                pass
+        return data, got
+
+
+def _nth_line_end(buf: bytes, n: int) -> int:
+    """Where the ``n``-th line of ``buf`` ends (after its ``\\n``)."""
+    pos = 0
+    step = 1 << 16
+    while True:                          # newlines counted a slice at a time
+        part = buf.count(b"\n", pos, pos + step)
+        if part >= n:
+            break
+        n -= part
+        pos += step
+    a = np.frombuffer(buf, np.uint8, count=min(step, len(buf) - pos), offset=pos)
+    return pos + int(np.flatnonzero(a == _NL)[n - 1]) + 1
+
+
+def _decoded(data: bytes) -> list[str | None]:
+    """The lines of a block as the row reader decodes them (None: not UTF-8)."""
+    out: list[str | None] = []
+    for raw in data.split(b"\n")[:-1]:
+        try:
+            out.append(raw.decode("utf-8").rstrip("\r\n"))
+        except UnicodeDecodeError:
+            out.append(None)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# a block's rows
+
+def _row_texts(row: Row) -> tuple:
+    """A row of the row reader as the columns s, p, o, start, end, stream.
+    A text source may hold lone surrogates (text decoded with
+    ``surrogateescape``), which Arrow strings cannot: such a row is refused
+    as the same bytes read as bytes are."""
+    out = (format_term(row[0]), format_term(row[1]), format_term(row[2]), _seconds(row[3]),
+           None if row[4] is None else _seconds(row[4]), row[5] if len(row) > 5 else None)
+    try:
+        "".join(out[:3] + out[5:] if out[5] is not None else out[:3]).encode("utf-8")
+    except UnicodeEncodeError:
+        raise TermSyntaxError("not valid UTF-8 (a term holds a lone surrogate)") from None
+    return out
+
+
+def _rows_batch(rows: list[tuple]) -> pa.RecordBatch:
+    """Rows ``(s, p, o, start, end, stream, line)`` as a batch."""
+    return pa.RecordBatch.from_arrays(
+        [pa.array(list(col), f.type) for col, f in zip(zip(*rows), SCHEMA)] if rows
+        else [pa.array([], f.type) for f in SCHEMA], schema=SCHEMA)
+
+
+def _block_rows(reader: StreamReader, data: bytes | None, texts: list[str] | None,
+                first_line: int) -> tuple[pa.RecordBatch | None, StreamFormatError | None, int]:
+    """The rows of one block of complete lines, the error that stopped
+    the reading in it (``on_error="stop"``; the rows are those before it),
+    and the number of lines.
+    Lines of the common shape are cut out; the others go through the row
+    reader's line parser in line order, their errors counted or raised
+    as iterating does."""
+    pattern = _LINE.get(reader.format)
+    if data is not None:
+        a = np.frombuffer(data, np.uint8)
+        nl = np.flatnonzero(a == _NL)
+        n = len(nl)
+    else:
+        n = len(texts)
+    fast = None
+    slow: np.ndarray = np.arange(n)
+    if pattern is not None and data is not None and n:
+        offsets = np.empty(n + 1, _offset_type(len(data)))
+        offsets[0] = 0
+        offsets[1:] = nl + 1
+        lines = _string_type(len(data)).from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+        try:
+            lines.validate(full=True)        # UTF-8, or every line to the row parser
+        except pa.ArrowInvalid:
+            lines = None
+        if lines is not None:
+            # as bytes: RE2 matches them in Latin-1, a far smaller automaton than
+            # UTF-8's and the same verdict on valid UTF-8 (a non-ASCII character
+            # is bytes >= 0x80, each in the patterns' [^\x00-\x7f] and IRI classes)
+            ok = pc.match_substring_regex(lines.view(_binary(len(data))), pattern
+                                          ).to_numpy(zero_copy_only=False)
+            keep = np.flatnonzero(ok)
+            if len(keep) == n:
+                cols, bad = _cut(data, a, nl, reader.format == "nqt")
+            elif len(keep):
+                per_byte = np.repeat(ok, np.diff(offsets))
+                sub = a[per_byte].tobytes()
+                sa = np.frombuffer(sub, np.uint8)
+                cols, bad = _cut(sub, sa, np.flatnonzero(sa == _NL), reader.format == "nqt")
+            if len(keep):
+                line_no = keep + first_line
+                good = np.ones(len(keep), bool)
+                good[bad] = False
+                fast = pa.RecordBatch.from_arrays(cols + [pa.array(line_no)], schema=SCHEMA)
+                if len(bad):
+                    fast = fast.filter(pa.array(good))
+                    ok[keep[bad]] = False
+                slow = np.flatnonzero(~ok)
+    if len(slow) and texts is None:
+        texts = _decoded(data)
+    rows, error = _slow_rows(reader, texts, slow, first_line)
+    if error is not None and fast is not None:
+        fast = fast.filter(pc.less(fast.column("line"), reader.line))
+    if not rows:
+        return fast, error, n
+    extra = _rows_batch(rows)
+    if fast is None or fast.num_rows == 0:
+        return extra, error, n
+    both = pa.Table.from_batches([fast, extra]).sort_by("line").combine_chunks()
+    return both.to_batches()[0], error, n
+
+
+def _slow_rows(reader: StreamReader, texts: list[str | None], which: Iterable[int],
+               first_line: int) -> tuple[list[tuple], StreamFormatError | None]:
+    """Lines through the row reader's parser: rows with their line
+    numbers, and the error that stopped the reading (or None)."""
+    parse = _PARSE[reader.format]
+    rows: list[tuple] = []
+    try:
+        for i in which:
+            reader.line = first_line + int(i)
+            text = texts[i]
+            if text is None:
+                reader._error("not valid UTF-8")
+                continue
+            try:
+                row = parse(text)
+                if row is not None:
+                    rows.append(_row_texts(row) + (reader.line,))
+            except TermSyntaxError as e:
+                reader._error(e.message, e.col)
+    except StreamFormatError as e:
+        return rows, e
+    return rows, None
+
+
+# ---------------------------------------------------------------------------
+# batching: one block, one batch
+
+def read_batches(reader: StreamReader, size: int = 5000, *, block_lines: int | None = None
+                 ) -> Iterator[pa.RecordBatch]:
+    """The rows of ``reader`` as record batches of at most ``size`` rows
+    (see :meth:`StreamReader.batches`).  ``block_lines``: at most that many
+    lines a block (default a multiple of ``size`` near ``_BLOCK_LINES``);
+    the rows do not depend on it, which the tests check with small ones."""
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise ValueError(f"size must be a positive number of rows, got {size!r}")
+    return _batches(reader, size, block_lines or size * max(1, _BLOCK_LINES // size))
+
+
+def _batches(reader: StreamReader, size: int, block_lines: int) -> Iterator[pa.RecordBatch]:
+    f = reader._open()
+    reader._file = f
+    try:
+        source = _Source(f)
+        parts = _csv_batches(reader, source, block_lines) if reader.format == "csv" else \
+            _line_batches(reader, source, block_lines)
+        for batch, error in parts:
+            for at in range(0, 0 if batch is None else batch.num_rows, size):
+                piece = batch.slice(at, size)
+                reader.rows += piece.num_rows
+                yield piece
+            if error is not None:        # after the rows read before it
+                raise error
+    finally:
+        reader.close()
+
+
+#: What the readers below give: rows read (or None) and the error that
+#: stops the reading (or None).
+_Part = tuple[pa.RecordBatch | None, BaseException | None]
+
+
+def _line_batches(reader: StreamReader, source: _Source, lines: int) -> Iterator[_Part]:
+    """``nt``, ``nqt`` and ``jsonl``: the rows of each block of lines."""
+    line = 1
+    encode = reader.format in _LINE
+    while True:
+        got = source.block(lines, encode)
+        if got is None:
+            return
+        batch, error, n = _block_rows(reader, got[0], got[1], line)
+        line += n
+        if error is None:
+            reader.line = line - 1
+        yield batch, error
+        if error is not None:
+            return
+
+
+def _csv_batches(reader: StreamReader, source: _Source, lines: int) -> Iterator[_Part]:
+    """``csv`` (a record may span lines): the row reader's CSV rows, a
+    batch for each block of lines."""
+    left = [0]                           # lines of the current block not yet read
+
+    def texts() -> Iterator[str | None]:
+        while True:
+            got = source.block(lines, encode=False)
+            if got is None:
+                return
+            block = got[1] if got[1] is not None else _decoded(got[0])
+            left[0] = len(block)
+            for text in block:
+                left[0] -= 1
+                yield text
+
+    rows: list[tuple] = []
+    try:
+        for row in reader._csv_rows(texts()):
+            try:
+                rows.append(_row_texts(row) + (reader.line,))
+            except TermSyntaxError as e:
+                reader._error(e.message, e.col)
+            if left[0] == 0:
+                yield _rows_batch(rows), None
+                rows = []
+    except StreamFormatError as e:
+        yield _rows_batch(rows), e
+        return
+    yield _rows_batch(rows), None
