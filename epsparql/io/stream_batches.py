@@ -56,7 +56,7 @@ _TIME = r"[+-]?[0-9]{1,15}(?:\.[0-9]+)?"
 def _time_column(texts: pa.Array) -> np.ndarray:
     """Seconds of texts matching ``_TIME``: Arrow's cast rounds correctly,
     as ``float()`` does; ``+ 0.0`` makes ``-0`` the row reader's 0."""
-    return texts.cast(pa.float64()).to_numpy() + 0.0
+    return _numpy(texts.cast(pa.float64()), np.float64) + 0.0
 
 
 def _seconds(t: int | float) -> float:
@@ -67,6 +67,48 @@ def _seconds(t: int | float) -> float:
         raise TermSyntaxError(f"time {t} is beyond 2^53 seconds, where a float64 time column "
                               "cannot hold it exactly")
     return v
+
+
+# ---------------------------------------------------------------------------
+# Arrow arrays to and from numpy through their buffers: zero-copy, and
+# without ``pa.array`` or ``to_numpy``, which import pandas (half a second
+# of every run that reads a stream)
+
+def _numpy(arr: pa.Array, dtype: type) -> np.ndarray:
+    """The values of a primitive array without nulls."""
+    size = np.dtype(dtype).itemsize
+    return np.frombuffer(arr.buffers()[1], dtype, count=len(arr), offset=arr.offset * size)
+
+
+def _bools(arr: pa.Array) -> np.ndarray:
+    """A boolean array without nulls as numpy booleans."""
+    bits = np.unpackbits(np.frombuffer(arr.buffers()[1], np.uint8), bitorder="little")
+    return bits[arr.offset:arr.offset + len(arr)].astype(bool)
+
+
+def _bitmap(valid: np.ndarray | None) -> pa.Buffer | None:
+    return None if valid is None else pa.py_buffer(np.packbits(valid, bitorder="little"))
+
+
+def _arrow(values: np.ndarray, type: pa.DataType, valid: np.ndarray | None = None) -> pa.Array:
+    """A primitive Arrow array over ``values`` (null where not ``valid``)."""
+    if type == pa.bool_():
+        return pa.Array.from_buffers(type, len(values), [None, _bitmap(values)])
+    nulls = 0 if valid is None else len(values) - int(valid.sum())
+    return pa.Array.from_buffers(type, len(values), [_bitmap(valid), pa.py_buffer(values)],
+                                 null_count=nulls)
+
+
+def _texts(values: list[str | None]) -> pa.Array:
+    """A string array of Python strings (None: null)."""
+    n = len(values)
+    raw = [b"" if v is None else v.encode("utf-8") for v in values]
+    data = b"".join(raw)
+    off = np.zeros(n + 1, _offset_type(len(data)))
+    np.cumsum(np.fromiter(map(len, raw), np.int64, n), out=off[1:])
+    valid = np.fromiter((v is not None for v in values), bool, n)
+    return _string_type(len(data)).from_buffers(n, pa.py_buffer(off), pa.py_buffer(data),
+                                                _bitmap(valid), n - int(valid.sum())).cast(pa.string())
 
 
 # ---------------------------------------------------------------------------
@@ -110,12 +152,12 @@ def _strings(buf: pa.Buffer, a: np.ndarray, b: np.ndarray,
     between, and ``take`` keeps every other one."""
     n = len(a)
     if n == 0:
-        return pa.array([], pa.string())
+        return _texts([])
     off = np.empty(2 * n, _offset_type(buf.size))
     off[0::2] = a
     off[1::2] = b
     both = _string_type(buf.size).from_buffers(2 * n - 1, pa.py_buffer(off), buf)
-    out = both.take(pa.array(np.arange(0, 2 * n - 1, 2))).cast(pa.string())
+    out = both.take(_arrow(np.arange(0, 2 * n - 1, 2), pa.int64())).cast(pa.string())
     if valid is None:
         return out
     return pa.StringArray.from_buffers(n, out.buffers()[1], out.buffers()[2],
@@ -168,11 +210,9 @@ def _cut(data: bytes, a: np.ndarray, nl: np.ndarray, stream: bool
     t2 = _time_column(_strings(buf, t2a, t2b))
     bad = has_end & (t2 < t1)
     if _LANGSTRING_DT.encode() in data:
-        bad |= pc.ends_with(o, _LANGSTRING_DT).to_numpy(zero_copy_only=False)
-    cols = [_strings(buf, start, s0), _strings(buf, s0 + 1, s1), o, pa.array(t1),
-            pa.Array.from_buffers(pa.float64(), n, [
-                pa.py_buffer(np.packbits(has_end, bitorder="little")), pa.py_buffer(t2)],
-                null_count=n - int(has_end.sum())),
+        bad |= _bools(pc.ends_with(o, _LANGSTRING_DT))
+    cols = [_strings(buf, start, s0), _strings(buf, s0 + 1, s1), o, _arrow(t1, pa.float64()),
+            _arrow(t2, pa.float64(), has_end),
             _strings(buf, np.where(g, s2 + 2, s2), np.where(g, sp[first + 3] - 1, s2),
                      g if stream else np.zeros(n, bool))]
     return cols, np.flatnonzero(bad)
@@ -335,9 +375,12 @@ def _row_texts(row: Row) -> tuple:
 
 def _rows_batch(rows: list[tuple]) -> pa.RecordBatch:
     """Rows ``(s, p, o, start, end, stream, line)`` as a batch."""
+    s, p, o, start, end, stream, line = zip(*rows) if rows else ((),) * 7
     return pa.RecordBatch.from_arrays(
-        [pa.array(list(col), f.type) for col, f in zip(zip(*rows), SCHEMA)] if rows
-        else [pa.array([], f.type) for f in SCHEMA], schema=SCHEMA)
+        [_texts(list(s)), _texts(list(p)), _texts(list(o)), _arrow(np.array(start, np.float64), pa.float64()),
+         _arrow(np.array([0.0 if t is None else t for t in end], np.float64), pa.float64(),
+                np.array([t is not None for t in end], bool)),
+         _texts(list(stream)), _arrow(np.array(line, np.int64), pa.int64())], schema=SCHEMA)
 
 
 def _block_rows(reader: StreamReader, data: bytes | None, texts: list[str] | None,
@@ -370,8 +413,7 @@ def _block_rows(reader: StreamReader, data: bytes | None, texts: list[str] | Non
             # as bytes: RE2 matches them in Latin-1, a far smaller automaton than
             # UTF-8's and the same verdict on valid UTF-8 (a non-ASCII character
             # is bytes >= 0x80, each in the patterns' [^\x00-\x7f] and IRI classes)
-            ok = pc.match_substring_regex(lines.view(_binary(len(data))), pattern
-                                          ).to_numpy(zero_copy_only=False)
+            ok = _bools(pc.match_substring_regex(lines.view(_binary(len(data))), pattern))
             keep = np.flatnonzero(ok)
             if len(keep) == n:
                 cols, bad = _cut(data, a, nl, reader.format == "nqt")
@@ -384,16 +426,16 @@ def _block_rows(reader: StreamReader, data: bytes | None, texts: list[str] | Non
                 line_no = keep + first_line
                 good = np.ones(len(keep), bool)
                 good[bad] = False
-                fast = pa.RecordBatch.from_arrays(cols + [pa.array(line_no)], schema=SCHEMA)
+                fast = pa.RecordBatch.from_arrays(cols + [_arrow(line_no, pa.int64())], schema=SCHEMA)
                 if len(bad):
-                    fast = fast.filter(pa.array(good))
+                    fast = fast.filter(_arrow(good, pa.bool_()))
                     ok[keep[bad]] = False
                 slow = np.flatnonzero(~ok)
     if len(slow) and texts is None:
         texts = _decoded(data)
     rows, error = _slow_rows(reader, texts, slow, first_line)
     if error is not None and fast is not None:
-        fast = fast.filter(pc.less(fast.column("line"), reader.line))
+        fast = fast.filter(_arrow(_numpy(fast.column("line"), np.int64) < reader.line, pa.bool_()))
     if not rows:
         return fast, error, n
     extra = _rows_batch(rows)

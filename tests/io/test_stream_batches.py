@@ -7,6 +7,8 @@ import csv
 import gzip
 import io
 import json
+import subprocess
+import sys
 
 import pyarrow as pa
 import pytest
@@ -370,3 +372,14 @@ def test_a_lone_surrogate_in_a_term_of_a_text_source_is_refused():
     assert list(reader.batches()) == [] and reader.line == 2
     assert [str(e) for e in reader.errors] == ["t.nt:1: not valid UTF-8 (a term holds a lone surrogate)"]
     assert len(list(StreamReader(io.StringIO(text), "nt"))) == 1
+
+
+def test_reading_batches_does_not_import_pandas():
+    # pyarrow imports pandas for pa.array and to_numpy: half a second of every run
+    code = ("import io, sys\n"
+            "from epsparql.io import StreamReader\n"
+            "data = " + repr(common_lines(50) + '<a> <http://ex/p> "\\u00E9" 1 .\n') + ".encode()\n"
+            "rows = sum(b.num_rows for b in StreamReader(io.BytesIO(data), 'nqt', on_error='skip').batches(7))\n"
+            "print(rows, 'pandas' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == "50 False\n"
