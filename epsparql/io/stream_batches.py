@@ -202,19 +202,26 @@ def _cut(data: bytes, a: np.ndarray, nl: np.ndarray, stream: bool
     t1a = sp[first + 2 + gi] + 1
     t1b = sp[first + 3 + gi]
     has_end = cnt == 5 + gi
-    t2a = np.where(has_end, t1b + 1, t1a)  # no end: T1 again, masked below
-    t2b = np.where(has_end, sp[first + cnt - 1], t1b)
     buf = pa.py_buffer(data)
     o = _strings(buf, s1 + 1, s2)
     t1 = _time_column(_strings(buf, t1a, t1b))
-    t2 = _time_column(_strings(buf, t2a, t2b))
-    bad = has_end & (t2 < t1)
+    if has_end.any():
+        t2a = np.where(has_end, t1b + 1, t1a)  # no end: T1 again, masked
+        t2b = np.where(has_end, sp[first + cnt - 1], t1b)
+        t2 = _time_column(_strings(buf, t2a, t2b))
+        bad = has_end & (t2 < t1)
+        end = _arrow(t2, pa.float64(), has_end)
+    else:
+        bad = np.zeros(n, bool)
+        end = _arrow(np.zeros(n), pa.float64(), has_end)
     if _LANGSTRING_DT.encode() in data:
         bad |= _bools(pc.ends_with(o, _LANGSTRING_DT))
-    cols = [_strings(buf, start, s0), _strings(buf, s0 + 1, s1), o, _arrow(t1, pa.float64()),
-            _arrow(t2, pa.float64(), has_end),
-            _strings(buf, np.where(g, s2 + 2, s2), np.where(g, sp[first + 3] - 1, s2),
-                     g if stream else np.zeros(n, bool))]
+    if g.any():
+        streams = _strings(buf, np.where(g, s2 + 2, s2), np.where(g, sp[first + 3] - 1, s2), g)
+    else:
+        streams = _texts([None] * n)
+    cols = [_strings(buf, start, s0), _strings(buf, s0 + 1, s1), o, _arrow(t1, pa.float64()), end,
+            streams]
     return cols, np.flatnonzero(bad)
 
 

@@ -40,6 +40,8 @@ Reading is incremental (a generator over lines), from a file, a ``.gz``
 file, a binary or text file object, or standard input (``"-"``).  A
 malformed line raises :class:`StreamFormatError` (``on_error="stop"``)
 or is counted and skipped (``on_error="skip"``).  See docs/CLI.md.
+:meth:`StreamReader.batches` reads the same rows as Arrow columns of term
+texts (:mod:`epsparql.io.stream_batches`).
 """
 from __future__ import annotations
 

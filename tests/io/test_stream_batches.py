@@ -300,7 +300,12 @@ def test_escapes_come_back_canonical():
 
 def test_times_exactly_as_the_row_reader():
     times = ["-0", "+7", "0.1", "-3.25", "1.7e9", "2024-01-01T09:30:00Z", "1969-12-31T23:59:59.5Z",
-             "123456789012345", "999999999999999.75", "9007199254740992", "12345678901234567.5"]
+             "123456789012345", "999999999999999.75", "9007199254740992", "12345678901234567.5",
+             "-0.000", "+0.5", "007.50", "0.30000000000000004", "0.000000000000000000000000000000000001",
+             # exactly halfway between two doubles (ties to even), and just above
+             "1.00000000000000011102230246251565404236316680908203125",
+             "1.00000000000000011102230246251565404236316680908203125000000001",
+             "123456789012345.678901234567890123456789", "4503599627370495.5"]
     data = "".join(f"<http://ex/a> <http://ex/p> <http://ex/o> {t} .\n" for t in times).encode()
     got = next(iter(StreamReader(io.BytesIO(data), "nt").batches())).column("start").to_pylist()
     want = [float(r[3]) for r in StreamReader(io.BytesIO(data), "nt")]
