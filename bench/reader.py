@@ -23,10 +23,11 @@ Streams (generated once into bench/out/, both ``nqt`` and ``nt``):
 Each measurement runs in a fresh process (bench/harness.py ``run_child``)
 with the modules imported before the timed section (their import is
 reported apart).  Printed per run: lines per CPU second and CPU µs per
-line (process time), wall-clock lines/s, the peak RSS of the reading (the
-kernel's high-water mark, reset before it) and the load average around
-it (a run that started at load ≥ 1 is marked "under load").  Results:
-bench/results/reader.json; bench/README.md holds the figures.
+line (process time), wall-clock lines/s, the RSS before reading (imports
+done) and the peak RSS while reading (the kernel's high-water mark, reset
+before it), and the load average around it (a run that started at load
+≥ 1 is marked "under load").  Results: bench/results/reader.json;
+bench/README.md holds the figures.
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (OUT, Clock, describe, machine, median, peak_rss_mb, reset_hwm,  # noqa: E402
+from harness import (OUT, Clock, describe, machine, peak_rss_mb, proc_status_kb, reset_hwm,  # noqa: E402
                      results_path, run_child, write_results)
 
 EX = "http://example.org/"
@@ -97,6 +98,7 @@ def measure(path: str, fmt: str, how: str) -> dict[str, Any]:
     from epsparql.io import StreamReader
     from epsparql.io import stream_batches  # noqa: F401
     import_s = time.perf_counter() - t0
+    rss_before = proc_status_kb("VmRSS") / 1024
     reset = reset_hwm()
     clock = Clock()
     cat = None
@@ -123,7 +125,8 @@ def measure(path: str, fmt: str, how: str) -> dict[str, Any]:
     out = {"path": how, "format": fmt, "lines": lines, "cpu_s": round(clock.cpu, 3),
            "wall_s": round(clock.wall, 3), "us_per_line_cpu": round(clock.cpu / lines * 1e6, 3),
            "lines_per_cpu_s": round(lines / clock.cpu), "lines_per_s": round(lines / clock.wall),
-           "import_s": round(import_s, 3), "peak_rss_mb": peak_rss_mb() if reset else None}
+           "import_s": round(import_s, 3), "rss_before_mb": round(rss_before, 1),
+           "peak_rss_mb": peak_rss_mb() if reset else None}
     if how.startswith("batches"):
         out["batches"] = batches
     return out
@@ -139,16 +142,25 @@ def run_isolated(shape: str, fmt: str, how: str, n: int) -> dict[str, Any]:
     return res
 
 
+def run_median(shape: str, fmt: str, how: str, n: int, repeat: int) -> dict[str, Any]:
+    """``repeat`` runs of one configuration: the run of median CPU, with
+    every run's CPU seconds; printed as it comes."""
+    runs = sorted((run_isolated(shape, fmt, how, n) for _ in range(repeat)), key=lambda x: x["cpu_s"])
+    kept = dict(runs[len(runs) // 2], cpu_s_runs=[x["cpu_s"] for x in runs])
+    print(json.dumps(kept), flush=True)
+    return kept
+
+
 # ------------------------------------------------------------------ the run
 
 def report(results: list[dict[str, Any]]) -> str:
     lines = ["| stream | format | path | lines | µs/line CPU | lines/s CPU | lines/s wall | "
-             "peak RSS MB | load |", "|---|---|---|---:|---:|---:|---:|---:|---|"]
+             "RSS before MB | peak RSS MB | load |", "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
         load = f"{r['load_before']}–{r['load_after']}" + (" (under load)" if r["under_load"] else "")
         lines.append(f"| {r['shape']} | {r['format']} | {r['path']} | {r['lines']:,} | "
                      f"{r['us_per_line_cpu']:.3f} | {r['lines_per_cpu_s']:,} | {r['lines_per_s']:,} | "
-                     f"{r['peak_rss_mb']} | {load} |")
+                     f"{r['rss_before_mb']} | {r['peak_rss_mb']} | {load} |")
     return "\n".join(lines)
 
 
@@ -167,16 +179,8 @@ def main(argv: list[str] | None = None) -> None:
     n, repeat = (100_000, 1) if a.quick else (a.n, a.repeat)
     info = machine(benchmark="reader")
     print(describe(info))
-    results = []
-    for shape in ("windowed", "mixed"):
-        for fmt in ("nqt", "nt"):
-            for how in a.paths.split(","):
-                runs = [run_isolated(shape, fmt, how, n) for _ in range(repeat)]
-                r = sorted(runs, key=lambda x: x["cpu_s"])[len(runs) // 2]
-                r["cpu_s_runs"] = [x["cpu_s"] for x in runs]
-                r["us_per_line_cpu_median"] = round(median([x["us_per_line_cpu"] for x in runs]), 3)
-                results.append(r)
-                print(json.dumps(r), flush=True)
+    results = [run_median(shape, fmt, how, n, repeat) for shape in ("windowed", "mixed")
+               for fmt in ("nqt", "nt") for how in a.paths.split(",")]
     print(report(results))
     write_results({"machine": info, "results": results}, results_path("reader", a.quick, a.out),
                   indent=1)
