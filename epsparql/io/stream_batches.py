@@ -274,7 +274,7 @@ class _Source:
         if self.text:
             return self._text_block(lines, encode)
         chunks, have, count = [self._tail], len(self._tail), self._tail_lines
-        while not self.eof and count < lines and have < _MAX_BLOCK and (count == 0 or self.ready()):
+        while self._more(lines, have, count):
             try:
                 chunk = self._read(_READ)
             except (Exception, KeyboardInterrupt) as e:
@@ -291,8 +291,6 @@ class _Source:
             chunks.append(chunk)
             have += len(chunk)
             count += chunk.count(b"\n")
-            if self._first and have < len(codecs.BOM_UTF8):
-                count = 0                # perhaps a byte order mark: read on
         buf = b"".join(chunks)
         some = bool(buf)
         if self._first and buf:
@@ -310,6 +308,16 @@ class _Source:
             return buf + b"\n", None
         self._tail = buf[cut:]
         return (buf[:cut], None) if cut else None
+
+    def _more(self, lines: int, have: int, count: int) -> bool:
+        """Whether to read on: while no line is complete (however long it
+        is) or the start may still be a byte order mark; then while the
+        block has room and the source has more ready."""
+        if self.eof or self._failed is not None:
+            return False
+        if count == 0 or (self._first and have < len(codecs.BOM_UTF8)):
+            return True
+        return count < lines and have < _MAX_BLOCK and self.ready()
 
     def _text_block(self, lines: int, encode: bool) -> tuple[bytes | None, list[str]] | None:
         got: list[str] = []

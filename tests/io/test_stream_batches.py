@@ -388,3 +388,12 @@ def test_reading_batches_does_not_import_pandas():
             "print(rows, 'pandas' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout == "50 False\n"
+
+
+def test_a_line_longer_than_a_block():
+    from epsparql.io import stream_batches
+    long = "x" * (stream_batches._MAX_BLOCK + 1000)
+    data = (f'<http://ex/a> <http://ex/p> "{long}" 7 .\n' + common_lines(2)).encode()
+    got = by_batches(io.BytesIO(data), "nqt", "stop", 3)
+    assert len(got.rows) == 3 and got.rows[0][2] == ("Literal", long, None, None)
+    assert got == by_rows(io.BytesIO(data), "nqt")
