@@ -141,10 +141,6 @@ def _string_type(size: int) -> type:
     return pa.StringArray if size < 2**31 else pa.LargeStringArray
 
 
-def _binary(size: int) -> pa.DataType:
-    return pa.binary() if size < 2**31 else pa.large_binary()
-
-
 def _strings(buf: pa.Buffer, a: np.ndarray, b: np.ndarray,
              valid: np.ndarray | None = None) -> pa.Array:
     """The strings ``buf[a[i]:b[i]]`` (ranges in increasing order, not
@@ -425,10 +421,7 @@ def _block_rows(reader: StreamReader, data: bytes | None, texts: list[str] | Non
         except pa.ArrowInvalid:
             lines = None
         if lines is not None:
-            # as bytes: RE2 matches them in Latin-1, a far smaller automaton than
-            # UTF-8's and the same verdict on valid UTF-8 (a non-ASCII character
-            # is bytes >= 0x80, each in the patterns' [^\x00-\x7f] and IRI classes)
-            ok = _bools(pc.match_substring_regex(lines.view(_binary(len(data))), pattern))
+            ok = _bools(pc.match_substring_regex(lines, pattern))
             keep = np.flatnonzero(ok)
             if len(keep) == n:
                 cols, bad = _cut(data, a, nl, reader.format == "nqt")
