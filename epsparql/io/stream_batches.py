@@ -260,10 +260,11 @@ class _Source:
         return bool(select.select([self.fd], [], [], 0)[0])
 
     def block(self, lines: int, encode: bool = True
-              ) -> tuple[bytes | None, list[str] | None] | None:
+              ) -> tuple[bytes | None, list[str] | None, np.ndarray | None] | None:
         """At most ``lines`` complete lines: bytes each ending in ``\\n``
-        (None for text that is not UTF-8) and, for a text source, the
-        lines as text; None at the end."""
+        (None for text that is not UTF-8), for a text source the lines as
+        text, and for bytes read the positions of their ``\\n``; None at
+        the end."""
         if self._failed is not None:
             failed, self._failed = self._failed, None
             raise failed
@@ -286,24 +287,25 @@ class _Source:
                 break
             chunks.append(chunk)
             have += len(chunk)
-            count += chunk.count(b"\n")
+            count += int(np.count_nonzero(np.frombuffer(chunk, np.uint8) == _NL))
         buf = b"".join(chunks)
         some = bool(buf)
         if self._first and buf:
             self._first = False
             if buf.startswith(codecs.BOM_UTF8):
                 buf = buf[len(codecs.BOM_UTF8):]
-        if count > lines:
-            cut = _nth_line_end(buf, lines)
-            self._tail_lines = count - lines
+        nl = np.flatnonzero(np.frombuffer(buf, np.uint8) == _NL)
+        if len(nl) > lines:
+            self._tail_lines = len(nl) - lines
+            nl = nl[:lines]
         else:
-            cut = buf.rfind(b"\n") + 1
             self._tail_lines = 0
+        cut = int(nl[-1]) + 1 if len(nl) else 0
         if cut == 0 and self.eof and some:  # a last line without its line break
             self._tail = b""
-            return buf + b"\n", None
+            return buf + b"\n", None, np.array([len(buf)])
         self._tail = buf[cut:]
-        return (buf[:cut], None) if cut else None
+        return (buf[:cut], None, nl) if cut else None
 
     def _more(self, lines: int, have: int, count: int) -> bool:
         """Whether to read on: while no line is complete (however long it
@@ -315,7 +317,7 @@ class _Source:
             return True
         return count < lines and have < _MAX_BLOCK and self.ready()
 
-    def _text_block(self, lines: int, encode: bool) -> tuple[bytes | None, list[str]] | None:
+    def _text_block(self, lines: int, encode: bool) -> tuple[bytes | None, list[str], None] | None:
         got: list[str] = []
         while len(got) < lines and not self.eof and (not got or self.ready()):
             try:
@@ -339,21 +341,7 @@ class _Source:
                 data = ("\n".join(got) + "\n").encode("utf-8")
             except UnicodeEncodeError:   # a lone surrogate: the row parser says what it is
                 pass
-        return data, got
-
-
-def _nth_line_end(buf: bytes, n: int) -> int:
-    """Where the ``n``-th line of ``buf`` ends (after its ``\\n``)."""
-    pos = 0
-    step = 1 << 16
-    while True:                          # newlines counted a slice at a time
-        part = buf.count(b"\n", pos, pos + step)
-        if part >= n:
-            break
-        n -= part
-        pos += step
-    a = np.frombuffer(buf, np.uint8, count=min(step, len(buf) - pos), offset=pos)
-    return pos + int(np.flatnonzero(a == _NL)[n - 1]) + 1
+        return data, got, None
 
 
 def _decoded(data: bytes) -> list[str | None]:
@@ -395,7 +383,8 @@ def _rows_batch(rows: list[tuple]) -> pa.RecordBatch:
 
 
 def _block_rows(reader: StreamReader, data: bytes | None, texts: list[str] | None,
-                first_line: int) -> tuple[pa.RecordBatch | None, StreamFormatError | None, int]:
+                nl: np.ndarray | None, first_line: int
+                ) -> tuple[pa.RecordBatch | None, StreamFormatError | None, int]:
     """The rows of one block of complete lines, the error that stopped
     the reading in it (``on_error="stop"``; the rows are those before it),
     and the number of lines.
@@ -405,7 +394,8 @@ def _block_rows(reader: StreamReader, data: bytes | None, texts: list[str] | Non
     pattern = _LINE.get(reader.format)
     if data is not None:
         a = np.frombuffer(data, np.uint8)
-        nl = np.flatnonzero(a == _NL)
+        if nl is None:                   # text encoded
+            nl = np.flatnonzero(a == _NL)
         n = len(nl)
     else:
         n = len(texts)
@@ -522,7 +512,7 @@ def _line_batches(reader: StreamReader, source: _Source, lines: int) -> Iterator
         got = source.block(lines, encode)
         if got is None:
             return
-        batch, error, n = _block_rows(reader, got[0], got[1], line)
+        batch, error, n = _block_rows(reader, *got, line)
         line += n
         if error is None:
             reader.line = line - 1
