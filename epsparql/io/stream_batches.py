@@ -126,7 +126,7 @@ def _line_pattern(stream: bool) -> str:
             + "(?: " + _TIME + r")? \.\r*\n$")
 
 
-_LINE = {"nt": _line_pattern(False), "nqt": _line_pattern(True)}
+_LINE = {"nt": _line_pattern(False), "nqt": _line_pattern(True)}     # jsonl, csv: none
 _PARSE = {"nt": _parse_nt_line, "nqt": _parse_nqt_line, "jsonl": _parse_jsonl_line}
 _LANGSTRING_DT = "^^<" + RDF_LANGSTRING + ">"     # refused by the row reader: left to it
 _SPACE, _NL, _QUOTE, _LT = 32, 10, 34, 60
@@ -366,7 +366,7 @@ def _row_texts(row: Row) -> tuple:
     out = (format_term(row[0]), format_term(row[1]), format_term(row[2]), _seconds(row[3]),
            None if row[4] is None else _seconds(row[4]), row[5] if len(row) > 5 else None)
     try:
-        "".join(out[:3] + out[5:] if out[5] is not None else out[:3]).encode("utf-8")
+        "".join((out[0], out[1], out[2], out[5] or "")).encode("utf-8")
     except UnicodeEncodeError:
         raise TermSyntaxError("not valid UTF-8 (a term holds a lone surrogate)") from None
     return out
@@ -375,11 +375,46 @@ def _row_texts(row: Row) -> tuple:
 def _rows_batch(rows: list[tuple]) -> pa.RecordBatch:
     """Rows ``(s, p, o, start, end, stream, line)`` as a batch."""
     s, p, o, start, end, stream, line = zip(*rows) if rows else ((),) * 7
+    ends = np.array([0.0 if t is None else t for t in end], np.float64)
     return pa.RecordBatch.from_arrays(
-        [_texts(list(s)), _texts(list(p)), _texts(list(o)), _arrow(np.array(start, np.float64), pa.float64()),
-         _arrow(np.array([0.0 if t is None else t for t in end], np.float64), pa.float64(),
-                np.array([t is not None for t in end], bool)),
+        [_texts(list(s)), _texts(list(p)), _texts(list(o)),
+         _arrow(np.array(start, np.float64), pa.float64()),
+         _arrow(ends, pa.float64(), np.array([t is not None for t in end], bool)),
          _texts(list(stream)), _arrow(np.array(line, np.int64), pa.int64())], schema=SCHEMA)
+
+
+def _common_rows(data: bytes, a: np.ndarray, nl: np.ndarray, fmt: str, first_line: int
+                 ) -> tuple[pa.RecordBatch | None, np.ndarray]:
+    """The rows of a block's lines of the common shape, and which lines
+    gave them (a boolean a line; none for a block that is not UTF-8)."""
+    n = len(nl)
+    ok = np.zeros(n, bool)
+    if fmt not in _LINE or not n:
+        return None, ok
+    offsets = np.empty(n + 1, _offset_type(len(data)))
+    offsets[0] = 0
+    offsets[1:] = nl + 1
+    lines = _string_type(len(data)).from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+    try:
+        lines.validate(full=True)
+    except pa.ArrowInvalid:              # not UTF-8: every line to the row parser
+        return None, ok
+    ok = _bools(pc.match_substring_regex(lines, _LINE[fmt]))
+    keep = np.flatnonzero(ok)
+    if not len(keep):
+        return None, ok
+    if len(keep) < n:                    # the lines of the shape, as a block of their own
+        a = a[np.repeat(ok, np.diff(offsets))]
+        data = a.tobytes()
+        nl = np.flatnonzero(a == _NL)
+    cols, bad = _cut(data, a, nl, fmt == "nqt")
+    batch = pa.RecordBatch.from_arrays(cols + [_arrow(keep + first_line, pa.int64())], schema=SCHEMA)
+    if len(bad):
+        good = np.ones(len(keep), bool)
+        good[bad] = False
+        batch = batch.filter(_arrow(good, pa.bool_()))
+        ok[keep[bad]] = False
+    return batch, ok
 
 
 def _block_rows(reader: StreamReader, data: bytes | None, texts: list[str] | None,
@@ -387,60 +422,27 @@ def _block_rows(reader: StreamReader, data: bytes | None, texts: list[str] | Non
                 ) -> tuple[pa.RecordBatch | None, StreamFormatError | None, int]:
     """The rows of one block of complete lines, the error that stopped
     the reading in it (``on_error="stop"``; the rows are those before it),
-    and the number of lines.
-    Lines of the common shape are cut out; the others go through the row
-    reader's line parser in line order, their errors counted or raised
-    as iterating does."""
-    pattern = _LINE.get(reader.format)
+    and the number of lines.  Lines of the common shape are cut out; the
+    others go through the row reader's line parser in line order, their
+    errors counted or raised as iterating does."""
     if data is not None:
         a = np.frombuffer(data, np.uint8)
-        if nl is None:                   # text encoded
+        if nl is None:                   # a text source's lines, encoded
             nl = np.flatnonzero(a == _NL)
-        n = len(nl)
+        fast, ok = _common_rows(data, a, nl, reader.format, first_line)
     else:
-        n = len(texts)
-    fast = None
-    slow: np.ndarray = np.arange(n)
-    if pattern is not None and data is not None and n:
-        offsets = np.empty(n + 1, _offset_type(len(data)))
-        offsets[0] = 0
-        offsets[1:] = nl + 1
-        lines = _string_type(len(data)).from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
-        try:
-            lines.validate(full=True)        # UTF-8, or every line to the row parser
-        except pa.ArrowInvalid:
-            lines = None
-        if lines is not None:
-            ok = _bools(pc.match_substring_regex(lines, pattern))
-            keep = np.flatnonzero(ok)
-            if len(keep) == n:
-                cols, bad = _cut(data, a, nl, reader.format == "nqt")
-            elif len(keep):
-                per_byte = np.repeat(ok, np.diff(offsets))
-                sub = a[per_byte].tobytes()
-                sa = np.frombuffer(sub, np.uint8)
-                cols, bad = _cut(sub, sa, np.flatnonzero(sa == _NL), reader.format == "nqt")
-            if len(keep):
-                line_no = keep + first_line
-                good = np.ones(len(keep), bool)
-                good[bad] = False
-                fast = pa.RecordBatch.from_arrays(cols + [_arrow(line_no, pa.int64())], schema=SCHEMA)
-                if len(bad):
-                    fast = fast.filter(_arrow(good, pa.bool_()))
-                    ok[keep[bad]] = False
-                slow = np.flatnonzero(~ok)
+        fast, ok = None, np.zeros(len(texts), bool)
+    slow = np.flatnonzero(~ok)
     if len(slow) and texts is None:
         texts = _decoded(data)
     rows, error = _slow_rows(reader, texts, slow, first_line)
     if error is not None and fast is not None:
         fast = fast.filter(_arrow(_numpy(fast.column("line"), np.int64) < reader.line, pa.bool_()))
-    if not rows:
-        return fast, error, n
-    extra = _rows_batch(rows)
-    if fast is None or fast.num_rows == 0:
-        return extra, error, n
-    both = pa.Table.from_batches([fast, extra]).sort_by("line").combine_chunks()
-    return both.to_batches()[0], error, n
+    if rows:
+        extra = _rows_batch(rows)
+        fast = extra if fast is None or not fast.num_rows else \
+            pa.Table.from_batches([fast, extra]).sort_by("line").combine_chunks().to_batches()[0]
+    return fast, error, len(ok)
 
 
 def _slow_rows(reader: StreamReader, texts: list[str | None], which: Iterable[int],
