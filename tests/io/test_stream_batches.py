@@ -219,11 +219,14 @@ class Trickle(io.RawIOBase):
 def test_sources_that_give_a_few_bytes_at_a_time(fmt, data):
     stream = data.draw(stream_bytes(fmt), label="stream")
     step = data.draw(st.integers(1, 9), label="step")
-    buffered = data.draw(st.booleans(), label="buffered")
+    kind = data.draw(st.sampled_from(["raw", "buffered", "gzip"]), label="kind")
 
     def source(b: bytes):
-        raw = Trickle(b, step)
-        return io.BufferedReader(raw, buffer_size=16) if buffered else raw
+        raw = Trickle(b if kind != "gzip" else gzip.compress(b), step)
+        if kind == "raw":
+            return raw
+        buffered = io.BufferedReader(raw, buffer_size=16)
+        return buffered if kind == "buffered" else gzip.GzipFile(fileobj=buffered)
 
     rows, batches = both(stream, fmt, "skip", data.draw(st.integers(1, 4)), None, source)
     assert batches == rows
