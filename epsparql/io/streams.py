@@ -558,7 +558,9 @@ class StreamReader:
         the reader, read in blocks (:mod:`epsparql.io.stream_batches`).
         A batch is cut short when the source has nothing more ready (a
         live pipe's rows come as they are written) and before an error
-        that stops the reading."""
+        that stops the reading.  :attr:`line` counts the lines read, which
+        may be ahead of the last batch given out (a row's own line is in
+        its ``line`` column); :attr:`rows` the rows given out."""
         from .stream_batches import read_batches
         return read_batches(self, size)
 
