@@ -2,7 +2,7 @@
 
 Why: the engine takes a batch of N-Triples texts in one crossing into
 Prolog, so reading must not build a Python object per row (rows of rdflib
-terms cost 4.5–14 µs a line, bench/reader.py).  Here the input is read in blocks of
+terms cost 4–12 µs a line, bench/reader.py).  Here the input is read in blocks of
 bytes; ``nt`` and ``nqt`` lines of the common shape (single spaces, no
 escapes, no comment, times as plain decimal numbers) are checked by one
 RE2 match each, built from the patterns of :mod:`epsparql.rdf.ntriples`,
