@@ -22,7 +22,7 @@ import io
 import os
 import select
 import stat
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Callable, Iterable, Iterator, NamedTuple, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -30,10 +30,9 @@ import pyarrow.compute as pc
 
 from ..rdf.ntriples import (BNODE_LABEL_PATTERN, IRI_ABSOLUTE_PLAIN_PATTERN, LANG_PATTERN,
                             RDF_LANGSTRING, STRING_PLAIN_PATTERN, TermSyntaxError, format_term)
-from .streams import (Row, StreamFormatError, StreamReader, _parse_jsonl_line, _parse_nqt_line,
-                      _parse_nt_line)
+from .stream_lines import Row, StreamFormatError, parse_jsonl_line, parse_nqt_line, parse_nt_line
 
-__all__ = ["SCHEMA", "read_batches"]
+__all__ = ["SCHEMA", "Counters", "read_batches"]
 
 #: The columns of every batch.
 SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
@@ -127,7 +126,7 @@ def _line_pattern(stream: bool) -> str:
 
 
 _LINE = {"nt": _line_pattern(False), "nqt": _line_pattern(True)}     # jsonl, csv: none
-_PARSE = {"nt": _parse_nt_line, "nqt": _parse_nqt_line, "jsonl": _parse_jsonl_line}
+_PARSE = {"nt": parse_nt_line, "nqt": parse_nqt_line, "jsonl": parse_jsonl_line}
 _LANGSTRING_DT = "^^<" + RDF_LANGSTRING + ">"     # refused by the row reader: left to it
 _SPACE, _NL, _QUOTE, _LT = 32, 10, 34, 60
 
@@ -417,7 +416,7 @@ def _common_rows(data: bytes, a: np.ndarray, nl: np.ndarray, fmt: str, first_lin
     return batch, ok
 
 
-def _block_rows(reader: StreamReader, data: bytes | None, texts: list[str] | None,
+def _block_rows(job: _Job, data: bytes | None, texts: list[str] | None,
                 nl: np.ndarray | None, first_line: int
                 ) -> tuple[pa.RecordBatch | None, StreamFormatError | None, int]:
     """The rows of one block of complete lines, the error that stopped
@@ -429,15 +428,15 @@ def _block_rows(reader: StreamReader, data: bytes | None, texts: list[str] | Non
         a = np.frombuffer(data, np.uint8)
         if nl is None:                   # a text source's lines, encoded
             nl = np.flatnonzero(a == _NL)
-        fast, ok = _common_rows(data, a, nl, reader.format, first_line)
+        fast, ok = _common_rows(data, a, nl, job.reader.format, first_line)
     else:
         fast, ok = None, np.zeros(len(texts), bool)
     slow = np.flatnonzero(~ok)
     if len(slow) and texts is None:
         texts = _decoded(data)
-    rows, error = _slow_rows(reader, texts, slow, first_line)
+    rows, error = _slow_rows(job, texts, slow, first_line)
     if error is not None and fast is not None:
-        fast = fast.filter(_arrow(_numpy(fast.column("line"), np.int64) < reader.line, pa.bool_()))
+        fast = fast.filter(_arrow(_numpy(fast.column("line"), np.int64) < job.reader.line, pa.bool_()))
     if rows:
         extra = _rows_batch(rows)
         fast = extra if fast is None or not fast.num_rows else \
@@ -445,10 +444,11 @@ def _block_rows(reader: StreamReader, data: bytes | None, texts: list[str] | Non
     return fast, error, len(ok)
 
 
-def _slow_rows(reader: StreamReader, texts: list[str | None], which: Iterable[int],
+def _slow_rows(job: _Job, texts: list[str | None], which: Iterable[int],
                first_line: int) -> tuple[list[tuple], StreamFormatError | None]:
     """Lines through the row reader's parser: rows with their line
     numbers, and the error that stopped the reading (or None)."""
+    reader = job.reader
     parse = _PARSE[reader.format]
     rows: list[tuple] = []
     try:
@@ -456,14 +456,14 @@ def _slow_rows(reader: StreamReader, texts: list[str | None], which: Iterable[in
             reader.line = first_line + int(i)
             text = texts[i]
             if text is None:
-                reader._error("not valid UTF-8")
+                job.report("not valid UTF-8", None)
                 continue
             try:
                 row = parse(text)
                 if row is not None:
                     rows.append(_row_texts(row) + (reader.line,))
             except TermSyntaxError as e:
-                reader._error(e.message, e.col)
+                job.report(e.message, e.col)
     except StreamFormatError as e:
         return rows, e
     return rows, None
@@ -472,24 +472,50 @@ def _slow_rows(reader: StreamReader, texts: list[str | None], which: Iterable[in
 # ---------------------------------------------------------------------------
 # batching: one block, one batch
 
-def read_batches(reader: StreamReader, size: int = 5000, *, block_lines: int | None = None
-                 ) -> Iterator[pa.RecordBatch]:
-    """The rows of ``reader`` as record batches of at most ``size`` rows
-    (see :meth:`StreamReader.batches`).  ``block_lines``: at most that many
-    lines a block (default a multiple of ``size`` near ``_BLOCK_LINES``);
-    the rows do not depend on it, which the tests check with small ones."""
+class Counters(Protocol):
+    """What a reading keeps up to date on its reader (a StreamReader): the
+    lines read and the rows given out, as iterating the reader does."""
+    format: str
+    line: int
+    rows: int
+
+    def close(self) -> None: ...
+
+
+class _Job(NamedTuple):
+    """One batched reading: the reader's counters, and what it hands over:
+    how a malformed line is reported (counted, kept, or raised as a
+    :class:`StreamFormatError`) and how its CSV lines become rows."""
+    reader: Counters
+    report: Callable[[str, int | None], None]
+    csv_rows: Callable[[Iterable[str | None]], Iterator[Row]]
+
+
+def read_batches(reader: Counters, size: int, *, start: Callable[[], IO],
+                 report: Callable[[str, int | None], None],
+                 csv_rows: Callable[[Iterable[str | None]], Iterator[Row]],
+                 block_lines: int | None = None) -> Iterator[pa.RecordBatch]:
+    """The rows of a stream as record batches of at most ``size`` rows
+    (see :meth:`StreamReader.batches`, which calls this): ``start()``
+    opens the source (``reader.close()`` closes it), ``report(message,
+    column)`` reports a malformed line of ``reader.line``, ``csv_rows``
+    turns CSV lines into rows.  ``block_lines``: at most that many lines a
+    block (default a multiple of ``size`` near ``_BLOCK_LINES``); the rows
+    do not depend on it, which the tests check with small ones."""
     if not isinstance(size, int) or isinstance(size, bool) or size < 1:
         raise ValueError(f"size must be a positive number of rows, got {size!r}")
-    return _batches(reader, size, block_lines or size * max(1, _BLOCK_LINES // size))
+    return _batches(_Job(reader, report, csv_rows), start, size,
+                    block_lines or size * max(1, _BLOCK_LINES // size))
 
 
-def _batches(reader: StreamReader, size: int, block_lines: int) -> Iterator[pa.RecordBatch]:
-    f = reader._open()
-    reader._file = f
+def _batches(job: _Job, start: Callable[[], IO], size: int, block_lines: int
+             ) -> Iterator[pa.RecordBatch]:
+    reader = job.reader
+    f = start()
     try:
         source = _Source(f)
-        parts = _csv_batches(reader, source, block_lines) if reader.format == "csv" else \
-            _line_batches(reader, source, block_lines)
+        parts = _csv_batches(job, source, block_lines) if reader.format == "csv" else \
+            _line_batches(job, source, block_lines)
         for batch, error in parts:
             for at in range(0, 0 if batch is None else batch.num_rows, size):
                 piece = batch.slice(at, size)
@@ -506,15 +532,16 @@ def _batches(reader: StreamReader, size: int, block_lines: int) -> Iterator[pa.R
 _Part = tuple[pa.RecordBatch | None, BaseException | None]
 
 
-def _line_batches(reader: StreamReader, source: _Source, lines: int) -> Iterator[_Part]:
+def _line_batches(job: _Job, source: _Source, lines: int) -> Iterator[_Part]:
     """``nt``, ``nqt`` and ``jsonl``: the rows of each block of lines."""
+    reader = job.reader
     line = 1
     encode = reader.format in _LINE
     while True:
         got = source.block(lines, encode)
         if got is None:
             return
-        batch, error, n = _block_rows(reader, *got, line)
+        batch, error, n = _block_rows(job, *got, line)
         line += n
         if error is None:
             reader.line = line - 1
@@ -523,7 +550,7 @@ def _line_batches(reader: StreamReader, source: _Source, lines: int) -> Iterator
             return
 
 
-def _csv_batches(reader: StreamReader, source: _Source, lines: int) -> Iterator[_Part]:
+def _csv_batches(job: _Job, source: _Source, lines: int) -> Iterator[_Part]:
     """``csv`` (a record may span lines): the row reader's CSV rows, a
     batch for each block of lines."""
     left = [0]                           # lines of the current block not yet read
@@ -541,11 +568,11 @@ def _csv_batches(reader: StreamReader, source: _Source, lines: int) -> Iterator[
 
     rows: list[tuple] = []
     try:
-        for row in reader._csv_rows(texts()):
+        for row in job.csv_rows(texts()):
             try:
-                rows.append(_row_texts(row) + (reader.line,))
+                rows.append(_row_texts(row) + (job.reader.line,))
             except TermSyntaxError as e:
-                reader._error(e.message, e.col)
+                job.report(e.message, e.col)
             if left[0] == 0:
                 yield _rows_batch(rows), None
                 rows = []

@@ -68,12 +68,21 @@ def by_rows(source: Any, fmt: str, on_error: str = "stop") -> Outcome:
     return _read(source, fmt, on_error, each)
 
 
+def in_blocks(reader: StreamReader, size: int, block_lines: int | None):
+    """``reader.batches(size)``, read in blocks of at most ``block_lines``
+    lines (the public method chooses its own: the tests make small ones)."""
+    if block_lines is None:
+        return reader.batches(size)
+    return read_batches(reader, size, start=reader._start, report=reader._error,
+                        csv_rows=reader._csv_rows, block_lines=block_lines)
+
+
 def by_batches(source: Any, fmt: str, on_error: str = "stop", size: int = 5000,
                block_lines: int | None = None) -> Outcome:
     """Reading by batches, the terms parsed back with ``parse_term``; every
     batch is checked to have the schema and between 1 and ``size`` rows."""
     def each(reader: StreamReader, out: Outcome) -> None:
-        for batch in read_batches(reader, size, block_lines=block_lines):
+        for batch in in_blocks(reader, size, block_lines):
             assert batch.schema == SCHEMA
             assert 1 <= batch.num_rows <= size
             for r in batch.to_pylist():
