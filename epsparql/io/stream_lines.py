@@ -148,25 +148,7 @@ def parse_nt_line(line: str) -> Row | None:
     if got is None:
         return None
     s, p, o, pos = got
-    rest = line[pos:]
-    body = rest.split("#", 1)[0].rstrip()
-    if not body.endswith("."):
-        raise TermSyntaxError("expected times then '.' at the end of the statement "
-                   "(a line is: subject predicate object start [end] .)", pos + len(body))
-    if rest[:1] not in (" ", "\t"):
-        raise TermSyntaxError("expected whitespace then the start time after the object", pos)
-    tokens = body[:-1].split()
-    if not tokens:
-        raise TermSyntaxError("missing start time (a line is: subject predicate object start [end] .)", pos)
-    if len(tokens) > 2:
-        raise TermSyntaxError(f"expected at most two times (start, end) before '.', found {len(tokens)} "
-                   f"items: {' '.join(tokens)}", pos)
-    try:
-        start = parse_time(tokens[0])
-        end = parse_time(tokens[1]) if len(tokens) == 2 else None
-    except ValueError as e:
-        raise TermSyntaxError(str(e), pos + 1) from None
-    _check_interval(start, end)
+    start, end = _times_and_dot(line, pos, "the object", _NT_LINE)
     return (s, p, o, start, end)
 
 
@@ -209,24 +191,29 @@ def parse_nqt_line(line: str) -> Row | None:
                                   "not a blank node", pos)
         g, pos = term_at(line, pos, "stream")
         stream = str(g)
-    start, end = _times_and_dot(line, pos, "the stream" if stream else "the object")
+    start, end = _times_and_dot(line, pos, "the stream" if stream else "the object", _NQT_LINE)
     return (s, p, o, start, end) if stream is None else (s, p, o, start, end, stream)
 
 
-def _times_and_dot(line: str, pos: int, after: str) -> tuple[int | float, int | float | None]:
-    """The times then ``.`` that end a line, from ``pos`` (right after ``after``)."""
+#: What a line is, as the errors say it.
+_NT_LINE = "subject predicate object start [end] ."
+_NQT_LINE = "subject predicate object [stream] start [end] ."
+
+
+def _times_and_dot(line: str, pos: int, after: str, shape: str
+                   ) -> tuple[int | float, int | float | None]:
+    """The times then ``.`` that end a line of ``shape``, from ``pos``
+    (right after ``after``)."""
     rest = line[pos:]
     body = rest.split("#", 1)[0].rstrip()
     if not body.endswith("."):
         raise TermSyntaxError("expected times then '.' at the end of the statement "
-                              "(a line is: subject predicate object [stream] start [end] .)",
-                              pos + len(body))
+                              f"(a line is: {shape})", pos + len(body))
     if rest[:1] not in (" ", "\t"):
         raise TermSyntaxError(f"expected whitespace then the start time after {after}", pos)
     tokens = body[:-1].split()
     if not tokens:
-        raise TermSyntaxError("missing start time (a line is: subject predicate object "
-                              "[stream] start [end] .)", pos)
+        raise TermSyntaxError(f"missing start time (a line is: {shape})", pos)
     if len(tokens) > 2:
         raise TermSyntaxError(f"expected at most two times (start, end) before '.', found "
                               f"{len(tokens)} items: {' '.join(tokens)}", pos)
