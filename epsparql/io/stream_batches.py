@@ -2,26 +2,22 @@
 
 Why: the engine takes a batch of N-Triples texts in one crossing into
 Prolog, so reading must not build a Python object per row (rows of rdflib
-terms cost 4–12 µs a line, bench/reader.py).  Here the input is read in blocks of
-bytes; ``nt`` and ``nqt`` lines of the common shape (single spaces, no
-escapes, no comment, times as plain decimal numbers) are checked by one
-RE2 match each, built from the patterns of :mod:`epsparql.rdf.ntriples`,
-and cut into columns with numpy over the block's bytes.  Every other line
+terms cost 4–12 µs a line, bench/reader.py).  Here the input is read in
+blocks of lines (:mod:`epsparql.io.line_blocks`); ``nt`` and ``nqt`` lines
+of the common shape (single spaces, no escapes, no comment, times as plain
+decimal numbers) are checked by one RE2 match each, built from the
+patterns of :mod:`epsparql.rdf.ntriples`, and cut into columns with numpy
+over the block's bytes.  Every other line
 (and every ``jsonl`` and ``csv`` line) goes through the row reader's own
 line parser, so rows, errors and their ``path:line:column`` are those of
 iterating the :class:`~epsparql.io.streams.StreamReader`.
 
-Reads take what the source has (``read1``), so a live pipe's rows come in
-a short batch as soon as they are written instead of waiting for a full
+A block becomes a batch or a few: a live pipe's rows come in a short
+batch as soon as their lines are complete instead of waiting for a full
 one.
 """
 from __future__ import annotations
 
-import codecs
-import io
-import os
-import select
-import stat
 from typing import IO, Callable, Iterable, Iterator, NamedTuple, Protocol
 
 import numpy as np
@@ -30,6 +26,7 @@ import pyarrow.compute as pc
 
 from ..rdf.ntriples import (BNODE_LABEL_PATTERN, IRI_ABSOLUTE_PLAIN_PATTERN, LANG_PATTERN,
                             RDF_LANGSTRING, STRING_PLAIN_PATTERN, TermSyntaxError, format_term)
+from .line_blocks import LineBlocks, decoded_lines
 from .stream_lines import Row, StreamFormatError, parse_jsonl_line, parse_nqt_line, parse_nt_line
 
 __all__ = ["SCHEMA", "Counters", "read_batches"]
@@ -39,8 +36,6 @@ SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
                     ("start", pa.float64()), ("end", pa.float64()), ("stream", pa.string()),
                     ("line", pa.int64())])
 
-_READ = 1 << 18            # bytes asked of the source at a time
-_MAX_BLOCK = 1 << 24       # bytes of a block, however few lines they hold
 _BLOCK_LINES = 16384       # lines of a block (RE2 and numpy pay per call), in whole batches
 
 
@@ -221,140 +216,6 @@ def _cut(data: bytes, a: np.ndarray, nl: np.ndarray, stream: bool
 
 
 # ---------------------------------------------------------------------------
-# reading blocks of lines
-
-def _live_fd(f: IO) -> int | None:
-    """The descriptor of a pipe, socket or terminal behind ``f`` (where a
-    read can wait for a writer), else None."""
-    try:
-        fd = f.fileno()
-        mode = os.fstat(fd).st_mode
-    except (AttributeError, OSError, ValueError):
-        return None
-    return fd if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) else None
-
-
-class _Source:
-    """A binary or text file object as blocks of complete lines, read as
-    the row reader reads them (lines end at ``\\n``; a UTF-8 byte order
-    mark at the start is dropped; a last line without ``\\n`` counts).
-    A block has at most the lines asked for, and no more than the source
-    had ready: a read waits for a writer only while no line is complete."""
-
-    def __init__(self, f: IO) -> None:
-        self.f = f
-        self.text = isinstance(f, io.TextIOBase)
-        self.fd = _live_fd(f)
-        self._read = None if self.text else (getattr(f, "read1", None) or f.read)
-        self._tail = b""                 # bytes read and not yet given out
-        self._tail_lines = 0             # the complete lines in them
-        self._first = True
-        self._failed: BaseException | None = None    # raised once the lines before it are out
-        self.eof = False
-
-    def ready(self) -> bool:
-        """Whether a read would not wait for a writer."""
-        if self.eof or self.fd is None:
-            return True
-        return bool(select.select([self.fd], [], [], 0)[0])
-
-    def block(self, lines: int, encode: bool = True
-              ) -> tuple[bytes | None, list[str] | None, np.ndarray | None] | None:
-        """At most ``lines`` complete lines: bytes each ending in ``\\n``
-        (None for text that is not UTF-8), for a text source the lines as
-        text, and for bytes read the positions of their ``\\n``; None at
-        the end."""
-        if self._failed is not None:
-            failed, self._failed = self._failed, None
-            raise failed
-        if self.text:
-            return self._text_block(lines, encode)
-        chunks, have, count = [self._tail], len(self._tail), self._tail_lines
-        while self._more(lines, have, count):
-            try:
-                chunk = self._read(_READ)
-            except (Exception, KeyboardInterrupt) as e:
-                if count == 0:
-                    raise
-                self._failed = e         # a line cut short by it is lost, as in rows
-                break
-            if chunk is None:            # a non-blocking descriptor with nothing yet
-                select.select([self.fd if self.fd is not None else self.f], [], [])
-                continue
-            if not chunk:
-                self.eof = True
-                break
-            chunks.append(chunk)
-            have += len(chunk)
-            count += int(np.count_nonzero(np.frombuffer(chunk, np.uint8) == _NL))
-        buf = b"".join(chunks)
-        some = bool(buf)
-        if self._first and buf:
-            self._first = False
-            if buf.startswith(codecs.BOM_UTF8):
-                buf = buf[len(codecs.BOM_UTF8):]
-        nl = np.flatnonzero(np.frombuffer(buf, np.uint8) == _NL)
-        if len(nl) > lines:
-            self._tail_lines = len(nl) - lines
-            nl = nl[:lines]
-        else:
-            self._tail_lines = 0
-        cut = int(nl[-1]) + 1 if len(nl) else 0
-        if cut == 0 and self.eof and some:  # a last line without its line break
-            self._tail = b""
-            return buf + b"\n", None, np.array([len(buf)])
-        self._tail = buf[cut:]
-        return (buf[:cut], None, nl) if cut else None
-
-    def _more(self, lines: int, have: int, count: int) -> bool:
-        """Whether to read on: while no line is complete (however long it
-        is) or the start may still be a byte order mark; then while the
-        block has room and the source has more ready."""
-        if self.eof or self._failed is not None:
-            return False
-        if count == 0 or (self._first and have < len(codecs.BOM_UTF8)):
-            return True
-        return count < lines and have < _MAX_BLOCK and self.ready()
-
-    def _text_block(self, lines: int, encode: bool) -> tuple[bytes | None, list[str], None] | None:
-        got: list[str] = []
-        while len(got) < lines and not self.eof and (not got or self.ready()):
-            try:
-                line = self.f.readline()
-            except (Exception, KeyboardInterrupt) as e:
-                if not got:
-                    raise
-                self._failed = e
-                break
-            if not line:
-                self.eof = True
-                break
-            if self._first:
-                line, self._first = line.lstrip("\ufeff"), False
-            got.append(line.rstrip("\r\n"))
-        if not got:
-            return None
-        data = None
-        if encode:
-            try:
-                data = ("\n".join(got) + "\n").encode("utf-8")
-            except UnicodeEncodeError:   # a lone surrogate: the row parser says what it is
-                pass
-        return data, got, None
-
-
-def _decoded(data: bytes) -> list[str | None]:
-    """The lines of a block as the row reader decodes them (None: not UTF-8)."""
-    out: list[str | None] = []
-    for raw in data.split(b"\n")[:-1]:
-        try:
-            out.append(raw.decode("utf-8").rstrip("\r\n"))
-        except UnicodeDecodeError:
-            out.append(None)
-    return out
-
-
-# ---------------------------------------------------------------------------
 # a block's rows
 
 def _row_texts(row: Row) -> tuple:
@@ -433,7 +294,7 @@ def _block_rows(job: _Job, data: bytes | None, texts: list[str] | None,
         fast, ok = None, np.zeros(len(texts), bool)
     slow = np.flatnonzero(~ok)
     if len(slow) and texts is None:
-        texts = _decoded(data)
+        texts = decoded_lines(data)
     rows, error = _slow_rows(job, texts, slow, first_line)
     if error is not None and fast is not None:
         fast = fast.filter(_arrow(_numpy(fast.column("line"), np.int64) < job.reader.line, pa.bool_()))
@@ -513,7 +374,7 @@ def _batches(job: _Job, start: Callable[[], IO], size: int, block_lines: int
     reader = job.reader
     f = start()
     try:
-        source = _Source(f)
+        source = LineBlocks(f)
         parts = _csv_batches(job, source, block_lines) if reader.format == "csv" else \
             _line_batches(job, source, block_lines)
         for batch, error in parts:
@@ -532,7 +393,7 @@ def _batches(job: _Job, start: Callable[[], IO], size: int, block_lines: int
 _Part = tuple[pa.RecordBatch | None, BaseException | None]
 
 
-def _line_batches(job: _Job, source: _Source, lines: int) -> Iterator[_Part]:
+def _line_batches(job: _Job, source: LineBlocks, lines: int) -> Iterator[_Part]:
     """``nt``, ``nqt`` and ``jsonl``: the rows of each block of lines."""
     reader = job.reader
     line = 1
@@ -550,7 +411,7 @@ def _line_batches(job: _Job, source: _Source, lines: int) -> Iterator[_Part]:
             return
 
 
-def _csv_batches(job: _Job, source: _Source, lines: int) -> Iterator[_Part]:
+def _csv_batches(job: _Job, source: LineBlocks, lines: int) -> Iterator[_Part]:
     """``csv`` (a record may span lines): the row reader's CSV rows, a
     batch for each block of lines."""
     left = [0]                           # lines of the current block not yet read
@@ -560,7 +421,7 @@ def _csv_batches(job: _Job, source: _Source, lines: int) -> Iterator[_Part]:
             got = source.block(lines, encode=False)
             if got is None:
                 return
-            block = got[1] if got[1] is not None else _decoded(got[0])
+            block = got[1] if got[1] is not None else decoded_lines(got[0])
             left[0] = len(block)
             for text in block:
                 left[0] -= 1

@@ -394,8 +394,8 @@ def test_reading_batches_does_not_import_pandas():
 
 
 def test_a_line_longer_than_a_block():
-    from epsparql.io import stream_batches
-    long = "x" * (stream_batches._MAX_BLOCK + 1000)
+    from epsparql.io import line_blocks
+    long = "x" * (line_blocks.MAX_BLOCK + 1000)
     data = (f'<http://ex/a> <http://ex/p> "{long}" 7 .\n' + common_lines(2)).encode()
     got = by_batches(io.BytesIO(data), "nqt", "stop", 3)
     assert len(got.rows) == 3 and got.rows[0][2] == ("Literal", long, None, None)
