@@ -19,8 +19,9 @@ from ..memo import BoundedCache
 
 __all__ = ["TermSyntaxError", "parse_term", "format_term", "format_encoded_numbers",
            "number_texts", "term_at", "iri", "literal",
-           "unescape", "IRI_PATTERN", "IRI_PLAIN_PATTERN", "BNODE_LABEL_PATTERN",
-           "STRING_PATTERN", "SCHEME_RE", "RDF_LANGSTRING", "absolute_iri_problem"]
+           "unescape", "IRI_CHAR", "IRI_PATTERN", "IRI_PLAIN_PATTERN", "IRI_ABSOLUTE_PLAIN_PATTERN",
+           "BNODE_LABEL_PATTERN", "STRING_PATTERN", "STRING_PLAIN_PATTERN", "LANG_PATTERN",
+           "SCHEME_PATTERN", "SCHEME_RE", "RDF_LANGSTRING", "absolute_iri_problem"]
 
 RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 
@@ -35,22 +36,33 @@ class TermSyntaxError(ValueError):
         self.col = col
 
 
+#: A character of an IRI as written between ``<>``, escapes aside.
+IRI_CHAR = r'[^\x00-\x20<>"{}|^`\\]'
 #: ``<iri>`` with escapes; group 1 is the text between the brackets.
-IRI_PATTERN = r'<((?:[^\x00-\x20<>"{}|^`\\]++|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*+)>'
+IRI_PATTERN = r'<((?:' + IRI_CHAR + r'++|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*+)>'
 #: ``<iri>`` without escapes (the common case, one regex step).
-IRI_PLAIN_PATTERN = r'<([^\x00-\x20<>"{}|^`\\]*)>'
+IRI_PLAIN_PATTERN = '<(' + IRI_CHAR + '*)>'
+#: An IRI scheme (N-Triples IRIs are absolute).
+SCHEME_PATTERN = r"[A-Za-z][A-Za-z0-9+.\-]*:"
+#: ``<iri>`` without escapes that :func:`iri` takes as it is (absolute), so
+#: a match needs no further check (also an RE2 pattern: the columnar reader
+#: of :mod:`epsparql.io.stream_batches` matches lines with it).
+IRI_ABSOLUTE_PLAIN_PATTERN = '<(' + SCHEME_PATTERN + IRI_CHAR + '*)>'
 #: A blank node label (after ``_:``), as one group.
 BNODE_LABEL_PATTERN = (r"((?:[A-Za-z0-9_]|[^\x00-\x7f])"
                        r"(?:(?:[A-Za-z0-9_\-.]|[^\x00-\x7f])*(?:[A-Za-z0-9_\-]|[^\x00-\x7f]))?)")
 #: A quoted string with its escapes; group 1 is the raw text between the quotes.
 STRING_PATTERN = r'"((?:[^"\\\n\r]++|\\(?:[tbnrf"\'\\]|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}))*+)"'
-#: An IRI scheme (N-Triples IRIs are absolute).
-SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+#: A quoted string without escapes (its raw text is its lexical form).
+STRING_PLAIN_PATTERN = r'"([^"\\\n\r]*)"'
+#: A language tag after its ``@``, as one group.
+LANG_PATTERN = r"@([a-zA-Z]+(?:-[a-zA-Z0-9]+)*)"
+SCHEME_RE = re.compile(SCHEME_PATTERN)
 
 _IRI_RE = re.compile(IRI_PATTERN)
 _BNODE_RE = re.compile("_:" + BNODE_LABEL_PATTERN)
 _STRING_RE = re.compile(STRING_PATTERN)
-_LANG_RE = re.compile(r"@([a-zA-Z]+(?:-[a-zA-Z0-9]+)*)")
+_LANG_RE = re.compile(LANG_PATTERN)
 _DT_RE = re.compile(r"\^\^" + IRI_PATTERN)
 _ESCAPE_RE = re.compile(r"\\(?:([tbnrf\"'\\])|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))")
 _ECHAR = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
@@ -95,7 +107,7 @@ def iri(raw: str, col: int = 0) -> URIRef:
     return _IRIS.put(raw, URIRef(text))
 
 
-_IRI_BODY_RE = re.compile(r'[^\x00-\x20<>"{}|^`\\]*')
+_IRI_BODY_RE = re.compile(IRI_CHAR + '*')
 
 
 def absolute_iri_problem(text: str) -> str | None:
