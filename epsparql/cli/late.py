@@ -41,18 +41,24 @@ class LateRows:
 
     def pushed(self, rows: Sequence[Sequence[Any]], lines: Sequence[int],
                late: Sequence[int]) -> None:
+        """Rows ``(s, p, o, start[, end])`` pushed, from these lines."""
+        self.pushed_ends([_end(r) for r in rows], lines, late)
+
+    def pushed_ends(self, ends: Sequence[float], lines: Sequence[int],
+                    late: Sequence[int]) -> None:
+        """Rows pushed, known by their end times, from these lines."""
         if late:
             self.count += len(late)
             if self.first is None:
-                self._name_first(rows, lines, late[0])
-        if rows:
-            self._max_end = max(self._max_end, max(_end(r) for r in rows))
+                self._name_first(ends, lines, late[0])
+        if len(ends):
+            self._max_end = max(self._max_end, max(ends))
 
-    def _name_first(self, rows: Sequence[Sequence[Any]], lines: Sequence[int], i: int) -> None:
+    def _name_first(self, ends: Sequence[float], lines: Sequence[int], i: int) -> None:
         line = lines[i] if i < len(lines) else None
         self.first = f"{self.path}:{line}" if line is not None else self.path
-        before = max([self._max_end] + [_end(r) for r in rows[:i]])
-        end = _end(rows[i])
+        before = max([self._max_end, *ends[:i]])
+        end = ends[i]
         if self.say is None:
             return
         self.say(f"late row {self.first}: it ends at {format_time(end)}, "

@@ -316,55 +316,77 @@ class _Run:
             self.elapsed = time.perf_counter() - t0
 
     def _loop(self) -> None:
-        engine, reader = self.engine, self.reader
-        rows = iter(reader)
-        batch = self.args.batch_size
+        """Read the stream as Arrow batches (epsparql/io/stream_batches.py:
+        a live pipe's rows come as they are written, a batch need not be
+        full) and push each with Engine.push_arrow, then end the stream."""
+        engine = self.engine
+        batches = self.reader.batches(self.args.batch_size)
         while not self.output_closed:
-            chunk: list[tuple] = []
-            lines: list[int] = []
             try:
-                for row in rows:
-                    chunk.append(row)
-                    lines.append(reader.line)
-                    if len(chunk) >= batch:
-                        break
+                batch = next(batches, None)
             except (StreamFormatError, EOFError, zlib.error, OSError) as e:
-                self.failure = e           # push what was read before, then stop
-            if chunk and not self._push(chunk, lines):
+                self.failure = e           # what was read before went in; stop here
+                break
+            if batch is None:
+                break
+            if batch.num_rows and not self._push(batch):
                 return
             self.progress.update(self.events, sum(self.counts.values()))
-            if self.failure is not None or len(chunk) < batch:
-                break
+            if self.interrupts.came:
+                self.failure = KeyboardInterrupt()
+                return
         if self.failure is None and not self.output_closed:
             try:
-                engine.flush()
+                with self.interrupts.held():
+                    engine.flush()
                 self.ended = True
             except (LimitError, PrologError) as e:
                 self.failure = e
             except _OutputClosed:
                 pass
+            except _Interrupted:
+                self.failure = KeyboardInterrupt()
             self.drain()
+            if self.interrupts.came and self.failure is None:
+                self.failure = KeyboardInterrupt()
 
-    def _push(self, chunk: list[tuple], lines: list[int]) -> bool:
+    def _push(self, batch: Any) -> bool:
         """Push one batch and write its answers; False if the run must stop."""
+        lines = batch.column("line").to_pylist()
         try:
-            late = self.engine.push_many(chunk)
+            with self.interrupts.held():
+                late = self.engine.push_arrow(batch)
         except StateLimitError as e:       # the batch went in; the cap stopped the run after it
             self.failure = e
-            self.events += len(chunk)
+            self.events += batch.num_rows
             self.drain()
             return False
         except _OutputClosed:              # the batch stopped part way: nobody reads on
             self.failed_lines = (lines[0], lines[-1])
+            return False
+        except _Interrupted:               # Ctrl-C: the batch stopped part way
+            self.failure = KeyboardInterrupt()
+            self.drain()
             return False
         except (AnswerLimitError, PrologError) as e:    # the batch stopped part way
             self.failure = e
             self.failed_lines = (lines[0], lines[-1])
             self.drain()
             return False
-        self.events += len(chunk)
-        self.late.pushed(chunk, lines, late)
+        self.events += batch.num_rows
+        if late:
+            ends = batch.column("end").to_pylist()
+            starts = batch.column("start").to_pylist()
+            self.late.pushed_ends([s if e is None else e for s, e in zip(starts, ends)],
+                                  lines, late)
+        else:                              # only the latest end matters then
+            import pyarrow.compute as pc
+            latest = pc.max(pc.coalesce(batch.column("end"), batch.column("start"))).as_py()
+            self.late.pushed_ends([latest], [], [])
         self.drain()
+        if self.interrupts.came:
+            self.failure = KeyboardInterrupt()
+            return False
         return True
 
     # -- the end ----------------------------------------------------------------

@@ -24,7 +24,7 @@ __all__ = ["LineBlocks", "decoded_lines", "MAX_BLOCK"]
 
 _READ = 1 << 18            # bytes asked of the source at a time
 #: Bytes of a block, however few lines they hold (a longer line is read whole).
-MAX_BLOCK = 1 << 24
+MAX_BLOCK = 1 << 22
 _NL = 10
 
 

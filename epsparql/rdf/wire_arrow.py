@@ -52,17 +52,27 @@ def _column(batch: Any, name: str) -> Any:
     return col.combine_chunks() if hasattr(col, "combine_chunks") else col
 
 
+def _numpy(arr: Any, dtype: str) -> Any:
+    """A primitive Arrow array without nulls as a numpy view of its data
+    buffer (``to_numpy`` would import pandas, 0.4 s of a command's start)."""
+    import numpy as np
+    dt = np.dtype(dtype)
+    return np.frombuffer(arr.buffers()[1], dtype=dt, count=len(arr), offset=arr.offset * dt.itemsize)
+
+
+def _first_null(col: Any) -> int:
+    return next(i for i, v in enumerate(col.is_valid().to_pylist()) if not v)
+
+
 def _times(col: Any, what: str) -> Any:
     """A time column as float64 numpy (ValueError for nulls, text, non-finite)."""
     import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
         raise ValueError(f"column {what!r} must hold numbers of seconds, got {col.type}")
     if col.null_count:
-        i = pc.index(pc.is_null(col), True).as_py()
-        raise ValueError(f"row {i}: {what} time is missing")
-    arr = col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+        raise ValueError(f"row {_first_null(col)}: {what} time is missing")
+    arr = _numpy(col.cast(pa.float64()), "float64")
     bad = ~np.isfinite(arr)
     if bad.any():
         i = int(np.argmax(bad))
@@ -75,7 +85,7 @@ def _numbers(col: Any, arr: Any) -> list[Any]:
     import numpy as np
     import pyarrow as pa
     if pa.types.is_integer(col.type):
-        return col.to_numpy(zero_copy_only=False).astype(np.int64).tolist()
+        return _numpy(col.cast(pa.int64()), "int64").tolist()
     whole = (np.floor(arr) == arr) & (np.abs(arr) < 2.0 ** 53)
     if whole.all():
         return arr.astype(np.int64).tolist()
@@ -129,8 +139,7 @@ def arrow_batch(batch: Any) -> ArrowBatch:
         if not (pa.types.is_string(c.type) or pa.types.is_large_string(c.type)):
             raise ValueError(f"column {name!r} must hold N-Triples terms as strings, got {c.type}")
         if c.null_count:
-            i = pc.index(pc.is_null(c), True).as_py()
-            raise ValueError(f"row {i}: {name} is missing")
+            raise ValueError(f"row {_first_null(c)}: {name} is missing")
         cols[name] = c.cast(pa.string()) if pa.types.is_large_string(c.type) else c
     start_col = _column(batch, "start")
     if start_col is None:
@@ -153,7 +162,7 @@ def arrow_batch(batch: Any) -> ArrowBatch:
     enc = pc.dictionary_encode(all_terms)
     texts = enc.dictionary.to_pylist()
     first = {}
-    idx = enc.indices.to_numpy(zero_copy_only=False)
+    idx = _numpy(enc.indices.cast(pa.int64()), "int64")
     terms = []
     for k, text in enumerate(texts):
         d = _TERMS.get(text)
@@ -181,13 +190,9 @@ def _runs(g: Any, n: int) -> list[list[Any]] | None:
     if g is None or g.null_count == n:
         return None
     g = g.cast(pa.string())
-    if n > 1:
-        same = pc.equal(g[1:], g[:-1])
-        both_null = pc.and_(pc.is_null(g[1:]), pc.is_null(g[:-1]))
-        change = pc.invert(pc.fill_null(pc.or_(same, both_null), False))
-        cuts = (np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1).tolist()
-    else:
-        cuts = []
+    codes = _numpy(pc.dictionary_encode(g, null_encoding="encode").indices.cast(pa.int64()),
+                   "int64")
+    cuts = (np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist()
     bounds = [0, *cuts, n]
     runs: list[list[Any]] = []
     for a, b in zip(bounds, bounds[1:]):
