@@ -9,10 +9,9 @@ engine finished, and no Prolog or Python report reaches the user.
 """
 from __future__ import annotations
 
-import re
-
 import gzip
 import json
+import re
 import subprocess
 import sys
 
