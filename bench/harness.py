@@ -181,7 +181,8 @@ def run_child(cmd: Sequence[str], timeout: float = 3600, *, log: str | None = No
     of its last stdout line that is one (``RESULT {...}`` counts too).
 
     Returns (result, run): ``run`` has the return code, elapsed seconds,
-    the child's peak memory (``maxrss_mb``) and the 1-minute load average
+    the child's CPU seconds (``cpu_s``, user and system), its peak memory
+    (``maxrss_mb``) and the 1-minute load average
     before and after (the run itself adds about 1).  ``log``: keep stdout
     and stderr in ``bench/out/logs/<log>.out/.err``.  ``check``: raise
     RuntimeError when the child fails or gives no result (else the result
@@ -207,6 +208,7 @@ def run_child(cmd: Sequence[str], timeout: float = 3600, *, log: str | None = No
     run = {"returncode": os.waitstatus_to_exitcode(status),
            "elapsed_s": round(time.perf_counter() - t0, 2),
            "maxrss_mb": round(ru.ru_maxrss / 1024, 1),
+           "cpu_s": round(ru.ru_utime + ru.ru_stime, 2),
            "load_avg_before": round(load0, 2), "load_avg_after": round(os.getloadavg()[0], 2)}
     if log:
         run["log"] = str(out_p.relative_to(ROOT))
