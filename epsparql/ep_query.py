@@ -27,8 +27,8 @@ class EPQuery(Query):
     dialect = "ep-sparql"
 
     def __init__(self, engine: Any, name: str, prepared: Any,
-                 on_result: Callable[[Answer], None] | None) -> None:
-        super().__init__(engine, name, prepared, on_result)
+                 on_result: Callable[[Answer], None] | None, keep: bool | None = None) -> None:
+        super().__init__(engine, name, prepared, on_result, keep)
         alg = prepared.algebra
         self.compiled: CompiledQuery = prepared.compiled
         self.projection: list[str] | None = None

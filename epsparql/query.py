@@ -31,13 +31,14 @@ class Query:
     ``prepared`` (every stage: syntax tree, algebra, compiled form),
     ``algebra``, ``prefixes``, ``results()``, ``pending``,
     ``to_dataframe()`` and ``on_result`` (called with each answer as it
-    is delivered)."""
+    is delivered; answers that go to it are not kept for ``results()``
+    unless ``keep`` is true)."""
 
     #: the language: "ep-sparql" or the dialect's name (epsparql/prepare.py)
     dialect: str = "ep-sparql"
 
     def __init__(self, engine: Any, name: str, prepared: Any,
-                 on_result: Callable[[Answer], None] | None) -> None:
+                 on_result: Callable[[Answer], None] | None, keep: bool | None = None) -> None:
         alg = prepared.algebra
         self.engine = engine
         self.name = name
@@ -48,6 +49,8 @@ class Query:
         self.compiled: Any = prepared.compiled
         self.template = tuple(alg.template)
         self.on_result = on_result
+        #: are answers kept for results()?  (not by default when a callback takes them)
+        self.keep: bool = on_result is None if keep is None else bool(keep)
         self._batches: list[AnswerBatch] = []
 
     # -- what every query is ---------------------------------------------------
@@ -162,13 +165,15 @@ class Query:
         return cols, tables
 
     def _keep(self, batch: AnswerBatch, room: int | None) -> tuple[int, bool]:
-        """Keep a batch of answers (the first ``room``), tell ``on_result``."""
+        """Deliver a batch of answers (the first ``room``): kept for
+        :meth:`results` (:attr:`keep`), and to ``on_result``."""
         cut = room is not None and len(batch) > room
         if cut:
             batch = batch.split(room)[0]
             if not len(batch):
                 return 0, True
-        self._batches.append(batch)
+        if self.keep:
+            self._batches.append(batch)
         if self.on_result is not None:
             for ans in batch.answers():
                 self.on_result(ans)

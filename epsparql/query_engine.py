@@ -270,8 +270,14 @@ class Engine:
 
     # -- queries ---------------------------------------------------------------
     def register(self, text: "str | DialectQuery", on_result: Callable[[Answer], None] | None = None,
-                 name: str | None = None, *, dialect: str | None = None) -> Query:
+                 name: str | None = None, *, dialect: str | None = None,
+                 keep: bool | None = None) -> Query:
         """Parse, compile and start a continuous query.
+
+        Its answers are kept for :meth:`Query.results` unless it has an
+        ``on_result`` callback: then each goes to the callback and is not
+        kept (a program that only listens runs in bounded memory), unless
+        ``keep=True`` asks for both.
 
         The language is detected: EP-SPARQL, or a stream dialect when the
         text has its constructs (``dialect=`` forces one of ``ep-sparql``,
@@ -284,7 +290,7 @@ class Engine:
         (:class:`~epsparql.language.dialects.DialectQuery`, e.g. built in
         code).  Raises QuerySyntaxError (with line and column) or QueryError."""
         if not isinstance(text, str) or dialect_of(text, dialect) != EP_SPARQL:
-            return self._register_windowed(text, on_result, name, dialect)
+            return self._register_windowed(text, on_result, name, dialect, keep)
         qid = self._next_qid
         name = name or f"q{qid}"
         if name in self._queries:
@@ -295,7 +301,7 @@ class Engine:
                            is_function=self.has_function, module=self.core.module,
                            reasoning="none" if self.reasoning == "none" else "rdfs")
         self._next_qid += 1
-        q = EPQuery(self, name, prepared, on_result)
+        q = EPQuery(self, name, prepared, on_result, keep)
         if _unbounded(prepared.algebra.pattern):
             warnings.warn(UnboundedStateWarning(
                 f"query {q.name} joins stream patterns without a getDURATION() < … bound: "
@@ -311,7 +317,8 @@ class Engine:
         return q
 
     def _register_windowed(self, text: "str | DialectQuery", on_result: Callable[[Answer], None] | None,
-                           name: str | None, dialect: str | None) -> WindowQuery:
+                           name: str | None, dialect: str | None,
+                           keep: bool | None = None) -> WindowQuery:
         """A query of a stream dialect: prepared (prepare.py), then started
         in the window runtime of this engine's module."""
         qid = self._next_qid
@@ -332,7 +339,7 @@ class Engine:
                 stacklevel=3)
         if self._windows is None:
             self._windows = WindowRuntime(self.core)
-        q = WindowQuery(self, name, prepared, on_result)
+        q = WindowQuery(self, name, prepared, on_result, keep)
         self._mark()
         try:
             # prolog/stream_window.pl: the windows, policy and R2S start

@@ -57,8 +57,8 @@ class WindowQuery(Query):
     ASK query's: ``ask`` bound to true or false)."""
 
     def __init__(self, engine: Any, name: str, prepared: "PreparedWindowQuery",
-                 on_result: Callable[[Answer], None] | None) -> None:
-        super().__init__(engine, name, prepared, on_result)
+                 on_result: Callable[[Answer], None] | None, keep: bool | None = None) -> None:
+        super().__init__(engine, name, prepared, on_result, keep)
         self.dialect: str = prepared.algebra.dialect
         names = list(self.compiled.variables)
         head = names + ["_:tpl:" + b for b in template_bnodes(self.template)] \

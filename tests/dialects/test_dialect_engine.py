@@ -143,7 +143,7 @@ def test_a_snapshot_of_other_queries_is_refused_and_changes_nothing():
 def test_on_result_and_dataframe():
     got = []
     with Engine() as eng:
-        q = eng.register(CSPARQL, on_result=got.append)
+        q = eng.register(CSPARQL, on_result=got.append, keep=True)
         eng.push_many([(ann, at, hall, 1, None, A), (bob, at, hall, 2, None, A)])
         eng.flush()
         df = q.to_dataframe()

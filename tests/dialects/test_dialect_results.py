@@ -158,7 +158,7 @@ def test_on_result_sees_each_answer_once_in_order(name):
     rows = stream(8, 70)
     seen = []
     with Engine() as eng:
-        q = eng.register(QUERIES[name], on_result=seen.append)
+        q = eng.register(QUERIES[name], on_result=seen.append, keep=True)
         kept = []
         for i in range(0, len(rows), 9):
             eng.push_many(rows[i:i + 9])
@@ -166,6 +166,13 @@ def test_on_result_sees_each_answer_once_in_order(name):
         eng.flush()
         kept.extend(q.results())
         assert seen == kept
+    with Engine() as eng:                       # the callback alone: nothing is kept
+        heard = []
+        q = eng.register(QUERIES[name], on_result=heard.append)
+        eng.push_many(rows)
+        eng.flush()
+        assert q.pending == 0 and len(q.results()) == 0
+        assert unlabelled(heard) == unlabelled(seen)
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "sparql-json", "nt", "table"])

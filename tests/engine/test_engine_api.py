@@ -44,10 +44,20 @@ def test_query_one_of_the_paper_as_printed(engine):
 
 def test_results_drain_and_callback(engine):
     seen = []
-    q = engine.register("SELECT ?s WHERE { ?s :p ?o }", on_result=seen.append)
+    q = engine.register("SELECT ?s WHERE { ?s :p ?o }", on_result=seen.append, keep=True)
     engine.push(U("a"), U("p"), Literal(1), 1)
     assert len(q.results()) == 1 and q.results() == []
     assert [a["s"] for a in seen] == [U("a")]
+
+
+def test_a_callback_takes_the_answers_and_nothing_piles_up(engine):
+    # issue 25, finding 8: a program that only listens runs in bounded memory
+    seen = []
+    q = engine.register("SELECT ?s ?o WHERE { ?s :p ?o }", on_result=seen.append)
+    assert q.keep is False
+    engine.push_many([(U("a"), U("p"), Literal(i), i) for i in range(20_000)])
+    assert len(seen) == 20_000 and q.pending == 0 and len(q.results()) == 0
+    assert engine.answers == 20_000                     # counted all the same
 
 
 def test_datetime_times_and_interval_functions(engine):
