@@ -931,6 +931,19 @@ class Engine:
             return {"content": 0, "pending": 0, "late": 0, "queries": 0, "due": None}
         return self._windows.stats()
 
+    def stream_rows(self) -> dict[str, int]:
+        """Rows pushed per stream IRI, once some windowed query is
+        registered (rows without a stream count under
+        :data:`DEFAULT_STREAM`)."""
+        return dict(self._windows.stream_rows) if self._windows is not None else {}
+
+    def unfed_queries(self) -> list[tuple[Query, list[str]]]:
+        """The windowed queries none of whose streams had a row although
+        rows were pushed (on other streams), each with the streams it
+        reads: a query that silently answers nothing, most often because
+        its rows came without a stream (an ``nt`` file)."""
+        return list(self._windows.unfed()) if self._windows is not None else []
+
     @property
     def largest_window(self) -> float:
         """The longest window of a store of partial matches, in seconds

@@ -111,6 +111,8 @@ class WindowRuntime:
         self.core = core
         self.module = core.module
         self.queries: dict[int, WindowQuery] = {}
+        #: rows pushed per stream IRI (to say where a query's rows went)
+        self.stream_rows: dict[str, int] = {}
 
     def register(self, q: WindowQuery) -> None:
         """Start a compiled query (its clauses asserted into the module)."""
@@ -124,6 +126,7 @@ class WindowRuntime:
         if not rows:
             return []
         runs = [[g, len(list(run))] for g, run in itertools.groupby(rows, key=_stream_of)]
+        self._count(runs)
         part = [r[:5] for r in rows] if max(map(len, rows)) > 5 else list(rows)
         data = triple_batch_rows(part)
         if data is not None:
@@ -137,7 +140,29 @@ class WindowRuntime:
     def push_data(self, data: list[Any], runs: list[list[Any]], core: bool) -> list[Columns]:
         """A batch already made janus data (:mod:`epsparql.rdf.wire_rows`)
         whose streams are the runs ``[iri, count]``, one crossing."""
+        self._count(runs)
         return self._columns("push", [data, runs, core])
+
+    def _count(self, runs: list[list[Any]]) -> None:
+        counts = self.stream_rows
+        for g, k in runs:
+            counts[g] = counts.get(g, 0) + k
+
+    def unfed(self) -> list[tuple[WindowQuery, list[str]]]:
+        """The queries none of whose streams had a row, while rows were
+        pushed (on other streams), with the streams each reads; a query
+        with a window over every stream (or ``STREAM ?g``) is never unfed."""
+        if not self.stream_rows:
+            return []
+        out = []
+        for q in self.queries.values():
+            streams = [w.stream for w in q.algebra.windows]
+            if any(not isinstance(g, str) for g in streams):
+                continue
+            names = sorted({str(g) for g in streams})
+            if names and not any(self.stream_rows.get(g) for g in names):
+                out.append((q, names))
+        return out
 
     def advance(self, t: float, core: bool) -> list[Columns]:
         """Evaluate every instant up to ``t`` (no row will end at or before it)."""
@@ -150,6 +175,7 @@ class WindowRuntime:
     def clear(self) -> None:
         """Forget the stream (window contents, clocks, previous results)."""
         self._call("sw_py_clear")
+        self.stream_rows.clear()
 
     def export(self) -> str:
         """The window state as text (one ground term: sw_export/2)."""

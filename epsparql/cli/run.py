@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..core.runtime import PrologError
-from ..query_engine import AnswerLimitError, LimitError, StateLimitError
+from ..query_engine import DEFAULT_STREAM, AnswerLimitError, LimitError, StateLimitError
 from ..io.results import OUTPUT_FORMATS, answer_writer
 from ..io.streams import (FORMATS, StreamFormatError, StreamHeaderError, StreamReader,
                           guess_format)
@@ -414,6 +414,25 @@ class _Run:
         errs = getattr(engine, "errors", [])
         if errs:
             say(f"  {len(errs):,} errors inside rules (first: {one_line(errs[0])})")
+        self._unfed()
+
+    def _unfed(self) -> None:
+        """Say so when a windowed query read none of the streams the rows
+        were on (issue 25, finding 9: an nt file's rows are all on the
+        default stream)."""
+        unfed = self.engine.unfed_queries()
+        if not unfed:
+            return
+        where = self.engine.stream_rows()
+        on = ", ".join(f"{n:,} on {'the default stream' if g == DEFAULT_STREAM else f'<{g}>'}"
+                       for g, n in sorted(where.items(), key=lambda x: -x[1]))
+        for q, streams in unfed:
+            say(f"{PROG}: note: query {q.name} reads {', '.join(f'<{g}>' for g in streams)}, "
+                f"which had no rows: the rows were {on}")
+        if DEFAULT_STREAM in where:
+            say(f"{PROG}: note: a row names its stream in the nqt format (before the times), "
+                f"in a jsonl \"stream\" field or a csv stream column; nt lines name none "
+                f"(docs/CLI.md, \"Stream formats\")")
 
     def report(self) -> int:
         """Say what stopped the run (if anything); the exit code."""
