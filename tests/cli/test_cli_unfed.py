@@ -23,7 +23,7 @@ def test_an_nt_file_on_a_named_stream_query_says_where_the_rows_were(tmp_path):
     (tmp_path / "s.nt").write_text(lines(50))
     r = cli("run", "q.rq", "--stream", "s.nt", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout == ""
-    assert (f"note: query avg reads <{EX}s>, which had no rows: the rows were 50 on the "
+    assert (f"note: query q reads <{EX}s>, which had no rows: the rows were 50 on the "
             f"default stream") in r.stderr
     assert "nt lines name none" in r.stderr
 
