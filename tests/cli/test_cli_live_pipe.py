@@ -1,0 +1,98 @@
+"""A live pipe: `tail -f log | epsparql run q.rq --stream -` answers each
+row as it arrives, not once 5,000 rows have come (issue 25, finding 7);
+on Ctrl-C the rows read were processed and their answers written."""
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+from cli_child import NEVER, env
+
+QUERY = "SELECT ?s ?o WHERE { ?s <http://example.org/p> ?o }\n"
+
+
+def row(i: int) -> str:
+    return f'<http://example.org/s{i}> <http://example.org/p> "{i}" {i} .\n'
+
+
+class Lines:
+    """A child's output read as it comes (the file descriptor itself: a
+    buffered reader would hold lines select() no longer sees)."""
+
+    def __init__(self, f) -> None:
+        self.fd = f.fileno()
+        self.buf = b""
+        self.eof = False
+
+    def take(self, n: int, watchdog: float = 120.0) -> list[str]:
+        """n lines, waiting for them (a watchdog, not a measure: it only
+        turns a hang into a failure)."""
+        deadline = time.monotonic() + watchdog
+        while self.buf.count(b"\n") < n and not self.eof and time.monotonic() < deadline:
+            ready, _, _ = select.select([self.fd], [], [], 1.0)
+            if ready:
+                chunk = os.read(self.fd, 65536)
+                if not chunk:
+                    self.eof = True
+                self.buf += chunk
+        lines = self.buf.split(b"\n")
+        got, self.buf = lines[:n], b"\n".join(lines[n:])
+        return [x.decode() for x in got if x or len(got) < n]
+
+
+def test_rows_from_a_live_pipe_are_answered_as_they_come(tmp_path):
+    (tmp_path / "q.rq").write_text(QUERY)
+    p = subprocess.Popen([sys.executable, "-m", "epsparql.cli", "run", "q.rq", "--stream", "-"],
+                         cwd=tmp_path, env=env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, bufsize=1)
+    out = Lines(p.stdout)
+    try:
+        for i in range(3):                      # three rows, and the writer waits
+            p.stdin.write(row(i))
+        p.stdin.flush()
+        got = out.take(3)
+        assert len(got) == 3, got               # answered while the pipe is still open
+        assert p.poll() is None
+        p.stdin.write(row(3))
+        p.stdin.flush()
+        assert len(out.take(1)) == 1
+        p.stdin.close()
+        err = p.stderr.read()
+        p.wait(timeout=120)
+        rest = out.take(1)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0 and rest == []
+    assert "4 events in" in err
+    for word in NEVER:
+        assert word not in err
+
+
+def test_ctrl_c_on_a_live_pipe_keeps_what_was_read(tmp_path):
+    (tmp_path / "q.rq").write_text(QUERY)
+    p = subprocess.Popen([sys.executable, "-m", "epsparql.cli", "run", "q.rq", "--stream", "-"],
+                         cwd=tmp_path, env=env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, bufsize=1)
+    out = Lines(p.stdout)
+    try:
+        for i in range(5):
+            p.stdin.write(row(i))
+        p.stdin.flush()
+        got = out.take(5)
+        assert len(got) == 5
+        p.send_signal(signal.SIGINT)            # the writer is still there: reading waits
+        err = p.stderr.read()
+        p.wait(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err
+    assert "5 events in" in err and "5 answers" in err
+    assert "interrupted; the answers found so far were written" in err
+    for word in NEVER:
+        assert word not in err
