@@ -80,6 +80,8 @@
             sparql_true/1,                  % +Expr
             sparql_ebv/2,                   % +Value, -Bool
             sparql_number/2,                % +Encoded, -Number
+            sparql_float_value/3,           % +Encoded, -Rank, -Float
+            sparql_float_term/3,            % +Rank, +Float, -Term
             sparql_typed_literal/3,         % +Lex, +Datatype, -Term
             sparql_seconds_datetime/2,      % +Seconds, -Term
             sparql_seconds_duration/2,      % +Seconds, -Term
@@ -245,6 +247,26 @@ sparql_ebv(V, T) :-
 sparql_number(E, V) :-
     nonvar(E),
     (   number(E) -> V = E ; E = n(V, _, _) ).
+
+%!  sparql_float_value(+Encoded, -Rank, -Float) is semidet.
+%
+%   Float is the value of an xsd:float (Rank 2) or xsd:double (Rank 3)
+%   literal, the IEEE specials included (a non-finite one is t/2).
+%   Fails for anything else, an ill-typed literal among them.
+sparql_float_value(E, R, V) :-
+    nonvar(E),
+    num(E, V0, R),
+    R >= 2,
+    V = V0.
+
+%!  sparql_float_term(+Rank, +Float, -Term) is det.
+%
+%   The encoding of the xsd:float (Rank 2) or xsd:double (Rank 3) whose
+%   value is Float (any number, rounded to a float), as arithmetic gives
+%   it: the non-finite ones as t/2.
+sparql_float_term(R, N, T) :-
+    must_be(oneof([2, 3]), R),
+    num_term(R, N, T).
 
 %!  sparql_typed_literal(+Lex, +Datatype, -Term) is det.
 %

@@ -64,8 +64,14 @@
     aggregate (specs agg(Op, Distinct, Sep) as in stream_relation.pl):
     count: the count of non-error values; sum/avg: s(E, C, I, C1, S1, C2,
     S2, C3, S3) with E the errors, C the values, I the exact sum of the
-    xsd:integer-ranked values and Ci/Si the count and (encoded) sum of the
-    decimal, float and double values; min/max/sample: the value or none.
+    xsd:integer-ranked values and Ci/Si the count and sum of the decimal
+    (encoded), float and double values; min/max/sample: the value or none.
+    Float and double sums are exact: x(Q, PosInf, NegInf, NaN), Q the
+    rational sum of the finite values and the counts of the others, so a
+    sum does not depend on the order in which values came or were taken
+    out (panes committed in one piece or in two, one engine or partitions
+    on Spark) and a long-running window does not drift; the float is made
+    once, when the aggregate is read.
 */
 :- module(stream_panes,
           [ pane_state/1,          % -State
@@ -637,11 +643,36 @@ add_sum(Sign, X, s(E0, C0, I0, C10, S10, C20, S20, C30, S30), S) :-
 
 rank_add(Sign, X, C0, S0, C, S) :-
     C is C0 + Sign,
-    (   C =:= 0 -> S = 0
+    (   sparql_float_value(X, _, V), exact(S0, E0), E0 = x(_, _, _, _)
+    ->  exact_add(Sign, V, E0, E1),
+        (   C =:= 0 -> S = 0 ; S = E1 )
+    ;   C =:= 0 -> S = 0
     ;   C0 =:= 0 -> S = X
     ;   Sign > 0 -> sparql_eval(add(const(S0), const(X)), S)
     ;   sparql_eval(sub(const(S0), const(X)), S)
     ).
+
+%   exact(+S, -X): a float sum slot as x(Q, PosInf, NegInf, NaN) (0 is
+%   the empty sum).
+exact(0, x(0, 0, 0, 0)) :- !.
+exact(X, X).
+
+exact_add(Sign, V, x(Q0, P0, N0, A0), x(Q, P, N, A)) :-
+    (   float_class(V, nan) -> Q = Q0, P = P0, N = N0, A is A0 + Sign
+    ;   float_class(V, infinite)
+    ->  Q = Q0, A = A0, ( V > 0 -> P is P0 + Sign, N = N0 ; N is N0 + Sign, P = P0 )
+    ;   Q is Q0 + Sign * rational(V), P = P0, N = N0, A = A0
+    ).
+
+%   exact_term(+Rank, +X, -Term): the sum as the literal arithmetic
+%   would give (NaN if any NaN or both infinities, else an infinity,
+%   else the float of the exact sum).
+exact_term(R, x(_, P, N, A), T) :-
+    (   A > 0 ; P > 0, N > 0 ), !,
+    V is nan, sparql_float_term(R, V, T).
+exact_term(R, x(_, P, _, _), T) :- P > 0, !, V is inf, sparql_float_term(R, V, T).
+exact_term(R, x(_, _, N, _), T) :- N > 0, !, V is -inf, sparql_float_term(R, V, T).
+exact_term(R, x(Q, _, _, _), T) :- V is float(Q), sparql_float_term(R, V, T).
 
 int_type('http://www.w3.org/2001/XMLSchema#integer') :- !.
 int_type(DT) :- numeric_rank(n(0, DT, ""), 0).
@@ -705,7 +736,12 @@ plus_one(_, A, _, A).
 
 part_plus(C0, S0, CP, SP, C, S) :-
     C is C0 + CP,
-    (   C =:= 0 -> S = 0
+    (   ( S0 = x(_, _, _, _) ; SP = x(_, _, _, _) )
+    ->  (   C =:= 0 -> S = 0
+        ;   exact(S0, X0), exact(SP, XP), exact_merge(1, X0, XP, X) -> S = X
+        ;   S = '$error'
+        )
+    ;   C =:= 0 -> S = 0
     ;   CP =:= 0 -> S = S0
     ;   C0 =:= 0 -> S = SP
     ;   sparql_eval(add(const(S0), const(SP)), S)
@@ -724,7 +760,12 @@ sub_one(_, A, _, A).
 
 part_sub(C0, S0, CP, SP, C, S) :-
     C is C0 - CP,
-    (   C =:= 0 -> S = 0
+    (   ( S0 = x(_, _, _, _) ; SP = x(_, _, _, _) )
+    ->  (   C =:= 0 -> S = 0
+        ;   exact(S0, X0), exact(SP, XP), exact_merge(-1, X0, XP, X) -> S = X
+        ;   S = '$error'
+        )
+    ;   C =:= 0 -> S = 0
     ;   CP =:= 0 -> S = S0
     ;   sparql_eval(sub(const(S0), const(SP)), S)
     ).
@@ -803,14 +844,18 @@ drop_zeros([0'0|T], R) :- !, drop_zeros(T, R).
 drop_zeros(R, R).
 
 sum_term(s(0, _, I, C1, S1, C2, S2, C3, S3), T) :-
-    foldl(add_part, [C1-S1, C2-S2, C3-S3], I, T),
+    foldl(add_part, [1-(C1-S1), 2-(C2-S2), 3-(C3-S3)], I, T),
     T \== '$error'.
 
-add_part(C-S, T0, T) :-
+add_part(R-(C-S0), T0, T) :-
     (   C =:= 0 -> T = T0
     ;   T0 == '$error' -> T = T0
-    ;   sparql_eval(add(const(T0), const(S)), T)
+    ;   ( S0 = x(_, _, _, _) -> exact_term(R, S0, S) ; S = S0 ),
+        sparql_eval(add(const(T0), const(S)), T)
     ).
+
+exact_merge(Sign, x(Q0, P0, N0, A0), x(Q1, P1, N1, A1), x(Q, P, N, A)) :-
+    Q is Q0 + Sign * Q1, P is P0 + Sign * P1, N is N0 + Sign * N1, A is A0 + Sign * A1.
 
 		 /*******************************
 		 *      ENTAILED MATCHES        *

@@ -523,11 +523,46 @@ complete_instants(M, RT, Cmp, Limit) :-
     (   Ts == []
     ->  update_due(RT)
     ;   min_list(Ts, T0),
+        arg(1, RT, Now),
         forall(( member(Q, Qs), q_next(Q, T), T =:= T0 ),
-               ( evaluate(M, Q, T0), drop_instant(Q, T0) )),
+               (   empty_from(Q, T0, Now)
+               ->  Q = q(_, Ws, _, _, _, _),          % what the windows hold expires
+                   prepare_windows(Ws, M, T0, _, _, _, _),
+                   skip_instants(Q, Cmp, Limit)
+               ;   evaluate(M, Q, T0), drop_instant(Q, T0)
+               )),
         feed_derived(M, RT, T0),
         complete_instants(M, RT, Cmp, Limit)
     ).
+
+%   empty_from(+Q, +T, +Now): Q skips empty windows (C-SPARQL) and every
+%   window of Q is empty at T and at every later instant until a triple
+%   arrives: a time window whose lower bound is at or after Now, the
+%   latest time stamp stored.  So its instants up to the next arrival are
+%   skipped at once: a sparse stream with a fine step costs what its data
+%   costs, not its span divided by the step (issue 25, finding 5).
+empty_from(q(_, Ws, policy(_, _, _, true, _), _, _, st(true, _, none, _)), T, Now) :-
+    Ws \== [],
+    forall(member(w(_, _, Kind, _, _), Ws), empty_window(Kind, T, Now)).
+
+empty_window(Kind, T, Now) :-
+    (   Kind = range(_, _) ; Kind == now ), !,
+    window_bounds(Kind, T, _, Lo),
+    (   Lo = lo(X) -> X >= Now ; Lo = ge(X) -> X > Now ).
+
+%   skip_instants(+Q, +Cmp, +Limit): move Q's steps on to their first
+%   instants not covered by Cmp Limit (those are due only once a triple
+%   has come).
+skip_instants(q(_, _, _, _, _, St), Cmp, Limit) :-
+    arg(2, St, Nexts0),
+    maplist(skip_step(Cmp, Limit), Nexts0, Nexts),
+    nb_setarg(2, St, Nexts).
+
+skip_step(Cmp, Limit, n(B, X0), n(B, X)) :-
+    (   Cmp == (<) -> first_multiple_at_or_after(Limit, B, X1)
+    ;   exact(Limit, R), K is floor(R / B) + 1, X1 is K * B
+    ),
+    X is max(X0, X1).
 
 compare_time(<, A, B) :- A < B.
 compare_time(=<, A, B) :- A =< B.
