@@ -366,6 +366,7 @@ class _Run:
             return False
         except _Interrupted:               # Ctrl-C: the batch stopped part way
             self.failure = KeyboardInterrupt()
+            self.failed_lines = (lines[0], lines[-1])
             self.drain()
             return False
         except (AnswerLimitError, PrologError) as e:    # the batch stopped part way

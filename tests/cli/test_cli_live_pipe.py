@@ -92,7 +92,11 @@ def test_ctrl_c_on_a_live_pipe_keeps_what_was_read(tmp_path):
         if p.poll() is None:
             p.kill()
     assert p.returncode == 130, err
-    assert "5 events in" in err and "5 answers" in err
+    assert "5 answers" in err
+    # Ctrl-C came after the batch (5 events) or while its last answers were
+    # written (the batch is then named as cut short)
+    assert "5 events in" in err or ("0 events in" in err and
+                                    "then it stopped inside the batch of lines 1-5" in err), err
     assert "interrupted; the answers found so far were written" in err
     for word in NEVER:
         assert word not in err
