@@ -289,6 +289,19 @@ def _expr(e: Any, sc: _Scope, sources) -> Any:
     """An expression with its EXISTS groups translated (over ``sources``)."""
     if isinstance(e, A.Exists):
         return ExistsExpr(_group(e.pattern, sc, sources), e.negated)
+    if isinstance(e, A.BinaryOp) and e.op in ("||", "&&"):
+        # a chain of one logical operator (associative in SPARQL's logic
+        # with errors) as a balanced tree: a generated FILTER of 2,000
+        # alternatives is log-deep for every pass after this one
+        operands: list[Any] = []
+        stack: list[Any] = [e]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, A.BinaryOp) and x.op == e.op:
+                stack += (x.right, x.left)
+            else:
+                operands.append(_expr(x, sc, sources))
+        return _balanced_op(e, operands)
     if isinstance(e, A.BinaryOp):
         return replace(e, left=_expr(e.left, sc, sources), right=_expr(e.right, sc, sources))
     if isinstance(e, A.UnaryOp):
@@ -303,10 +316,27 @@ def _expr(e: Any, sc: _Scope, sources) -> Any:
     return e
 
 
+def _balanced_op(e: A.BinaryOp, operands: list[Any]) -> Any:
+    if len(operands) == 1:
+        return operands[0]
+    mid = len(operands) // 2
+    return replace(e, left=_balanced_op(e, operands[:mid]), right=_balanced_op(e, operands[mid:]))
+
+
 def _union(u: A.Union, sc: _Scope, sources) -> Any:
-    def side(x):
-        return _union(x, sc, sources) if isinstance(x, A.Union) else _group(x, sc, sources)
-    return Union_(side(u.left), side(u.right))
+    """A chain of UNIONs (nested either way) as one list of alternatives,
+    walked without recursion, then a balanced tree: a generated query's
+    UNION of 1,000 branches is log-deep for every pass after this one."""
+    alternatives: list[Any] = []
+    stack: list[Any] = [u]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, A.Union):
+            stack.append(x.right)
+            stack.append(x.left)
+        else:
+            alternatives.append(_group(x, sc, sources))
+    return _union_all(alternatives)
 
 
 def _graph(g: A.Graph, sc: _Scope) -> Any:
@@ -330,12 +360,15 @@ def _each_named_window(var: A.Var, pattern: A.Group, sc: _Scope) -> list[Any]:
 
 
 def _union_all(parts: list[Any]) -> Any:
+    """The UNION of ``parts`` (in order), as a balanced tree (UNION is
+    associative: the same bag of solutions whatever the grouping)."""
     if not parts:
         return Table((), ())                   # no solution
-    out = parts[0]
-    for p in parts[1:]:
-        out = Union_(out, p)
-    return out
+    level = list(parts)
+    while len(level) > 1:
+        level = [Union_(level[i], level[i + 1]) if i + 1 < len(level) else level[i]
+                 for i in range(0, len(level), 2)]
+    return level[0]
 
 
 def _window_graph(w: D.WindowPattern, sc: _Scope) -> Any:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from urllib.parse import urljoin
 
-from lark import Token, Transformer, v_args
+from lark import Token, v_args
+from lark.visitors import Transformer_NonRecursive
 from lark.tree import Meta
 from rdflib import BNode, Literal, URIRef
 from rdflib.namespace import OWL, RDF, RDFS, XSD
@@ -63,7 +64,7 @@ class SelectClause:
 
 
 @v_args(meta=True)
-class SparqlBuilder(Transformer):
+class SparqlBuilder(Transformer_NonRecursive):
     """Builds AST nodes; ``query_parts`` collects what a query form holds."""
 
     def __init__(self, base: str | None = None) -> None:

@@ -1,0 +1,80 @@
+"""Long dialect queries, as tools generate them, register and answer
+(issue 25, finding 4: they crashed with a RecursionError): a UNION of
+1,000 branches (C-SPARQL) or of 500 windowed branches (CQELS), 1,000 named
+windows read through GRAPH ?g, a FILTER of 2,000 alternatives."""
+from __future__ import annotations
+
+import sys
+
+from rdflib import Literal, URIRef
+
+from conftest import ROOT
+from epsparql import Engine
+
+sys.path.insert(0, str(ROOT / "tests" / "cli"))
+from cli_child import cli  # noqa: E402  (the CLI in a child process)
+
+EX = "http://example.org/"
+S = EX + "s"
+
+
+def csparql_union(n: int) -> str:
+    return (f"REGISTER QUERY q AS SELECT ?s ?o FROM STREAM <{S}> [RANGE 10s STEP 5s] WHERE {{ "
+            + " UNION ".join(f"{{ ?s <{EX}p{i}> ?o }}" for i in range(n)) + " }")
+
+
+def cqels_union(n: int) -> str:
+    return ("SELECT ?s WHERE { " + " UNION ".join(
+        f"{{ STREAM <{S}{i}> [RANGE 10s] {{ ?s <{EX}p> ?o }} }}" for i in range(n)) + " }")
+
+
+def named_windows(n: int) -> str:
+    return ("REGISTER QUERY q AS SELECT ?g ?s " + " ".join(
+        f"FROM NAMED STREAM <{S}{i}> [RANGE 10s STEP 5s]" for i in range(n))
+        + " WHERE { GRAPH ?g { ?s ?p ?o } }")
+
+
+def filter_or(n: int) -> str:
+    return (f"REGISTER QUERY q AS SELECT ?s ?o FROM STREAM <{S}> [RANGE 10s STEP 5s] "
+            f"WHERE {{ ?s ?p ?o FILTER(" + " || ".join(f"?o = {i}" for i in range(n)) + ") }")
+
+
+def run(text: str, rows: list[tuple]) -> list:
+    with Engine() as eng:
+        q = eng.register(text)
+        eng.push_many(rows)
+        eng.flush()
+        return sorted((a.end, tuple(sorted((k, str(v)) for k, v in a.bindings.items())))
+                      for a in q.results())
+
+
+def test_a_union_of_a_thousand_branches():
+    got = run(csparql_union(1000), [(URIRef(EX + "a"), URIRef(f"{EX}p{i}"), Literal(i), 1, None, S)
+                                   for i in (0, 499, 999, 1000)])
+    assert [dict(b)["o"] for _, b in got] == ["0", "499", "999"]
+
+
+def test_a_cqels_union_of_500_windows():
+    got = run(cqels_union(500), [(URIRef(EX + f"x{i}"), URIRef(EX + "p"), Literal(1), 1, None,
+                                  f"{S}{i}") for i in (3, 250, 499)])
+    assert sorted({dict(b)["s"] for _, b in got}) == [EX + "x250", EX + "x3", EX + "x499"]
+
+
+def test_a_thousand_named_windows_through_graph():
+    got = run(named_windows(1000), [(URIRef(EX + "a"), URIRef(EX + "p"), Literal(1), 1, None,
+                                     f"{S}{i}") for i in (7, 777)])
+    assert {dict(b)["g"] for _, b in got} == {f"{S}7", f"{S}777"}
+
+
+def test_a_filter_of_two_thousand_alternatives():
+    got = run(filter_or(2000), [(URIRef(EX + "a"), URIRef(EX + "p"), Literal(i), 1, None, S)
+                                for i in (0, 1999, 2000, 5000)])
+    assert sorted(dict(b)["o"] for _, b in got) == ["0", "1999"]
+
+
+def test_the_command_runs_them(tmp_path):
+    (tmp_path / "q.rq").write_text(csparql_union(1000))
+    (tmp_path / "s.nqt").write_text(f'<{EX}a> <{EX}p999> "1" <{S}> 1 .\n')
+    r = cli("run", "q.rq", "--stream", "s.nqt", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("\n") == 1
