@@ -3,6 +3,8 @@
 
 Windows: ``[RANGE d STEP d]``, ``[RANGE d TUMBLING]``, ``[TRIPLES n]``
 (also ``[RANGE TRIPLES n]``), ``[NOW]``, ``[ALL]``; units ``ms s m h d``.
+``REGISTER QUERY name COMPUTED EVERY d AS`` (the first C-SPARQL papers'
+syntax) evaluates the query every d instead of at its windows' closes.
 Evaluated at each window close, non-empty windows only, RSTREAM
 (docs/DIALECTS.md, C-SPARQL).  ``REGISTER STREAM name AS CONSTRUCT``
 writes its triples on the stream ``urn:epsparql:stream:name`` (or the
@@ -31,7 +33,7 @@ OUTPUT_STREAMS = "urn:epsparql:stream:"
 
 GRAMMAR = r"""
 %override start: csparql_register? prologue query
-csparql_register: REGISTER (QUERY | STREAM) (NAME | IRIREF) AS
+csparql_register: REGISTER (QUERY | STREAM) (NAME | IRIREF) (COMPUTED EVERY DURATION)? AS
 %extend dataset_clause: FROM NAMED? STREAM iri "[" csparql_window "]"   -> stream_clause
 csparql_window: RANGE DURATION STEP DURATION                 -> w_sliding
               | RANGE DURATION TUMBLING                      -> w_tumbling
@@ -40,6 +42,8 @@ csparql_window: RANGE DURATION STEP DURATION                 -> w_sliding
               | ALL                                          -> w_all
 
 REGISTER: "REGISTER"i
+COMPUTED: "COMPUTED"i
+EVERY: "EVERY"i
 QUERY: "QUERY"i
 STREAM: "STREAM"i
 RANGE: "RANGE"i
@@ -66,6 +70,9 @@ class CsparqlBuilder(SparqlBuilder):
             name = str(tok)
             iri = OUTPUT_STREAMS + name
         parts = {"name": name, "register": kind}
+        if len(c) > 4 and getattr(c[3], "type", None) == "COMPUTED":
+            # the first papers' syntax: evaluated every that long
+            parts["computed_every"] = (duration(c[5], UNITS), c[5])
         if kind == "STREAM":
             parts["output"] = URIRef(iri)
         return ("register", parts)
@@ -103,6 +110,13 @@ class CsparqlBuilder(SparqlBuilder):
             from .builder import error_at
             raise error_at("REGISTER STREAM is for CONSTRUCT queries (their triples make the "
                            "stream); use REGISTER QUERY", parts["pos"])
+        every = parts.get("computed_every")
+        if every is not None:
+            period, at = every
+            if period <= 0:
+                from .builder import error_at
+                raise error_at("COMPUTED EVERY needs a positive duration", at)
+            return D.Policy("period", period=period, non_empty=True)
         return D.Policy("close", non_empty=True)
 
 

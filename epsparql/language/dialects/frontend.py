@@ -7,10 +7,12 @@ parser is built once per process.
 """
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from lark import Lark
 from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
@@ -92,6 +94,45 @@ def _expected_words(names: set[str], dialect: str) -> str:
     return describe_expected({words.get(n, n) for n in names})
 
 
+#: EP-SPARQL's event operators: not part of any stream dialect
+_EVENT_OPERATORS = ("SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL")
+_AFTER_NUMBER = re.compile(r"[ \t]+([A-Za-z]+)")
+
+
+def _hint(err: Any, text: str, title: str, dialect: str) -> QuerySyntaxError | None:
+    """A message that says what is meant where the parser only sees an
+    unexpected token: an EP-SPARQL operator in a dialect query, a
+    duration written with a space or an unknown unit."""
+    tok = err.token
+    word = str(tok)
+    if tok.type != "$END" and word.upper() in _EVENT_OPERATORS:
+        return QuerySyntaxError(
+            f"{word.upper()} is an EP-SPARQL event operator, not part of {title}: a query "
+            f"with it is written in EP-SPARQL (without the stream clauses and windows; "
+            f"docs/LANGUAGE.md)", tok.line, tok.column)
+    if "DURATION" in err.expected and tok.type != "$END" and word[:1].isdigit():
+        m = _AFTER_NUMBER.match(text, tok.end_pos) if tok.end_pos is not None else None
+        if m is not None:
+            unit = m.group(1)
+            line = tok.line + text.count("\n", tok.end_pos, m.start(1))
+            col = m.start(1) - (text.rfind("\n", 0, m.start(1)) + 1) + 1
+            known = _DURATION_PATTERN.get(dialect, "a duration such as 10s or 5m")
+            if _known_unit(unit, dialect):
+                return QuerySyntaxError(
+                    f"a duration is written without a space: {word}{unit}, not "
+                    f"{word} {unit} (expected {known})", tok.line, tok.column)
+            return QuerySyntaxError(f"unknown time unit {unit!r} (expected {known})", line, col)
+    return None
+
+
+#: the units of C-SPARQL's and CQELS' durations (10s, 5m)
+_UNITS = frozenset({"ms", "s", "m", "h", "d"})
+
+
+def _known_unit(unit: str, dialect: str) -> bool:
+    return unit in _UNITS or unit.lower() in _UNITS
+
+
 def _syntax_error(err: UnexpectedInput, text: str, title: str, dialect: str = "") -> QuerySyntaxError:
     if isinstance(err, UnexpectedCharacters):
         ch = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
@@ -100,6 +141,9 @@ def _syntax_error(err: UnexpectedInput, text: str, title: str, dialect: str = ""
         return QuerySyntaxError(f"unexpected {ch!r} in a {title} query{extra}", err.line, err.column)
     if isinstance(err, UnexpectedToken):
         tok = err.token
+        hint = _hint(err, text, title, dialect)
+        if hint is not None:
+            return hint
         if tok.type == "$END":
             lines = text.rstrip().split("\n")
             line, col = len(lines), len(lines[-1]) + 1

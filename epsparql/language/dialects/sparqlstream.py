@@ -77,11 +77,11 @@ class SparqlStreamBuilder(SparqlBuilder):
         delay, delay_at = (amounts[1] if len(amounts) > (2 if has_step else 1) else (Fraction(0), None))
         step, step_at = amounts[-1] if has_step else (None, None)
         pos = pos_of(meta)
-        if delay == 0 and delay_at is None:
+        if delay == 0:                       # TO NOW, or TO NOW - 0 MINUTES (the papers write both)
             w = D.Window("range", width, step, pos=pos)
         else:
-            if delay <= 0:
-                raise error_at("a window's end must be NOW or before it (NOW - d, d > 0)", delay_at)
+            if delay < 0:
+                raise error_at("a window's end must be NOW or before it (NOW - d, d >= 0)", delay_at)
             w = D.Window("past", width, step, delay=delay, pos=pos)
         return check_window(w, width_at, step_at)
 
