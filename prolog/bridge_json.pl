@@ -3,7 +3,7 @@
     The bridge's JSON encoding of a term: numbers as numbers, atoms as
     strings, strings as {"s": Text}, compound terms as {"f": Name, "a":
     [Args]}, proper lists as arrays, variables as null, non-finite floats
-    as {"n": "inf"|"-inf"|"nan"}; anything else (a blob) as the string of
+    as {"n": "inf"|"-inf"|"nan"}, rationals (exact times) as floats; anything else (a blob) as the string of
     its quoted text.  Decoded by epsparql/core/terms.py (from_json).
 */
 :- module(bridge_json,
@@ -22,6 +22,9 @@ write_json(S, X) :- float(X), !,
     ;   float_class(X, infinite) -> ( X > 0 -> write(S, '{"n":"inf"}') ; write(S, '{"n":"-inf"}') )
     ;   write(S, X)
     ).
+write_json(S, X) :- rational(X), !,            % an exact time: as a float
+    F is float(X),
+    write_json(S, F).
 write_json(S, X) :- atom(X), !, json:json_write_string(S, X).
 write_json(S, X) :- string(X), !,
     write(S, '{"s":'), json:json_write_string(S, X), put_char(S, '}').

@@ -45,6 +45,7 @@
             send_detected/1,     % +Engine
             triple_rows_batch/2, % +Data, -Batch
             table_batch/2,       % +Text, -Batch
+            exact_time/2,        % +Time, -Exact
             reply/3,             % :Goal, +Out, -Reply
             json_term//1         % +Term (from bridge_json)
           ]).
@@ -248,9 +249,20 @@ push_table_text(M, Text, Reply) :-
     ).
 
 table_items([], []).
-table_items([X|Xs], [Y|Ys]) :-
-    (   table_item(X, Y0) -> Y = Y0 ; domain_error(table_batch_item, X) ),
+table_items([X|Xs], [e(E, T1, T2)|Ys]) :-
+    (   table_item(X, e(E, T10, T20)) -> true ; domain_error(table_batch_item, X) ),
+    exact_time(T10, T1), exact_time(T20, T2),
     table_items(Xs, Ys).
+
+%!  exact_time(+Time, -Exact) is det.
+%
+%   A stream's time stamp as the engine keeps it: a float is the decimal
+%   it was written as (the simplest rational it stands for: 0.1 is 1r10,
+%   1700000000.25 is 6800000001r4), so windows, panes and getDURATION()
+%   compute with the times as written, not with their binary
+%   approximations (0.4 - 0.1 is 3r10, not 0.30000000000000004).  Times
+%   leave as floats again (the columns sink, bridge_json).
+exact_time(T, R) :- ( float(T) -> R is rationalize(T) ; R = T ).
 
 table_item(t(S, P, O, T1, T2), e(triple(S, P, O), T1, T2)).
 table_item(n(S, P, V, D, L, T1, T2), e(triple(S, P, n(V, D, L)), T1, T2)).
@@ -367,7 +379,8 @@ columns_run(push_triples, M, Data) :- !,
     triple_rows_batch(Data, Batch),
     with_detection_sink(columns_sink, engine_events(M, Batch)).
 columns_run(advance, M, Text) :- !,
-    (   number(Text) -> T = Text ; atom_number(Text, T) ),
+    (   number(Text) -> T0 = Text ; atom_number(Text, T0) ),
+    exact_time(T0, T),
     with_detection_sink(columns_sink, engine_advance(M, T)).
 columns_run(flush, M, _) :- !,
     with_detection_sink(columns_sink, engine_flush(M)).
@@ -485,8 +498,9 @@ number_literals([V|Vs], [L|Ls], [F|Fs], Name, Dt, [lit(T)|Ts]) :-
     number_literals(Vs, Ls, Fs, Name, Dt, Ts).
 
 triple_rows([], [], [], [], [], _, _, []) :- !.
-triple_rows([S|Ss], [P|Ps], [O|Os], [T1|T1s], [T2|T2s], Table, I,
+triple_rows([S|Ss], [P|Ps], [O|Os], [T10|T1s], [T20|T2s], Table, I,
             [e(triple(ST, PT, OT), T1, T2)|Batch]) :- !,
+    exact_time(T10, T1), exact_time(T20, T2),
     row_term(S, Table, I, ST),
     row_term(P, Table, I, PT),
     (   O = lit(OT) -> true ; row_term(O, Table, I, OT) ),

@@ -25,7 +25,7 @@
 :- use_module(epsparql_core, [with_detection_sink/2, engine_events/2, engine_advance/2,
                               engine_flush/1]).
 :- use_module(bridge_python, [columns_call/5, send_detected/1, triple_rows_batch/2,
-                              table_batch/2, reply/3]).
+                              table_batch/2, reply/3, exact_time/2]).
 
 %!  py_windows_columns(+Op, +Engine, +Receiver, +Arg, -Reply) is det.
 %
@@ -54,8 +54,9 @@ windows_op(push_text, M, [Text0, Streams, Core]) :- !,
     (   blob(Text0, 'PyObject') -> janus:py_str(Text0, Text) ; Text = Text0 ),
     table_batch(Text, Batch),
     push_both(M, Batch, Streams, Core).
-windows_op(advance, M, [T, Core]) :- !,
-    must_be(number, T),
+windows_op(advance, M, [T0, Core]) :- !,
+    must_be(number, T0),
+    exact_time(T0, T),
     core_goal(Core, M, engine_advance(M, T)),
     sw_with_sink(bridge_python:columns_sink, sw_advance(M, T)).
 windows_op(flush, M, Core) :- !,

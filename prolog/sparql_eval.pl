@@ -309,8 +309,12 @@ sparql_seconds_datetime(S0, d(S, 'http://www.w3.org/2001/XMLSchema#dateTime', Le
 %   integer when whole, Lex canonical "[-]P[nD][T[nH][nM][n[.f]S]]"
 %   ("PT0S" for zero; e.g. 90 -> "PT1M30S").  What GETDURATION returns.
 
-sparql_seconds_duration(S0, dur(V, 'http://www.w3.org/2001/XMLSchema#duration', Lex)) :-
-    must_be_finite(S0),
+sparql_seconds_duration(S00, dur(V, 'http://www.w3.org/2001/XMLSchema#duration', Lex)) :-
+    must_be_finite(S00),
+    (   rational(S00), \+ integer(S00)          % an exact time's difference: 3r10
+    ->  S0 is float(S00)
+    ;   S0 = S00
+    ),
     (   integer(S0)
     ->  V = S0
     ;   S0 =:= float_integer_part(S0)
@@ -1465,6 +1469,7 @@ time_arg(var(X), X) :- finite(X), !.
 time_arg(const(X), X) :- finite(X).
 
 finite(X) :- integer(X), !.
+finite(X) :- rational(X), !.                  % an exact time
 finite(X) :- float(X), \+ is_nan(X), \+ is_inf(X).
 
 %   Extension functions.

@@ -179,7 +179,7 @@ pane_index(Tau, G, J) :- pane_of(Tau, G, J).
 
 pane_of(Tau, G, J) :-
     (   G == 1 -> J is ceiling(Tau)
-    ;   float(Tau) -> R is rational(Tau), J is ceiling(R / G)
+    ;   float(Tau) -> R is rationalize(Tau), J is ceiling(R / G)
     ;   J is ceiling(Tau / G)
     ).
 

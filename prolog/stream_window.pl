@@ -56,10 +56,12 @@
     term; sw_import/2 checks such a term against the registered queries
     and puts it back.
 
-    Times are numbers of seconds; window widths, steps and instants are
-    integers or rationals (exact: `100ms` is 1r10).  A time stamp and an
-    instant are compared as SWI-Prolog compares numbers (as doubles when
-    one is a float).
+    Times are exact numbers of seconds: window widths, steps and instants
+    are integers or rationals (`100ms` is 1r10), and so are time stamps:
+    the bridge takes a float stamp as the decimal it was written as (0.1 is
+    1r10: bridge_python:exact_time/2), and exact/2 below does the same for
+    a float that comes another way.  So a stamp falls in the window its
+    written value says; times leave as floats again.
 */
 :- module(stream_window,
           [ sw_register/2,       % +Module, +QueryDef
@@ -462,7 +464,11 @@ first_multiple_at_or_after(T, B, N) :-
 floor_multiple(T, B, N) :-
     exact(T, R), K is floor(R / B), N is K * B.
 
-exact(T, R) :- ( float(T) -> R is rational(T) ; R = T ).
+%   A float time is the decimal it was written as (the simplest rational
+%   it stands for), as the bridge takes stream times (exact_time/2 of
+%   bridge_python.pl): 0.1 falls in the step of 1r10, not of its binary
+%   approximation.
+exact(T, R) :- ( float(T) -> R is rationalize(T) ; R = T ).
 
 %!  sw_advance(+Module, +Time) is det.
 %

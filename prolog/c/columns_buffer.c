@@ -284,6 +284,16 @@ put_value(level *L, size_t k, term_t t, long pos)
         L->kinds[k] = 2;
         return TRUE;
     }
+    case PL_RATIONAL:           /* an exact time (bridge_python:exact_time/2): a float again */
+        if (pos < 0) {
+            double d;
+            if (!PL_get_float(t, &d))
+                return FALSE;
+            memcpy(&L->slots[k], &d, sizeof d);
+            L->kinds[k] = 2;
+            return TRUE;
+        }
+        break;
     case PL_ATOM:
         if (pos >= 0 && pos < NPOS && PL_get_atom(t, &a)) {
             if (L->last_atom[pos] != a) {

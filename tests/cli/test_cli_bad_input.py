@@ -147,7 +147,7 @@ RUN = [
     (["run", "wsyntax.rq", "--stream", "s.nqt"], 2, "wsyntax.rq:1:51: expected ']', SLIDE or "
      "TUMBLING, found '{' (in a CQELS-QL query)", 0),
     (["run", "wagg.rq", "--stream", "s.nqt"], 2, "wagg.rq:1:8: ?s is neither grouped nor aggregated", 0),
-    (["run", "wunit.rq", "--stream", "s.nqt"], 2, "wunit.rq:1:48: expected a duration such as 10s or 5m", 0),
+    (["run", "wunit.rq", "--stream", "s.nqt"], 2, "wunit.rq:1:50: unknown time unit 'parsecs' (expected a duration such as 10s or 5m)", 0),
     (["run", "wzero.rq", "--stream", "s.nqt"], 2, "wzero.rq:1:", 0),
     (["run", "wdeep.rq", "--stream", "s.nqt"], 2, "levels deep, the limit", 0),
     (["run", "win.rq", "--stream", "s.nqt", "--dialect", "cqels"], 2,
