@@ -17,7 +17,7 @@ from ..rdf.prefixes import Prefixes
 from .algebra_tree import expr_text, term_text
 from .tree import TreeNode
 
-__all__ = ["window_algebra_tree", "window_text", "policy_text"]
+__all__ = ["window_algebra_tree", "window_text", "window_content", "policy_text"]
 
 
 def _dur(x: Fraction | None) -> str:
@@ -51,7 +51,31 @@ def window_text(w: WindowDef, prefixes: Prefixes) -> str:
         what = f"TRIPLES {win.count}"
     else:
         what = win.kind.upper()
-    return f"window {w.index} on {on}: {what}"
+    return f"window {w.index} on {on}: {what}; {window_content(w)}"
+
+
+def window_content(w: WindowDef) -> str:
+    """What the window holds at an instant t, and its own instants, as
+    docs/DIALECTS.md's table says (τ an occurrence's time stamp; the
+    content is the set of the triples occurring so)."""
+    win = w.window
+    if win.kind == "range" and win.step is not None:
+        a, b = _dur(win.width), _dur(win.step)
+        return (f"instants t = k·{b} (the first at or after the first arrival), holds the "
+                f"triples with t − {a} < τ ≤ t (a set)")
+    if win.kind == "range":
+        return (f"instants: its stream's arrivals, holds the triples with t − {_dur(win.width)} "
+                f"< τ ≤ t (a set)")
+    if win.kind == "past":
+        step = f"instants t = k·{_dur(win.step)}" if win.step is not None else "instants: arrivals"
+        return (f"{step}, holds the triples with t − {_dur(win.width)} < τ ≤ t − "
+                f"{_dur(win.delay)} (a set)")
+    if win.kind == "count":
+        return (f"instants: arrivals, holds the last {win.count} occurrences with τ ≤ t "
+                f"(ties in arrival order; a set)")
+    if win.kind == "now":
+        return "instants: arrivals, holds the triples with τ = t"
+    return "instants: arrivals, holds every triple with τ ≤ t (grows with the stream)"
 
 
 def policy_text(q: ContinuousQuery) -> str:

@@ -142,6 +142,9 @@ def test_explain_shows_windows_policy_and_key():
     out = r.stdout
     assert "RSTREAM at each window close, non-empty windows only" in out
     assert "window 0 on <http://example.org/stream/temperature>: RANGE 10min STEP 5min" in out
+    # boundaries, first instant and set semantics (issue 25, finding 12)
+    assert ("RANGE 10min STEP 5min; instants t = k·5min (the first at or after the first "
+            "arrival), holds the triples with t − 10min < τ ≤ t (a set)") in out
     assert "(AVG(?t) AS ?avg)" in out and "aggregates kept per pane" in out
     assert "average: key ?sensor" in out and "rise: key ?sensor" in out
     assert "SeqJoin (SEQ)" in out and "rule graph:" in out        # the EP-SPARQL query beside it
