@@ -74,6 +74,7 @@ def _failure(e: Exception, args: argparse.Namespace, spark: Any) -> str:
 def cmd_spark_run(args: argparse.Namespace) -> int:
     """``epsparql spark run``: batch replay of stream files."""
     from ..spark.batch import run_batch
+    from ..spark.failure import error_text
     qfs = read_queries(args.queries)
     try:
         files = expand_paths(args.stream)
@@ -93,7 +94,7 @@ def cmd_spark_run(args: argparse.Namespace) -> int:
         if os.environ.get("EPSPARQL_DEBUG"):
             raise
         line = _failure(e, args, spark)
-        if "StreamFormatError" in str(e):
+        if "StreamFormatError" in error_text(e):
             say(f"{PROG}: error: {line} (nothing was written; --on-error skip skips such lines)")
         else:
             say(f"{PROG}: error: the Spark job failed: {line}")

@@ -93,7 +93,7 @@ def plan_batch(spark: Any, spec: JobSpec, files: Sequence[str], *, format: str |
         try:
             last = routed.agg(F.max("end")).first()[0]
         except Exception as e:
-            raise JobFailed(phase[0], e, jvm_exit_code(spark)) from e
+            raise JobFailed(phase[0], e, jvm_exit_code(spark, e)) from e
     order = ("grp", "end", "start", "seq") if spec.per_key else ("end", "start", "seq")
     grouped = routed.repartitionById(n, "part").sortWithinPartitions(*order)
     answers = grouped.mapInArrow(lambda it: run_partition(spec, fields, it, counts, last),
@@ -169,12 +169,10 @@ def run_batch(spark: Any, spec: JobSpec, files: Sequence[str], out: str | None, 
                 writer.text(path)
             result.outputs[kind] = path
     except Exception as e:
-        raise JobFailed(phase[0], e, jvm_exit_code(spark)) from e
-    finally:
-        if jvm_exit_code(spark) is None:            # (a dead JVM answers nothing)
-            if reads > 1:
-                answers.unpersist()
-            spark.sparkContext.setJobDescription(None)
+        failed = JobFailed(phase[0], e, jvm_exit_code(spark, e))
+        _release(spark, answers if reads > 1 else None, failed=True)
+        raise failed from e
+    _release(spark, answers if reads > 1 else None, failed=False)
     t = plan.totals()
     result.events, result.routed, result.per_query = t.events, t.routed, t.per_query
     result.answers = t.answers
@@ -182,6 +180,18 @@ def run_batch(spark: Any, spec: JobSpec, files: Sequence[str], out: str | None, 
     result.late, result.errors, result.error_messages = t.late, t.errors, t.error_messages
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _release(spark: Any, persisted: Any, failed: bool) -> None:
+    """Drop the persisted answers and the job description; after a failure
+    the JVM may be gone, and that must not hide what failed."""
+    try:
+        if persisted is not None:
+            persisted.unpersist()
+        spark.sparkContext.setJobDescription(None)
+    except Exception:
+        if not failed:
+            raise
 
 
 def _describe(spark: Any, phase: list[str], text: str) -> None:

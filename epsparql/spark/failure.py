@@ -39,22 +39,34 @@ class JobFailed(RuntimeError):
     """A Spark job of epsparql failed: ``phase`` says which of its jobs ran."""
 
     def __init__(self, phase: str, cause: BaseException, exit_code: int | None = None) -> None:
-        super().__init__(f"{phase}: {cause}")
+        super().__init__(f"{phase}: {error_text(cause)}")
         self.phase = phase
         self.cause = cause
         #: the driver JVM's exit status when it died (52: out of memory)
         self.exit_code = exit_code
 
 
-def jvm_exit_code(spark: Any) -> int | None:
+def jvm_exit_code(spark: Any, cause: BaseException | None = None) -> int | None:
     """The driver JVM's exit status if it has exited (local mode, launched
-    by this process), else None."""
+    by this process), else None.  ``cause``: the error that stopped the
+    job; when it says the JVM is gone or out of memory, the JVM is given a
+    few seconds to finish exiting (an OutOfMemoryError in a task makes
+    Spark exit it with status 52)."""
     try:
         from pyspark import SparkContext
         proc = getattr(SparkContext._gateway, "proc", None)
-        return None if proc is None else proc.poll()
     except Exception:                                   # no gateway at all
         return None
+    if proc is None:
+        return None
+    if cause is not None and proc.poll() is None:
+        text = _text(cause)
+        if "OutOfMemoryError" in text or _jvm_gone(cause, text):
+            try:
+                return proc.wait(timeout=5)
+            except Exception:                           # still running
+                return None
+    return proc.poll()
 
 
 def explain(e: BaseException, *, local: bool = True, heap: str | None = None) -> str:
@@ -82,28 +94,49 @@ def explain(e: BaseException, *, local: bool = True, heap: str | None = None) ->
         return (f"a Python worker died{where} (killed for memory, or crashed); give the "
                 "machine's Python workers room: fewer partitions at a time (--master "
                 "local[N]) or more memory")
-    m = re.search(r"(StreamFormatError|PrologError|QueryError|ValueError|RuntimeError|TypeError|"
-                  r"KeyError|[A-Za-z]*LimitError|[A-Za-z]*Exception): (.+)", text)
-    line = m.group(2).strip() if m else _clean(text)
-    return f"{line[:500]}{where}" if phase and not m else line[:500]
+    said = _python_error(text)
+    if said:
+        return said[:500]
+    return f"{_clean(text)[:500]}{where}"
+
+
+def _python_error(text: str) -> str | None:
+    """The message of a worker's Python exception: the last line of the
+    traceback Spark passes on (``module.SomeError: message``)."""
+    tb = text.rfind("Traceback (most recent call last):")
+    if tb < 0:
+        return None
+    found = None
+    for line in text[tb:].splitlines()[1:]:
+        m = re.match(r"(?:[A-Za-z_][\w.]*\.)?([A-Za-z_]\w*(?:Error|Exception|Exit)): (.+)", line)
+        if m:
+            found = m.group(2).strip()
+        elif found and not line.startswith((" ", "\t")):
+            break
+    return found
+
+
+def error_text(e: BaseException) -> str:
+    """``str(e)``, safely: a Py4J error asks the JVM for its text, and a JVM
+    that has died answers that with another error (Connection refused)."""
+    try:
+        return str(e)
+    except Exception as again:
+        said = getattr(e, "errmsg", "") or type(e).__name__
+        return f"{said}\n{type(again).__name__}: {again}"
 
 
 def _text(e: BaseException) -> str:
-    parts = [str(e)]
-    jerr = getattr(e, "java_exception", None)
-    if jerr is not None:
-        try:
-            parts.append(str(jerr.toString()))
-        except Exception:
-            pass
-    return "\n".join(parts)
+    return error_text(e)
 
 
 def _jvm_gone(e: BaseException, text: str) -> bool:
     names = {type(x).__name__ for x in (e, e.__cause__, e.__context__) if x is not None}
+    names |= set(re.findall(r"\b(\w+Error): ", text))
     return bool(names & {"Py4JNetworkError", "ConnectionRefusedError", "ConnectionResetError",
-                         "BrokenPipeError"}) or \
-        "Answer from Java side is empty" in text or "Connection refused" in text
+                         "BrokenPipeError"}) or any(
+        words in text for words in ("Answer from Java side is empty", "Connection refused",
+                                    "SparkContext was shut down", "SparkContext has been shutdown"))
 
 
 def _operator(text: str) -> str | None:

@@ -98,6 +98,10 @@ def spark_session(master: str = "local[*]", app: str = "epsparql",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.python.worker.reuse": "true",
         "spark.sql.session.timeZone": "UTC",
+        # blocks written to disk (answers persisted for two outputs) with Kryo:
+        # Java serialization keeps every object of a stream (100 cached
+        # batches, ~4 MB each) until it resets, and ran a 512 MB heap out
+        "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
         # pandas warns inside pyspark's own worker code about all-None columns
         "spark.executorEnv.PYTHONWARNINGS": "ignore::FutureWarning",
         "spark.executorEnv.SWI_HOME_DIR": swipl_home,
