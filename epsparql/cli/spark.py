@@ -17,9 +17,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..io.streams import FORMATS
 from ..spark.job import JobSpec, expand_paths
@@ -59,6 +60,29 @@ def _session(args: argparse.Namespace) -> Any:
     return spark_session(args.master, conf=conf)
 
 
+def _start_session(args: argparse.Namespace) -> Callable[[], Any]:
+    """Start the SparkSession in a thread: its JVM takes seconds to start,
+    and the queries are compiled meanwhile.  Returns the function that
+    waits for it (and raises what starting it raised)."""
+    got: dict[str, Any] = {}
+
+    def start() -> None:
+        try:
+            got["spark"] = _session(args)
+        except BaseException as e:         # handed to the waiting thread
+            got["error"] = e
+
+    thread = threading.Thread(target=start, name="spark-session", daemon=True)
+    thread.start()
+
+    def wait() -> Any:
+        thread.join()
+        if "error" in got:
+            raise got["error"]
+        return got["spark"]
+    return wait
+
+
 def _failure(e: Exception, args: argparse.Namespace, spark: Any) -> str:
     """One line for a failed job (no JVM stack, no Py4J object names)."""
     from ..spark.failure import explain
@@ -80,11 +104,12 @@ def cmd_spark_run(args: argparse.Namespace) -> int:
         files = expand_paths(args.stream)
     except FileNotFoundError as e:
         raise UsageError(str(e)) from None
+    session = _start_session(args)
     spec = _spec(args, qfs)
     _show_plan(spec, args.quiet)
     spark = None
     try:
-        spark = _session(args)
+        spark = session()
         res = run_batch(spark, spec, files, args.out, format=args.format,
                         on_error=args.on_error, partitions=args.partitions,
                         write=args.output_format, order=args.order)
@@ -131,13 +156,14 @@ def cmd_spark_stream(args: argparse.Namespace) -> int:
     fmt = args.format or "nt"
     if fmt not in ("nt", "nqt", "jsonl"):
         raise UsageError("streaming reads the line formats nt, nqt and jsonl")
+    session = _start_session(args)
     spec = _spec(args, qfs)
     _show_plan(spec, args.quiet)
     spark = None
     report = None if args.quiet else (lambda m: say(f"{PROG}: {m}"))
     t0 = time.perf_counter()
     try:
-        spark = _session(args)
+        spark = session()
         st = run_stream(spark, spec, args.out, args.checkpoint, watch=args.watch, socket=socket,
                         format=fmt, on_error=args.on_error,
                         max_files_per_trigger=args.max_files_per_trigger,
