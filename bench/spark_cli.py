@@ -26,7 +26,6 @@ stream: few answers).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -119,16 +118,10 @@ def run(cmd: list[str], log: Path) -> dict:
 
 
 def digest(paths) -> tuple[int, str]:
-    """(lines, sum of their 64-bit BLAKE2 hashes): a multiset's fingerprint."""
-    n = total = 0
-    for path in paths:
-        with open(path, "rb") as f:
-            for line in f:
-                line = line.rstrip(b"\n")
-                if line:
-                    n += 1
-                    total += int.from_bytes(hashlib.blake2b(line, digest_size=8).digest(), "big")
-    return n, f"{total % (1 << 64):016x}"
+    """(lines, sum of their 64-bit hashes): a multiset's fingerprint."""
+    from epsparql.spark.batch import lines_digest
+    n, total = lines_digest([str(p) for p in paths])
+    return n, f"{total:016x}"
 
 
 def commands(mode: str, query: Path, stream: Path, out: Path, outputs: str) -> list[str]:

@@ -175,7 +175,7 @@ def run_batch(spark: Any, spec: JobSpec, files: Sequence[str], out: str | None, 
     _release(spark, answers if reads > 1 else None, failed=False)
     t = plan.totals()
     result.events, result.routed, result.per_query = t.events, t.routed, t.per_query
-    result.answers = t.answers
+    result.answers = sum(t.per_query.values())
     result.skipped, result.skipped_lines = t.skipped, t.skipped_messages
     result.late, result.errors, result.error_messages = t.late, t.errors, t.error_messages
     result.seconds = time.perf_counter() - t0
@@ -226,3 +226,20 @@ def read_answers(out: str) -> Iterator[Any]:
     from ..io.results import read_answers as read_file
     for f in sorted(glob.glob(os.path.join(out, "answers.jsonl", "part-*"))):
         yield from read_file(f)
+
+
+def lines_digest(paths: Sequence[str]) -> tuple[int, int]:
+    """(number of lines, sum of their 64-bit BLAKE2 hashes mod 2**64) of text
+    files: equal for equal multisets of lines whatever their order, so two
+    replays' (or a replay's and ``epsparql run``'s) JSON lines of millions
+    of answers compare without holding them."""
+    import hashlib
+    n = total = 0
+    for path in paths:
+        with open(path, "rb") as f:
+            for line in f:
+                line = line.rstrip(b"\n")
+                if line:
+                    n += 1
+                    total += int.from_bytes(hashlib.blake2b(line, digest_size=8).digest(), "big")
+    return n, total % (1 << 64)

@@ -72,18 +72,13 @@ class LocalCounts:
 
 
 @dataclass
-class JobTotals:
-    """The sums over every task of a job."""
+class JobTotals(TaskCounts):
+    """The sums over every task of a job: ``events`` the triples read,
+    ``routed`` the rows pushed into engines (a triple in k groups: k);
+    the first messages of each kind in task order."""
 
-    events: int = 0               # triples read
-    routed: int = 0               # rows pushed into engines (a triple in k groups: k)
-    skipped: int = 0
-    skipped_messages: list[str] = field(default_factory=list)
-    per_query: dict[str, int] = field(default_factory=dict)
-    late: int = 0
-    late_messages: list[str] = field(default_factory=list)
-    errors: int = 0
-    error_messages: list[str] = field(default_factory=list)
+    events: int = 0
+    routed: int = 0
 
     @classmethod
     def of(cls, entries: dict) -> "JobTotals":
@@ -93,16 +88,14 @@ class JobTotals:
                 t.events += c.rows
             else:
                 t.routed += c.rows
-            t.skipped += c.skipped
-            t.late += c.late
-            t.errors += c.errors
             for q, n in c.answers.items():
-                t.per_query[q] = t.per_query.get(q, 0) + n
-            for kind in ("skipped", "late", "error"):
-                mine, theirs = getattr(t, f"{kind}_messages"), getattr(c, f"{kind}_messages")
-                mine.extend(theirs[:max(0, KEEP - len(mine))])
+                t.answered(q, n)
+            for kind, count in (("skipped", "skipped"), ("late", "late"), ("error", "errors")):
+                setattr(t, count, getattr(t, count) + getattr(c, count))
+                mine = getattr(t, f"{kind}_messages")
+                mine.extend(getattr(c, f"{kind}_messages")[:max(0, KEEP - len(mine))])
         return t
 
     @property
-    def answers(self) -> int:
-        return sum(self.per_query.values())
+    def per_query(self) -> dict[str, int]:
+        return self.answers

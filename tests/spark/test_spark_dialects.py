@@ -25,6 +25,7 @@ import dialect_cases as C                      # noqa: E402
 from test_dialect_partition import GENERATORS, keyed_query  # noqa: E402
 
 from epsparql.io.streams import write_stream  # noqa: E402
+from test_spark import key, spark  # noqa: E402,F401  (the module's SparkSession fixture)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -41,16 +42,6 @@ def dialect_queries(seed: int, per_dialect: int = 2) -> list[tuple[str, str]]:
         text = keyed_query(rnd)[1]
         out.append((f"keyed{i}", text))
     return out
-
-
-def key(a) -> tuple:
-    return (a.query, frozenset(a.bindings.items()), float(a.start), float(a.end))
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from epsparql.spark import spark_session
-    return spark_session("local[2]")
 
 
 def test_dialects_on_1_2_4_partitions_equal_one_engine(spark, tmp_path):
