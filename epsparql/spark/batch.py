@@ -74,8 +74,10 @@ class BatchPlan:
 
 def plan_batch(spark: Any, spec: JobSpec, files: Sequence[str], *, format: str | None = None,
                on_error: str = "stop", partitions: int | None = None,
-               fields: Sequence[str] = ANSWER_FIELDS) -> BatchPlan:
-    """The replay as DataFrames: routed rows and answers of ``fields``.
+               fields: Sequence[str] = ANSWER_FIELDS, text_blocks: bool = False) -> BatchPlan:
+    """The replay as DataFrames: routed rows and answers of ``fields``
+    (``text_blocks``: the JSON lines only, in blocks of lines a row, see
+    :func:`~epsparql.spark.worker.run_partition`).
     Windowed queries (the stream dialects) evaluate their windows up to the
     last time stamp of the whole input in every group, as one engine would:
     that time is found first, by a pass over the input (not the answers)."""
@@ -95,9 +97,12 @@ def plan_batch(spark: Any, spec: JobSpec, files: Sequence[str], *, format: str |
         except Exception as e:
             raise JobFailed(phase[0], e, jvm_exit_code(spark, e)) from e
     order = ("grp", "end", "start", "seq") if spec.per_key else ("end", "start", "seq")
-    grouped = routed.repartitionById(n, "part").sortWithinPartitions(*order)
-    answers = grouped.mapInArrow(lambda it: run_partition(spec, fields, it, counts, last),
-                                 spark_schema(fields))
+    # the engines get what they push and how to group it (part and seq done)
+    grouped = routed.repartitionById(n, "part").sortWithinPartitions(*order) \
+        .select("grp", "s", "p", "o", "start", "end", "stream")
+    answers = grouped.mapInArrow(
+        lambda it: run_partition(spec, fields, it, counts, last, text_blocks=text_blocks),
+        spark_schema(fields))
     return BatchPlan(routed, answers, counts, n, len(pieces))
 
 
@@ -143,8 +148,10 @@ def run_batch(spark: Any, spec: JobSpec, files: Sequence[str], out: str | None, 
     if order == "time":
         needed |= set(TIME_ORDER)
     fields = [f for f in ANSWER_FIELDS if f in needed] or ["query"]
+    # JSON lines alone, in no particular order: written in blocks of lines
+    blocks = kinds == ["jsonl"] and order == "partition"
     plan = plan_batch(spark, spec, files, format=format, on_error=on_error,
-                      partitions=partitions, fields=fields)
+                      partitions=partitions, fields=fields, text_blocks=blocks)
     answers = plan.answers
     reads = len(kinds) + (order == "time")      # the range partitioner samples them
     if reads > 1:

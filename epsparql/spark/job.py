@@ -134,7 +134,7 @@ class JobSpec:
         return h.hexdigest()[:16]
 
 
-def _part(key: str) -> int:
+def group_part(key: str) -> int:
     """A stable hash of a group key (its rows' partition, modulo their number)."""
     return zlib.crc32(key.encode("utf-8", "surrogatepass")) & 0x7FFFFFFF
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..memo import Memo
-from .job import WHOLE, JobSpec, _part, canonical_key
+from .job import WHOLE, JobSpec, group_part, canonical_key
 from .read import TRIPLE_COLUMNS
 
 ROUTED_COLUMNS = ("part", "grp") + TRIPLE_COLUMNS
@@ -31,7 +31,7 @@ class ArrowRouter:
         #: give each row its key's text (streaming keeps state per key)
         self.per_key = spec.per_key if per_key is None else per_key
         self.canonical = Memo(canonical_key).__getitem__
-        self.part_of = Memo(_part).__getitem__
+        self.part_of = Memo(group_part).__getitem__
 
     def route(self, batch: Any) -> list[Any]:
         """The routed record batches of ``batch`` (:data:`ROUTED_COLUMNS`):

@@ -152,7 +152,8 @@ def late_text(row: Sequence[Any]) -> str:
 
 # -- batch replay ------------------------------------------------------------------
 def run_partition(spec: JobSpec, fields: Sequence[str], batches: Iterator[Any], counts: Any,
-                  last: float | None = None, flush_rows: int = 20_000) -> Iterator[Any]:
+                  last: float | None = None, flush_rows: int = 20_000,
+                  text_blocks: bool = False) -> Iterator[Any]:
     """mapInArrow body of the engine stage: a partition's routed rows
     (:data:`~epsparql.spark.route.ROUTED_COLUMNS`), sorted by ``(grp, end,
     start, seq)`` when each key is a group of its own (``spec.per_key``: a
@@ -161,7 +162,11 @@ def run_partition(spec: JobSpec, fields: Sequence[str], batches: Iterator[Any], 
     time order); answers out as record batches of ``fields``.  ``counts``:
     the job's accumulator (this task's :class:`TaskCounts` under
     ``("run", partition)``); ``last``: the whole input's last time stamp
-    (windowed queries evaluate up to it in every group)."""
+    (windowed queries evaluate up to it in every group).  ``text_blocks``
+    (``fields`` = ``("json",)``): each output row holds a block of up to
+    ``flush_rows`` JSON lines joined by line ends, which Spark's text
+    writer writes as they are (the same file as a row per answer, without
+    the JVM's work per row)."""
     import numpy as np
     import pyarrow.compute as pc
     from pyspark import TaskContext
@@ -210,18 +215,32 @@ def run_partition(spec: JobSpec, fields: Sequence[str], batches: Iterator[Any], 
             blocks.extend(r.answers())
             _note_side(r, tally)
         if sum(map(len, blocks)) >= flush_rows:
-            yield _counted(blocks, fields, tally)
+            yield _counted(blocks, fields, tally, text_blocks)
             blocks = []
     close()
-    yield _counted(blocks, fields, tally)
+    yield _counted(blocks, fields, tally, text_blocks)
     task = TaskContext.get()
     counts.add({("run", task.partitionId() if task else 0): tally})
 
 
-def _counted(blocks: list[AnswerBlock], fields: Sequence[str], tally: TaskCounts) -> Any:
+def _counted(blocks: list[AnswerBlock], fields: Sequence[str], tally: TaskCounts,
+             text_blocks: bool = False) -> Any:
     for b in blocks:
         tally.answered(b.query, len(b))
-    return record_batch(blocks, fields)
+    batch = record_batch(blocks, fields)
+    return text_block(batch) if text_blocks else batch
+
+
+def text_block(batch: Any) -> Any:
+    """A record batch of JSON lines as one row: the lines joined by line ends
+    (no row when there are none)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    lines = batch.column(0)
+    if not len(lines):
+        return batch
+    whole = pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines)
+    return pa.RecordBatch.from_arrays([pc.binary_join(whole, "\n")], schema=batch.schema)
 
 
 def _note_side(r: Runner, tally: TaskCounts) -> None:
