@@ -19,9 +19,20 @@ from ..memo import Memo
 COLUMNS = ["s", "p", "o", "start", "end", "stream"]
 
 
-def _time(t: float) -> float | int:
-    """Whole seconds as int (how the stream reader gives them)."""
-    return int(t) if t.is_integer() and abs(t) < 2 ** 53 else t
+def times(col: Any) -> list[Any]:
+    """A float64 column of seconds as Python numbers, whole seconds as int
+    (how the stream reader gives them); null stays None."""
+    import numpy as np
+    if col.null_count:
+        return [None if t is None else (int(t) if t.is_integer() and abs(t) < 2 ** 53 else t)
+                for t in col.to_pylist()]
+    arr = col.to_numpy(zero_copy_only=False)
+    whole = (arr == np.floor(arr)) & (np.abs(arr) < 2.0 ** 53)
+    if whole.all():
+        return arr.astype(np.int64).tolist()
+    out = arr.astype(object)
+    out[whole] = arr[whole].astype(np.int64).astype(object)
+    return out.tolist()
 
 
 class TermCache:
@@ -45,10 +56,9 @@ def push_arrow(engine: Any, batch: Any, terms: TermCache, *, source: str = "defa
     ``stream``); returns the positions of late rows, as ``push_many``."""
     n = batch.num_rows
     s, p, o = (terms.column(batch.column(c)) for c in ("s", "p", "o"))
-    start = [_time(t) for t in batch.column("start").to_pylist()]
+    start = times(batch.column("start"))
     names = batch.schema.names
-    end = [None if t is None else _time(t) for t in batch.column("end").to_pylist()] \
-        if "end" in names else [None] * n
+    end = times(batch.column("end")) if "end" in names else [None] * n
     stream = batch.column("stream") if "stream" in names else None
     if stream is None or stream.null_count == n:
         rows: Any = zip(s, p, o, start, end)
