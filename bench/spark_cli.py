@@ -57,7 +57,10 @@ class Sampler(threading.Thread):
     def kind(p, root: int) -> str:
         if p.pid == root:
             return "command"
-        return "jvm" if "java" in p.name() else "workers"
+        name = p.name()
+        if "java" in name:
+            return "jvm"
+        return "workers" if "python" in name else "other"
 
     def run(self) -> None:
         import psutil
@@ -74,6 +77,7 @@ class Sampler(threading.Thread):
                     t = p.cpu_times()
                     rec = self.procs.setdefault(p.pid, {"peak_mb": 0.0, "cpu_s": 0.0})
                     rec["kind"] = self.kind(p, self.root)   # a script exec's into java
+                    rec["name"] = " ".join(p.cmdline()[-2:])[-60:]
                     rec["peak_mb"] = max(rec["peak_mb"], rss)
                     rec["cpu_s"] = max(rec["cpu_s"], t.user + t.system)
                     if rec["kind"] == "workers":
@@ -99,12 +103,16 @@ def run(cmd: list[str], log: Path) -> dict:
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({code}):\n{log.read_text()[-3000:]}")
-    cpu = {k: 0.0 for k in ("command", "jvm", "workers")}
+    cpu = {k: 0.0 for k in ("command", "jvm", "workers", "other")}
     peak: dict[str, float] = {}
     for pid, rec in s.procs.items():
         k = rec["kind"]
         cpu[k] += rec["cpu_s"]
         peak[k] = max(peak.get(k, 0.0), rec["peak_mb"])
+    # every process that lived over 0.1 s: its kind, peak resident MB, CPU s
+    procs = sorted(({"kind": r["kind"], "name": r.get("name", ""), "peak_mb": round(r["peak_mb"]),
+                     "cpu_s": round(r["cpu_s"], 2)} for r in s.procs.values()
+                    if r["peak_mb"] > 1), key=lambda r: (r["kind"], -r["peak_mb"]))
     if not cpu["jvm"]:
         # no children: the command's own usage to its end (the sampler may
         # miss its last 0.1 s)
@@ -114,6 +122,7 @@ def run(cmd: list[str], log: Path) -> dict:
             "peak_mb": {k: round(v) for k, v in peak.items()},
             "workers_sum_peak_mb": round(s.workers_peak),
             "workers": sum(1 for r in s.procs.values() if r["kind"] == "workers"),
+            "processes": procs,
             "load_before": round(load0, 2), "load_after": round(os.getloadavg()[0], 2)}
 
 
@@ -188,6 +197,9 @@ def main() -> int:
                       + (f", {r['workers']} workers together {r['workers_sum_peak_mb']:,}"
                          if r["workers"] else "")
                       + f"; load {r['load_before']:.1f}-{r['load_after']:.1f}", flush=True)
+                print("    processes (kind, peak MB, CPU s): " + "; ".join(
+                    f"{x['kind']} {x['peak_mb']:,} MB {x['cpu_s']:.1f} s" for x in r["processes"]
+                    if x["kind"] != "other"), flush=True)
                 if r["equal_to_single"] is False:
                     return 1
         rows.append(row)
