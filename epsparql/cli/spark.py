@@ -52,12 +52,15 @@ def _show_plan(spec: Any, quiet: bool) -> None:
 
 
 def _session(args: argparse.Namespace) -> Any:
-    """The SparkSession of a command: --driver-memory and --conf applied."""
+    """The SparkSession of a command: --driver-memory and --conf applied;
+    a replay that writes JSON lines alone leaves the JVM little work."""
     from ..spark.session import spark_session
     conf = dict(args.conf or [])
     if args.driver_memory:
         conf["spark.driver.memory"] = args.driver_memory
-    return spark_session(args.master, conf=conf)
+    light = tuple(getattr(args, "output_format", ())) == ("jsonl",) and \
+        getattr(args, "order", "partition") == "partition"
+    return spark_session(args.master, conf=conf, light_jvm=light)
 
 
 def _start_session(args: argparse.Namespace) -> Callable[[], Any]:

@@ -72,13 +72,16 @@ def _jvm_started() -> bool:
 
 
 def spark_session(master: str = "local[*]", app: str = "epsparql",
-                  conf: dict[str, Any] | None = None):
+                  conf: dict[str, Any] | None = None, *, light_jvm: bool = False):
     """Get (or create) a SparkSession for epsparql jobs.
 
     ``conf`` adds or overrides Spark settings.  Shuffle partitions default
     to the number of cores of a local master (Spark's 200 would make 200
     tiny engine groups); a local driver's heap is :func:`driver_memory`
-    unless set."""
+    unless set.  ``light_jvm``: the job leaves the JVM little work per
+    answer (JSON lines alone, handed over in blocks): a local driver then
+    compiles with the client JIT only (C1), which halves the JVM's start-up
+    CPU; Parquet's per-answer encoding wants the optimising JIT (C2)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from ..core.swipl import configure_environment
@@ -93,13 +96,14 @@ def spark_session(master: str = "local[*]", app: str = "epsparql",
         "spark.ui.showConsoleProgress": "false",
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
-        # a local driver JVM also runs the job; its start-up compiles Spark's
-        # code with the optimising JIT (C2) at ~6-10 CPU seconds on a small
-        # machine, as much as a million events' shuffle and writing: the
-        # client JIT (C1) alone halves that and runs the job about as fast;
-        # and the throughput collector, a batch job's, spends less than G1
+        # a local driver JVM also runs the job: the throughput collector, a
+        # batch job's, spends less than G1; the client JIT alone (C1) saves
+        # ~4 of ~22 JVM CPU seconds on a million answers written as JSON
+        # lines and costs ~14 more of ~32 when they are written as Parquet
+        # (bench/README.md, "Issue 22"): only when asked for
         "spark.driver.extraJavaOptions": java_opts + (
-            " -XX:TieredStopAtLevel=1 -XX:+UseParallelGC" if local else ""),
+            " -XX:+UseParallelGC" + (" -XX:TieredStopAtLevel=1" if light_jvm else "")
+            if local else ""),
         "spark.executor.extraJavaOptions": java_opts,
         "spark.sql.shuffle.partitions": str(cores),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
