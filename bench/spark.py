@@ -14,23 +14,27 @@ and over issue 14's all-pairs stream (100 companies, one price a second,
 * ``allpairs``: ``{?k :price ?p1} SEQ {?k :price ?p2}`` with ``?p2 > ?p1``
   within 1,000 s, every pair reported (about 4.9 answers per event).
 
-Spark answers are counted where they are made (``groupBy().count()`` of
-the pipeline's rows, nothing persisted or collected), so that 50 million
-answers of the all-pairs stream at N = 10,000,000 cost no driver memory.
+Spark answers are counted by the tasks that make them (the job's
+accumulator, no pass over the answers), so that 50 million answers of the
+all-pairs stream at N = 10,000,000 cost no driver memory.
 
 ``--check M``: answers = single-process answers on an M-event sample (the
 first M events of the same generator): the single engine writes its
 answers as JSON lines (``epsparql run``'s format), the Spark pipeline
-(2 partitions) produces its ``json`` column, and the two multisets must be
-equal (``exceptAll`` both ways empty, counts equal), checked inside Spark.
+(2 partitions) writes its JSON lines, and the two multisets must be equal
+(line counts and a sum of 64-bit hashes of the lines).
 
 Modes, each in a fresh process (peak memory per run): ``single`` (one
 ``Engine``: read the file, ``push_many``, drain), ``spark1`` (``local[1]``,
-1 partition), ``spark2`` (``local[2]``, 2 partitions).  Spark runs are timed
-from the job's start to its end (session start-up excluded and reported
-apart); all include reading and parsing the file.  Peak memory: the
+1 partition, the answers written as JSON lines), ``spark2`` (``local[2]``, 2
+partitions); ``floor1``/``floor2``: the same jobs writing nothing (answers
+counted: reading, routing, the engines and Spark without output rows).
+Spark runs are timed from the job's start to its end (session start-up
+excluded and reported apart; bench/spark_cli.py times the command lines
+whole); all include reading and parsing the file.  Peak memory: the
 driver's VmHWM, and the largest resident size seen for the JVM and the
-Python workers (sampled every 0.2 s).
+Python workers (sampled every 0.2 s).  CPU per event of the JVM and of the
+workers.
 
     .venv/bin/python bench/spark.py                 # N = 1,000,000 (about 15 min)
     .venv/bin/python bench/spark.py --n 10000000    # about 2.5 hours
@@ -193,62 +197,61 @@ def child(mode: str, workload: str, n: int) -> dict:
     # with PYTHONPATH=OTHER_TREE the workers run that tree too, not this one
     import epsparql
     os.chdir(Path(epsparql.__file__).resolve().parents[1])
-    from epsparql.spark import JobSpec, spark_session
-    from epsparql.spark.batch import answers_frame
-    from pyspark.sql import functions as F
-    parts = 1 if mode == "spark1" else 2
+    import shutil
+    from epsparql.spark import JobSpec, run_batch, spark_session
+    parts = 2 if mode.endswith("2") else 1
+    floor = mode.startswith("floor")
     peak = ChildPeak()
     peak.start()
     t = time.perf_counter()
-    spark = spark_session(f"local[{parts}]", conf={"spark.driver.memory": "4g"})
+    spark = spark_session(f"local[{parts}]")
     startup = time.perf_counter() - t
     spec = JobSpec.build([(workload, text)])
     time.sleep(0.5)
     cpu0 = {k: peak.cpu_seconds(k) for k in ("jvm", "workers")}
     own0 = time.process_time()
+    out = OUT / f"spark_{mode}_out"
+    shutil.rmtree(out, ignore_errors=True)
     t = time.perf_counter()
-    rows = (answers_frame(spark, spec, [str(path)], partitions=parts)
-            .groupBy("kind").agg(F.count("*").alias("rows"), F.sum("count").alias("events"))
-            .collect())
+    res = run_batch(spark, spec, [str(path)], None if floor else str(out), partitions=parts,
+                    write=("jsonl",))
     seconds = time.perf_counter() - t
     time.sleep(0.5)
     cpu = {k: peak.cpu_seconds(k) - cpu0[k] for k in ("jvm", "workers")}
     cpu["driver"] = time.process_time() - own0
     peak.stop = True
     spark.stop()
-    kinds = {r["kind"]: r for r in rows}
-    events = kinds["stats"]["events"]
-    assert events == n, kinds
-    answers = kinds["answer"]["rows"] if "answer" in kinds else 0
-    return {"seconds": seconds, "events_per_s": n / seconds, "answers": answers,
+    shutil.rmtree(out, ignore_errors=True)
+    assert res.events == n, res
+    return {"seconds": seconds, "events_per_s": n / seconds, "answers": res.answers,
             "startup_s": startup, "peak_driver_mb": peak_rss_mb(), "peak_jvm_mb": peak.jvm,
-            "peak_workers_mb": peak.workers,
-            "late": kinds["late"]["rows"] if "late" in kinds else 0,
-            "errors": kinds["error"]["rows"] if "error" in kinds else 0, "cpu_s": cpu}
+            "peak_workers_mb": peak.workers, "late": res.late, "errors": res.errors,
+            "cpu_s": cpu, "cpu_us_per_event": {k: v / n * 1e6 for k, v in cpu.items()}}
 
 
 def check(workload: str, m: int) -> dict:
     """Answers = single-process answers on the first M events (see above)."""
+    import glob
+    import shutil
+    from spark_cli import digest
     path = input_file(workload, m)
     jsonl = OUT / f"spark_check_{workload}_{m}.jsonl"
     one = single(workload, path, m, jsonl)
-    from epsparql.spark import JobSpec, spark_session
-    from epsparql.spark.batch import answers_frame
-    spark = spark_session("local[2]", conf={"spark.driver.memory": "4g"})
+    from epsparql.spark import JobSpec, run_batch, spark_session
+    spark = spark_session("local[2]")
+    out = OUT / "spark_check_out"
     try:
         spec = JobSpec.build([(workload, QUERIES[workload])])
-        got = (answers_frame(spark, spec, [str(path)], partitions=2)
-               .filter("kind = 'answer'").select("json"))
-        want = spark.read.text(str(jsonl)).withColumnRenamed("value", "json")
-        n_got, n_want = got.count(), want.count()
-        missing = want.exceptAll(got).count()
-        extra = got.exceptAll(want).count()
+        res = run_batch(spark, spec, [str(path)], str(out), partitions=2, write=("jsonl",))
+        got = digest(sorted(glob.glob(str(out / "answers.jsonl" / "part-*"))))
+        want = digest([jsonl])
     finally:
         spark.stop()
         jsonl.unlink()
-    return {"events": m, "single_answers": one["answers"], "spark_answers": n_got,
-            "single_lines": n_want, "missing_in_spark": missing, "extra_in_spark": extra,
-            "equal": missing == 0 and extra == 0 and n_got == n_want == one["answers"]}
+        shutil.rmtree(out, ignore_errors=True)
+    return {"events": m, "single_answers": one["answers"], "spark_answers": res.answers,
+            "single_lines": want[0], "spark_lines": got[0],
+            "equal": got == want and res.answers == one["answers"]}
 
 
 def main() -> int:
@@ -256,7 +259,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--quick", action="store_true", help="N = 100,000, results to bench/out/")
     ap.add_argument("--workloads", default="seq2,query1")
-    ap.add_argument("--modes", default="single,spark1,spark2")
+    ap.add_argument("--modes", default="single,spark1,spark2,floor1,floor2")
     ap.add_argument("--out", help="results JSON (default bench/results/spark_<N>.json)")
     ap.add_argument("--check", type=int, metavar="M",
                     help="also check answers = single-process answers on an M-event sample")
@@ -284,8 +287,8 @@ def main() -> int:
                  load_after=run["load_avg_after"])
         checks.append(r)
         print(f"{workload:7} check on {args.check:,} events: single {r['single_answers']:,} "
-              f"answers, Spark {r['spark_answers']:,}; missing {r['missing_in_spark']}, extra "
-              f"{r['extra_in_spark']}: {'EQUAL' if r['equal'] else 'DIFFERENT'}", flush=True)
+              f"answers, Spark {r['spark_answers']:,}: "
+              f"{'EQUAL' if r['equal'] else 'DIFFERENT'}", flush=True)
         if not r["equal"]:
             return 1
     for workload in args.workloads.split(","):
@@ -302,7 +305,9 @@ def main() -> int:
             row[mode] = r
             extra = (f", start-up {r['startup_s']:.1f} s, JVM {r['peak_jvm_mb']:.0f} MB, "
                      f"workers {r['peak_workers_mb']:.0f} MB; CPU s: "
-                     + ", ".join(f"{k} {v:.1f}" for k, v in r["cpu_s"].items())) \
+                     + ", ".join(f"{k} {v:.1f}" for k, v in r["cpu_s"].items())
+                     + "; CPU µs/event: " + ", ".join(
+                         f"{k} {v:.1f}" for k, v in r["cpu_us_per_event"].items())) \
                 if "startup_s" in r else ""
             print(f"{workload:7} {mode:7} N={n:>10,}: {r['events_per_s']:>9,.0f} events/s "
                   f"({r['seconds']:.1f} s), {r['answers']:,} answers, driver peak "

@@ -2,6 +2,8 @@
 
     epsparql spark run QUERY.rq... --stream PATH... --out DIR
                  [--master local[*]] [--partitions N] [--format nt|jsonl|csv]
+                 [--output-format parquet,jsonl] [--order partition|time]
+                 [--driver-memory SIZE] [--conf KEY=VALUE]...
                  [--background FILE]... [--on-error stop|skip] [--no-partition]
     epsparql spark stream QUERY.rq... (--watch DIR | --socket HOST:PORT)
                  --out DIR --checkpoint DIR [--available-now] [--trigger SECONDS]
@@ -15,9 +17,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..io.streams import FORMATS
 from ..spark.job import JobSpec, expand_paths
@@ -48,52 +51,92 @@ def _show_plan(spec: Any, quiet: bool) -> None:
             say(f"{PROG}: partitioning: {line}")
 
 
-def _spark_error(e: Exception) -> str:
-    """The useful line of an exception that crossed Spark (a worker's Python
-    exception arrives wrapped in JVM stack traces)."""
-    text = str(e)
-    m = re.search(r"(StreamFormatError|PrologError|QueryError|ValueError|RuntimeError|"
-                  r"[A-Za-z]*LimitError): (.+)", text)
-    line = m.group(2).strip() if m else (text.strip().splitlines() or [type(e).__name__])[0]
-    return line[:500]
+def _session(args: argparse.Namespace) -> Any:
+    """The SparkSession of a command: --driver-memory and --conf applied;
+    a replay that writes JSON lines alone leaves the JVM little work."""
+    from ..spark.session import spark_session
+    conf = dict(args.conf or [])
+    if args.driver_memory:
+        conf["spark.driver.memory"] = args.driver_memory
+    light = tuple(getattr(args, "output_format", ())) == ("jsonl",) and \
+        getattr(args, "order", "partition") == "partition"
+    return spark_session(args.master, conf=conf, light_jvm=light)
+
+
+def _start_session(args: argparse.Namespace) -> Callable[[], Any]:
+    """Start the SparkSession in a thread: its JVM takes seconds to start,
+    and the queries are compiled meanwhile.  Returns the function that
+    waits for it (and raises what starting it raised)."""
+    got: dict[str, Any] = {}
+
+    def start() -> None:
+        try:
+            got["spark"] = _session(args)
+        except BaseException as e:         # handed to the waiting thread
+            got["error"] = e
+
+    thread = threading.Thread(target=start, name="spark-session", daemon=True)
+    thread.start()
+
+    def wait() -> Any:
+        thread.join()
+        if "error" in got:
+            raise got["error"]
+        return got["spark"]
+    return wait
+
+
+def _failure(e: Exception, args: argparse.Namespace, spark: Any) -> str:
+    """One line for a failed job (no JVM stack, no Py4J object names)."""
+    from ..spark.failure import explain
+    heap = args.driver_memory
+    if heap is None and spark is not None:
+        try:
+            heap = spark.sparkContext.getConf().get("spark.driver.memory", "1g")
+        except Exception:                  # the JVM is gone
+            heap = None
+    return explain(e, local=args.master.startswith("local"), heap=heap)
 
 
 def cmd_spark_run(args: argparse.Namespace) -> int:
     """``epsparql spark run``: batch replay of stream files."""
     from ..spark.batch import run_batch
-    from ..spark.session import spark_session
+    from ..spark.failure import error_text
     qfs = read_queries(args.queries)
     try:
         files = expand_paths(args.stream)
     except FileNotFoundError as e:
         raise UsageError(str(e)) from None
+    session = _start_session(args)
     spec = _spec(args, qfs)
     _show_plan(spec, args.quiet)
-    spark = spark_session(args.master)
+    spark = None
     try:
+        spark = session()
         res = run_batch(spark, spec, files, args.out, format=args.format,
-                        on_error=args.on_error, partitions=args.partitions)
+                        on_error=args.on_error, partitions=args.partitions,
+                        write=args.output_format, order=args.order)
     except KeyboardInterrupt:
         raise
     except Exception as e:                 # a worker's error arrives wrapped by Spark
         if os.environ.get("EPSPARQL_DEBUG"):
             raise
-        if "StreamFormatError" in str(e):
-            say(f"{PROG}: error: {_spark_error(e)} (nothing was written; --on-error skip "
-                f"skips such lines)")
-            return EXIT_RUNTIME
-        say(f"{PROG}: error: the Spark job failed: {_spark_error(e)}")
+        line = _failure(e, args, spark)
+        if "StreamFormatError" in error_text(e):
+            say(f"{PROG}: error: {line} (nothing was written; --on-error skip skips such lines)")
+        else:
+            say(f"{PROG}: error: the Spark job failed: {line}")
         return EXIT_RUNTIME
     if not args.quiet:
-        for m in res.skipped[:10]:
+        for m in res.skipped_lines:
             say(f"{PROG}: skipped {m}")
-        for m in res.errors[:10]:
+        for m in res.error_messages:
             say(f"{PROG}: error in a rule: {m}")
         rate = res.events / res.seconds if res.seconds else 0
         per = ", ".join(f"{q} {n:,}" for q, n in sorted(res.per_query.items())) or "none"
         say(f"{PROG}: {len(files)} file(s), {res.events:,} events routed to {res.partitions} "
-             f"partition(s) in {res.seconds:.1f} s ({rate:,.0f} events/s); answers: {per}; "
-             f"{len(res.skipped):,} skipped lines; {res.late:,} late; {len(res.errors):,} rule errors")
+            f"partition(s) in {res.seconds:.1f} s ({rate:,.0f} events/s); answers: {per}; "
+            f"{res.skipped:,} skipped lines; {res.late:,} late; {res.errors:,} rule errors")
         for kind, path in res.outputs.items():
             say(f"{PROG}: wrote {path} ({kind})")
     return EXIT_OK
@@ -101,7 +144,6 @@ def cmd_spark_run(args: argparse.Namespace) -> int:
 
 def cmd_spark_stream(args: argparse.Namespace) -> int:
     """``epsparql spark stream``: Structured Streaming with recovery."""
-    from ..spark.session import spark_session
     from ..spark.streaming import run_stream
     qfs = read_queries(args.queries)
     if (args.watch is None) == (args.socket is None):
@@ -117,12 +159,14 @@ def cmd_spark_stream(args: argparse.Namespace) -> int:
     fmt = args.format or "nt"
     if fmt not in ("nt", "nqt", "jsonl"):
         raise UsageError("streaming reads the line formats nt, nqt and jsonl")
+    session = _start_session(args)
     spec = _spec(args, qfs)
     _show_plan(spec, args.quiet)
-    spark = spark_session(args.master)
+    spark = None
     report = None if args.quiet else (lambda m: say(f"{PROG}: {m}"))
     t0 = time.perf_counter()
     try:
+        spark = session()
         st = run_stream(spark, spec, args.out, args.checkpoint, watch=args.watch, socket=socket,
                         format=fmt, on_error=args.on_error,
                         max_files_per_trigger=args.max_files_per_trigger,
@@ -135,7 +179,7 @@ def cmd_spark_stream(args: argparse.Namespace) -> int:
     except Exception as e:                 # a worker's error arrives wrapped by Spark
         if os.environ.get("EPSPARQL_DEBUG"):
             raise
-        say(f"{PROG}: error: the streaming query failed: {_spark_error(e)}")
+        say(f"{PROG}: error: the streaming query failed: {_failure(e, args, spark)}")
         return EXIT_RUNTIME
     if not args.quiet:
         say(f"{PROG}: {st.batches} batch(es), {st.events:,} events, {st.answers:,} answers in "
@@ -143,6 +187,26 @@ def cmd_spark_stream(args: argparse.Namespace) -> int:
              f"{st.dropped_by_watermark:,} dropped behind the watermark; "
              f"{st.skipped:,} skipped lines; {len(st.errors):,} rule errors")
     return EXIT_OK
+
+
+def _size_arg(text: str) -> str:
+    if not re.fullmatch(r"[1-9][0-9]*[kmgtKMGT]?", text.strip()):
+        raise argparse.ArgumentTypeError(f"a size like 512m or 4g, got {text!r}")
+    return text.strip().lower()
+
+
+def _conf_arg(text: str) -> tuple[str, str]:
+    key, eq, value = text.partition("=")
+    if not eq or not key.strip().startswith("spark."):
+        raise argparse.ArgumentTypeError(f"KEY=VALUE with a spark.* key, got {text!r}")
+    return key.strip(), value
+
+
+def _outputs_arg(text: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    if not kinds or set(kinds) - {"parquet", "jsonl"}:
+        raise argparse.ArgumentTypeError(f"parquet, jsonl or parquet,jsonl, got {text!r}")
+    return kinds
 
 
 def add_parser(sub: Any) -> None:
@@ -166,6 +230,11 @@ def add_parser(sub: Any) -> None:
                        help="out-of-order tolerance (streaming: also the watermark delay)")
         p.add_argument("--no-partition", action="store_true",
                        help="run every query on the whole stream in one group")
+        p.add_argument("--driver-memory", metavar="SIZE", type=_size_arg,
+                       help="heap of the driver JVM, e.g. 4g (local mode: it runs the "
+                       "executors too; default a quarter of the machine's RAM, 1g to 32g)")
+        p.add_argument("--conf", action="append", type=_conf_arg, metavar="KEY=VALUE",
+                       help="a Spark setting (repeatable), e.g. spark.executor.memory=8g")
         p.add_argument("-q", "--quiet", action="store_true", help="no plan, progress or summary")
 
     r = ssub.add_parser("run", help="batch replay of stream files",
@@ -180,6 +249,13 @@ def add_parser(sub: Any) -> None:
                    help="number of partitions (default: Spark's default parallelism)")
     r.add_argument("--on-error", choices=("stop", "skip"), default="stop",
                    help="at a malformed line: fail the job (default) or skip and count it")
+    r.add_argument("--output-format", type=_outputs_arg, default=("parquet", "jsonl"),
+                   metavar="FORMATS", help="what to write under --out: parquet, jsonl, or "
+                   "both as parquet,jsonl (default)")
+    r.add_argument("--order", choices=("partition", "time"), default="partition",
+                   help="partition (default): each part file in the order its engines found "
+                   "the answers; time: one total order by end, start, query (a distributed "
+                   "sort; part files in name order)")
     r.set_defaults(func=cmd_spark_run)
 
     s = ssub.add_parser("stream", help="Structured Streaming with recovery",

@@ -7,13 +7,14 @@ Structured Streaming with engine state in Spark's state store.
 
 See docs/SPARK.md.
 """
-from .job import JobSpec, Router, WHOLE, canonical_key, expand_paths
+from .job import JobSpec, WHOLE, canonical_key, expand_paths
 from .session import spark_session
 
 
 def __getattr__(name: str):
     # the Spark-facing modules import pyspark lazily
-    if name in ("run_batch", "answers_frame", "collect_answers", "BatchResult"):
+    if name in ("run_batch", "plan_batch", "answers_frame", "collect_answers", "read_answers",
+                "BatchResult"):
         from . import batch
         return getattr(batch, name)
     if name in ("start_stream", "run_stream", "read_answers_dir", "StreamStats"):
@@ -22,6 +23,7 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["JobSpec", "Router", "WHOLE", "canonical_key", "expand_paths", "spark_session",
-           "run_batch", "answers_frame", "collect_answers", "BatchResult",
+__all__ = ["JobSpec", "WHOLE", "canonical_key", "expand_paths", "spark_session",
+           "run_batch", "plan_batch", "answers_frame", "collect_answers", "read_answers",
+           "BatchResult",
            "start_stream", "run_stream", "read_answers_dir", "StreamStats"]

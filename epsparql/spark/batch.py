@@ -1,147 +1,109 @@
 """Batch replay of historical streams on Spark.
 
-    files ──read+route (mapInPandas)──▶ (key, part, s, p, o, start, end, seq)
-          ──repartition(part)──▶ sort within partitions by ([key,] end, start, seq)
-          ──run one engine group per key (mapInArrow)──▶ answers
-          ──▶ Parquet and JSON lines
+    pieces ──read (mapInArrow: Arrow fast path, stream reader for the rest)
+           + route (a copy per group: part, grp)──▶ compact rows
+           ──repartitionById(part)──▶ sort within partitions by ([grp,] end, start, seq)
+           ──engines (mapInArrow: one engine per partition or key group)──▶ answers
+           ──▶ written by every engine task in parallel: Parquet, JSON lines
 
-Files are read whole by one task each (so malformed lines keep their file
-and line number); a triple goes to every group the router names; each
-group runs from a clean engine state and is flushed at its end, so the
-answers are, as a multiset, those of one engine over the sorted stream.
+No stage funnels the answers through one task and nothing is cached that
+is read once: with one output, the engines' answers go straight to the
+writer; read twice (two outputs, or a total time order, whose range
+partitioning samples them first) they are persisted on disk, not in the
+heap.  The counts (events, answers per query, skipped lines, late rows,
+rule errors) are added up by the tasks that make the rows
+(:mod:`epsparql.spark.counts`), not by another pass over the answers.
+
+Each group runs from a clean engine state and is flushed at its end, so
+the answers are, as a multiset, those of one engine over the stream
+sorted by time.
 """
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
-from .job import WHOLE, JobSpec, Router
-from .worker import BAD, OUTPUT_SCHEMA, run_sorted
+from .counts import JobTotals, TaskCounts, accumulator
+from .failure import JobFailed, jvm_exit_code
+from .job import JobSpec
+from .read import Piece, Problems, plan_pieces, read_piece
+from .route import ROUTED_SCHEMA, ArrowRouter
+from .rows import ANSWER_FIELDS, spark_schema
+from .worker import run_partition
 
-ROUTED_SCHEMA = ("key string, part int, s string, p string, o string, start double, "
-                 "end double, seq long, error string, stream string")
-ROUTED_COLUMNS = ["key", "part", "s", "p", "o", "start", "end", "seq", "error", "stream"]
-#: The key column of keyed rows when groups need not run one by one: the
-#: partition (``part``, a hash of the group key) is all that matters then,
-#: and the short text keeps the shuffle small.
-KEYED = "k"
-
-
-#: Line-format files larger than this are read by several tasks, in pieces.
-SPLIT_BYTES = 32 << 20
-
-
-def splits(files: Sequence[str], format: str | None, pieces: int) -> list[tuple]:
-    """(path, first byte, end byte, lines before) read tasks: a plain (not
-    gzipped) N-Triples or JSON lines file larger than SPLIT_BYTES is cut
-    at line ends into about ``pieces`` parts, each knowing its first line
-    number (so errors still name it); other files are one task each."""
-    from ..io.streams import guess_format
-    out: list[tuple] = []
-    for path in files:
-        size = os.path.getsize(path)
-        fmt = format or guess_format(path)
-        with open(path, "rb") as f:
-            gz = f.read(2) == b"\x1f\x8b"
-        if fmt == "csv" or gz or size <= SPLIT_BYTES or pieces < 2:
-            out.append((path, 0, -1, 0))
-            continue
-        step = max(SPLIT_BYTES // 4, -(-size // pieces))
-        start, lines = 0, 0
-        with open(path, "rb") as f:
-            while start < size:
-                f.seek(min(start + step, size))
-                f.readline()                        # to the end of that line
-                end = min(f.tell(), size)
-                out.append((path, start, end, lines))
-                f.seek(start)
-                left = end - start
-                while left:                         # count its lines, 16 MB at a time
-                    buf = f.read(min(left, 16 << 20))
-                    lines += buf.count(b"\n")
-                    left -= len(buf)
-                start = end
-    return out
+#: The columns each output writes.
+OUTPUT_FIELDS = {"parquet": ("query", "key", "start", "end", "bindings", "triples"),
+                 "jsonl": ("json",)}
+#: The total order of ``order="time"``: by end, then start, then query name.
+TIME_ORDER = ("end", "start", "query")
 
 
-class _Piece:
-    """The lines of bytes ``first`` to ``end`` of a file, read lazily (what
-    the stream reader iterates over)."""
-
-    def __init__(self, path: str, first: int, end: int) -> None:
-        self.path, self.first, self.end = path, first, end
-
-    def __iter__(self) -> Iterator[bytes]:
-        with open(self.path, "rb", buffering=1 << 20) as f:
-            f.seek(self.first)
-            left = self.end - self.first
-            for line in f:
-                yield line
-                left -= len(line)
-                if left <= 0:
-                    return
-
-
-def _piece(path: str, first: int, end: int) -> Any:
-    return path if end < 0 else _Piece(path, first, end)
+def read_and_route(spec: JobSpec, pieces: Sequence[Piece], on_error: str, counts: Any,
+                   batches: Iterator[Any]) -> Iterator[Any]:
+    """mapInArrow body of the read stage, over the ids of its pieces (one a
+    task): the pieces' triples, routed.  Malformed lines are counted under
+    ``("read", piece)`` (``on_error="skip"``) or fail the task (``stop``)."""
+    router = ArrowRouter(spec)
+    for rb in batches:
+        for idx in rb.column(0).to_pylist():
+            piece = pieces[idx]
+            problems = Problems(on_error)
+            tally = TaskCounts()
+            for triples in read_piece(piece, problems, with_stream=spec.windowed):
+                tally.rows += triples.num_rows
+                yield from router.route(triples)
+            tally.skipped, tally.skipped_messages = problems.skipped, problems.messages
+            counts.add({("read", idx): tally})
 
 
-def read_and_route(spec: JobSpec, format: str | None, on_error: str,
-                   batches: Iterator[Any], chunk: int = 50000) -> Iterator[Any]:
-    """mapInPandas body over read tasks (idx, path, first, end, lines): read
-    each piece with the stream reader, route each row to its groups.
-    ``seq`` keeps the input order (task index, then row) for equal times."""
-    import pandas as pd
-    from ..io.streams import StreamReader, guess_format
-    router = Router(spec)
-    groups = router.groups
-    cols: list[list] = [[] for _ in ROUTED_COLUMNS]
-    key, part_, s_, p_, o_, t1_, t2_, seq_, err_, g_ = cols
-    per_key = spec.per_key
-    part = router.part
+@dataclass
+class BatchPlan:
+    """The DataFrames of a replay (lazy) and the accumulator its tasks count into."""
 
-    def bad(messages: list[str], seq: int) -> None:
-        for m in messages:
-            for c, v in zip(cols, (BAD, 0, None, None, None, None, None, seq, m, None)):
-                c.append(v)
-        messages.clear()
+    routed: Any
+    answers: Any
+    counts: Any
+    partitions: int
+    pieces: int
 
-    for pdf in batches:
-        for idx, path, first, end, lines in zip(*(pdf[c].tolist() for c in
-                                                 ("idx", "path", "first", "end", "lines"))):
-            skipped: list[str] = []
-            reader = StreamReader(_piece(path, first, end), format or guess_format(path),
-                                  on_error=on_error, on_skip=lambda e: skipped.append(str(e)),
-                                  name=path)
-            reader.line = lines                     # numbering goes on from the piece's start
-            base = int(idx) << 36
-            for n, row in enumerate(reader.texts()):
-                st, pt, ot, t1, t2 = row[:5]
-                g = row[5] if len(row) > 5 else None
-                if skipped:
-                    bad(skipped, base + n)
-                t1 = float(t1)
-                t2 = t1 if t2 is None else float(t2)
-                for k in groups(st, pt, ot):
-                    key.append(k if per_key or k == WHOLE else KEYED)
-                    part_.append(part(k))
-                    s_.append(st)
-                    p_.append(pt)
-                    o_.append(ot)
-                    t1_.append(t1)
-                    t2_.append(t2)
-                    seq_.append(base + n)
-                    err_.append(None)
-                    g_.append(g)
-                if len(key) >= chunk:
-                    yield pd.DataFrame(dict(zip(ROUTED_COLUMNS, cols)))
-                    for c in cols:
-                        c.clear()
-            bad(skipped, base)
-    if key:
-        yield pd.DataFrame(dict(zip(ROUTED_COLUMNS, cols)))
+    def totals(self) -> JobTotals:
+        """What the tasks run so far counted (complete after an action)."""
+        return JobTotals.of(self.counts.value)
+
+
+def plan_batch(spark: Any, spec: JobSpec, files: Sequence[str], *, format: str | None = None,
+               on_error: str = "stop", partitions: int | None = None,
+               fields: Sequence[str] = ANSWER_FIELDS, text_blocks: bool = False) -> BatchPlan:
+    """The replay as DataFrames: routed rows and answers of ``fields``
+    (``text_blocks``: the JSON lines only, in blocks of lines a row, see
+    :func:`~epsparql.spark.worker.run_partition`).
+    Windowed queries (the stream dialects) evaluate their windows up to the
+    last time stamp of the whole input in every group, as one engine would:
+    that time is found first, by a pass over the input (not the answers)."""
+    from pyspark.sql import functions as F
+    n = partitions or spark.sparkContext.defaultParallelism
+    pieces = plan_pieces([str(p) for p in files], format, n)
+    counts = accumulator(spark)
+    ids = spark.range(0, len(pieces), numPartitions=max(1, len(pieces)))
+    routed = ids.mapInArrow(lambda it: read_and_route(spec, pieces, on_error, counts, it),
+                            ROUTED_SCHEMA)
+    last = None
+    if spec.windowed:
+        phase = ["the pass that finds the input's last time stamp (windowed queries)"]
+        _describe(spark, phase, phase[0])
+        try:
+            last = routed.agg(F.max("end")).first()[0]
+        except Exception as e:
+            raise JobFailed(phase[0], e, jvm_exit_code(spark, e)) from e
+    order = ("grp", "end", "start", "seq") if spec.per_key else ("end", "start", "seq")
+    # the engines get what they push and how to group it (part and seq done)
+    grouped = routed.repartitionById(n, "part").sortWithinPartitions(*order) \
+        .select("grp", "s", "p", "o", "start", "end", "stream")
+    answers = grouped.mapInArrow(
+        lambda it: run_partition(spec, fields, it, counts, last, text_blocks=text_blocks),
+        spark_schema(fields))
+    return BatchPlan(routed, answers, counts, n, len(pieces))
 
 
 @dataclass
@@ -151,93 +113,107 @@ class BatchResult:
     answers: int = 0
     events: int = 0
     routed: int = 0
-    skipped: list[str] = field(default_factory=list)
+    skipped: int = 0
+    skipped_lines: list[str] = field(default_factory=list)
     late: int = 0
-    errors: list[str] = field(default_factory=list)
+    errors: int = 0
+    error_messages: list[str] = field(default_factory=list)
     per_query: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     partitions: int = 1
     outputs: dict[str, str] = field(default_factory=dict)
 
 
-def answers_frame(spark: Any, spec: JobSpec, files: Sequence[str], *, format: str | None = None,
-                  on_error: str = "stop", partitions: int | None = None):
-    """The DataFrame of OUTPUT_SCHEMA rows of a replay (lazy; for windowed
-    queries the routed rows stay cached, see :func:`_answers`)."""
-    frame, _ = _answers(spark, spec, files, format, on_error, partitions)
-    return frame
-
-
-def _answers(spark: Any, spec: JobSpec, files: Sequence[str], format: str | None,
-             on_error: str, partitions: int | None) -> tuple[Any, Any]:
-    """The answers DataFrame and what releases its cache.  Windowed queries
-    (the stream dialects) evaluate their windows up to the last time stamp
-    of the whole input in every group, as one engine would: that time is
-    found first, over the routed rows, which are cached for the replay."""
-    sc = spark.sparkContext
-    n = partitions or sc.defaultParallelism
-    tasks = splits([str(p) for p in files], format, n)
-    paths = spark.createDataFrame([(i, *t) for i, t in enumerate(tasks)],
-                                  "idx long, path string, first long, end long, lines long")
-    paths = paths.repartition(max(1, min(len(tasks), n)), "idx")
-    routed = paths.mapInPandas(lambda it: read_and_route(spec, format, on_error, it), ROUTED_SCHEMA)
-    release: Any = lambda: None
-    last = None
-    if spec.windowed:
-        from pyspark import StorageLevel
-        from pyspark.sql import functions as F
-        routed = routed.persist(StorageLevel.MEMORY_AND_DISK)
-        release = routed.unpersist
-        last = routed.filter(F.col("key") != BAD).agg(F.max("end")).first()[0]
-    order = ("key", "end", "start", "seq") if spec.per_key else ("end", "start", "seq")
-    grouped = routed.repartition(n, "part").sortWithinPartitions(*order)
-    return grouped.mapInArrow(lambda it: run_sorted(spec, it, last=last), OUTPUT_SCHEMA), release
-
-
 def run_batch(spark: Any, spec: JobSpec, files: Sequence[str], out: str | None, *,
               format: str | None = None, on_error: str = "stop", partitions: int | None = None,
-              write: Sequence[str] = ("parquet", "jsonl")) -> BatchResult:
-    """Replay ``files`` through the queries of ``spec``; write the answers
-    under ``out`` (``answers.parquet/``, ``answers.jsonl/``: Spark
-    directories of part files, JSON lines in time order) and return counts."""
+              write: Sequence[str] = ("parquet", "jsonl"), order: str = "partition"
+              ) -> BatchResult:
+    """Replay ``files`` through the queries of ``spec`` and write the answers
+    under ``out`` (``answers.parquet/``, ``answers.jsonl/``: directories of
+    part files, one per engine partition; ``out`` None: count only).
+
+    ``order="partition"``: each part file holds its partition's answers in
+    the order its engines found them (by time for each key group);
+    ``order="time"``: a total order by :data:`TIME_ORDER`, the part files
+    in name order (range partitioning: a distributed sort)."""
     from pyspark import StorageLevel
-    from pyspark.sql import functions as F
+    if order not in ("partition", "time"):
+        raise ValueError(f"order is 'partition' or 'time', not {order!r}")
+    unknown = set(write) - set(OUTPUT_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown output format(s) {sorted(unknown)} (parquet, jsonl)")
     t0 = time.perf_counter()
-    frame, release = _answers(spark, spec, files, format, on_error, partitions)
-    res = frame.persist(StorageLevel.MEMORY_AND_DISK)
+    kinds = [w for w in OUTPUT_FIELDS if w in write] if out is not None else []
+    needed = {f for k in kinds for f in OUTPUT_FIELDS[k]}
+    if order == "time":
+        needed |= set(TIME_ORDER)
+    fields = [f for f in ANSWER_FIELDS if f in needed] or ["query"]
+    # JSON lines alone, in no particular order: written in blocks of lines
+    blocks = kinds == ["jsonl"] and order == "partition"
+    plan = plan_batch(spark, spec, files, format=format, on_error=on_error,
+                      partitions=partitions, fields=fields, text_blocks=blocks)
+    answers = plan.answers
+    reads = len(kinds) + (order == "time")      # the range partitioner samples them
+    if reads > 1:
+        answers = answers.persist(StorageLevel.DISK_ONLY)
+    result = BatchResult(partitions=plan.partitions)
+    phase = ["planning the replay"]
     try:
-        info = res.filter(F.col("kind") != "answer").collect()
-        answers = res.filter(F.col("kind") == "answer")
-        result = BatchResult(partitions=partitions or spark.sparkContext.defaultParallelism)
-        for row in info:
-            if row.kind == "stats":
-                result.events += row["count"]
-            elif row.kind == "skipped":
-                result.skipped.append(row.message)
-            elif row.kind == "late":
-                result.late += 1
-            elif row.kind == "error":
-                result.errors.append(f"{row.query}: {row.message}")
-        for row in answers.groupBy("query").count().collect():
-            result.per_query[row["query"]] = row["count"]
-        result.answers = sum(result.per_query.values())
-        if out is not None:
-            cols = ["query", "key", "start", "end", "bindings", "triples"]
-            ordered = answers.coalesce(1).sortWithinPartitions("end", "start", "query", "json")
-            if "parquet" in write:
-                path = f"{out.rstrip('/')}/answers.parquet"
-                ordered.select(*cols).write.mode("overwrite").parquet(path)
-                result.outputs["parquet"] = path
-            if "jsonl" in write:
-                path = f"{out.rstrip('/')}/answers.jsonl"
-                ordered.select("json").write.mode("overwrite").text(path)
-                result.outputs["jsonl"] = path
-        result.skipped.sort()
-        result.seconds = time.perf_counter() - t0
-        return result
-    finally:
-        res.unpersist()
-        release()
+        # a distributed sort: ranges of time, one per partition, each sorted
+        ordered = answers.repartitionByRange(plan.partitions, *TIME_ORDER) \
+            .sortWithinPartitions(*TIME_ORDER) if order == "time" else answers
+        if not kinds:
+            _describe(spark, phase, "reading, routing and running the engines (answers counted)")
+            ordered.write.format("noop").mode("overwrite").save()
+        for kind in kinds:
+            path = f"{out.rstrip('/')}/answers.{kind}"
+            _describe(spark, phase, f"the job that reads, routes, runs the engines and writes "
+                      f"{path}" if kind == kinds[0] else f"the job that writes {path}")
+            writer = ordered.select(*OUTPUT_FIELDS[kind]).write.mode("overwrite")
+            if kind == "parquet":
+                writer.parquet(path)
+            else:
+                writer.text(path)
+            result.outputs[kind] = path
+    except Exception as e:
+        failed = JobFailed(phase[0], e, jvm_exit_code(spark, e))
+        _release(spark, answers if reads > 1 else None, failed=True)
+        raise failed from e
+    _release(spark, answers if reads > 1 else None, failed=False)
+    t = plan.totals()
+    result.events, result.routed, result.per_query = t.events, t.routed, t.per_query
+    result.answers = sum(t.per_query.values())
+    result.skipped, result.skipped_lines = t.skipped, t.skipped_messages
+    result.late, result.errors, result.error_messages = t.late, t.errors, t.error_messages
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _release(spark: Any, persisted: Any, failed: bool) -> None:
+    """Drop the persisted answers and the job description; after a failure
+    the JVM may be gone, and that must not hide what failed."""
+    try:
+        if persisted is not None:
+            persisted.unpersist()
+        spark.sparkContext.setJobDescription(None)
+    except Exception:
+        if not failed:
+            raise
+
+
+def _describe(spark: Any, phase: list[str], text: str) -> None:
+    """Name the jobs that follow (Spark's UI and event log) and remember it
+    for a failure report."""
+    phase[0] = text
+    spark.sparkContext.setJobDescription(f"epsparql: {text}")
+
+
+def answers_frame(spark: Any, spec: JobSpec, files: Sequence[str], *, format: str | None = None,
+                  on_error: str = "stop", partitions: int | None = None,
+                  fields: Sequence[str] = ANSWER_FIELDS):
+    """The DataFrame of a replay's answers (lazy)."""
+    return plan_batch(spark, spec, files, format=format, on_error=on_error,
+                      partitions=partitions, fields=fields).answers
 
 
 def collect_answers(spark: Any, spec: JobSpec, files: Sequence[str], **kw: Any) -> list:
@@ -245,10 +221,32 @@ def collect_answers(spark: Any, spec: JobSpec, files: Sequence[str], **kw: Any) 
     notebooks and tests; everything comes to the driver)."""
     import json
     from ..io.results import answer_from_json
-    df, release = _answers(spark, spec, files, kw.get("format"), kw.get("on_error", "stop"),
-                           kw.get("partitions"))
-    try:
-        return [answer_from_json(json.loads(r.json)) for r in
-                df.filter("kind = 'answer'").select("json").collect()]
-    finally:
-        release()
+    df = answers_frame(spark, spec, files, fields=("json",), **kw)
+    return [answer_from_json(json.loads(r.json)) for r in df.collect()]
+
+
+def read_answers(out: str) -> Iterator[Any]:
+    """The answers a replay wrote under ``out`` (``answers.jsonl/``), part
+    file by part file in name order (with ``order="time"``: in time order)."""
+    import glob
+    import os
+    from ..io.results import read_answers as read_file
+    for f in sorted(glob.glob(os.path.join(out, "answers.jsonl", "part-*"))):
+        yield from read_file(f)
+
+
+def lines_digest(paths: Sequence[str]) -> tuple[int, int]:
+    """(number of lines, sum of their 64-bit BLAKE2 hashes mod 2**64) of text
+    files: equal for equal multisets of lines whatever their order, so two
+    replays' (or a replay's and ``epsparql run``'s) JSON lines of millions
+    of answers compare without holding them."""
+    import hashlib
+    n = total = 0
+    for path in paths:
+        with open(path, "rb") as f:
+            for line in f:
+                line = line.rstrip(b"\n")
+                if line:
+                    n += 1
+                    total += int.from_bytes(hashlib.blake2b(line, digest_size=8).digest(), "big")
+    return n, total % (1 << 64)

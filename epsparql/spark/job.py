@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..algebra.partition import NO_SCHEMA, KeyPlan, Plan, schema_of
-from ..memo import Memo
 
 #: The group of the queries that cannot be partitioned: the whole stream.
 WHOLE = ""
+#: The key of streaming rows that are malformed lines, not triples.
+BAD = "\x00bad"
 
 
 @dataclass
@@ -133,32 +134,9 @@ class JobSpec:
         return h.hexdigest()[:16]
 
 
-def _part(key: str) -> int:
+def group_part(key: str) -> int:
+    """A stable hash of a group key (its rows' partition, modulo their number)."""
     return zlib.crc32(key.encode("utf-8", "surrogatepass")) & 0x7FFFFFFF
-
-
-class Router:
-    """Routes a triple (N-Triples texts) to its groups: the canonical text at
-    every key position of the plan, plus :data:`WHOLE` when some query
-    runs unpartitioned."""
-
-    def __init__(self, spec: JobSpec) -> None:
-        self.positions = spec.positions
-        self.whole = bool(spec.whole)
-        self.canonical = Memo(canonical_key).__getitem__
-        #: a stable hash of a group key (Spark partitions rows by it)
-        self.part = Memo(_part).__getitem__
-
-    def groups(self, s: str, p: str, o: str) -> list[str]:
-        out: list[str] = []
-        triple = (s, p, o)
-        for i in self.positions:
-            k = self.canonical(triple[i])
-            if k not in out:
-                out.append(k)
-        if self.whole:
-            out.append(WHOLE)
-        return out
 
 
 def canonical_key(text: str) -> str:

@@ -1,10 +1,12 @@
 """Live streams on Spark Structured Streaming, with recovery.
 
-    new files in a directory (or a socket) ──parse+route──▶ (key, triple, times)
+    new files in a directory (or a socket) ──parse+route (mapInArrow: the
+        batch replay's reader and router)──▶ (key, triple, times)
         ──withWatermark(end, allowed lateness)──▶ groupBy(key)
-        ──applyInPandasWithState: restore the key's engine snapshot, push the
-          micro-batch in time order, advance to the watermark, save──▶ rows
-        ──foreachBatch: answers of batch N to answers.*/batch=N (overwrite)
+        ──applyInPandasWithState: restore the key's engine snapshot, push
+          the micro-batch in time order, advance to the watermark, save──▶ rows
+        ──foreachBatch: answers of batch N to answers.*/batch=N (overwrite),
+          written by every partition in parallel
 
 Exactly once: Spark's checkpoint records each micro-batch's input offsets,
 watermark and the state store version; a micro-batch that was running
@@ -13,10 +15,14 @@ the same state, so it produces the same rows, and the sink overwrites its
 batch directory (idempotent).  Readers take only batch directories with a
 ``_SUCCESS`` marker (:func:`read_answers_dir`).
 
+Spark's stateful operator for Python takes and gives pandas frames
+(``applyInPandasWithState``; none takes Arrow batches with state): the
+worker builds its answers as Arrow columns and converts them once.
+
 Late data: rows behind Spark's watermark are dropped by the stateful
 operator (counted by Spark: ``numRowsDroppedByWatermark``, reported in the
 summary); rows within it but later than what a key's engine already
-released go to ``late.jsonl`` (the side output).
+released go to ``side.jsonl`` (the side output).
 """
 from __future__ import annotations
 
@@ -27,43 +33,54 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from .job import JobSpec, Router
-from .worker import BAD, OUTPUT_SCHEMA, STATE_SCHEMA, run_with_state
+from .job import BAD, JobSpec
+from .read import Piece, Problems, read_piece
+from .route import ArrowRouter
+from .rows import spark_schema
+from .worker import STATE_SCHEMA, STREAM_FIELDS, run_with_state
 
 ROUTED_SCHEMA = ("key string, s string, p string, o string, start double, end double, "
                  "error string, end_ts timestamp, stream string")
-ROUTED_COLUMNS = ["key", "s", "p", "o", "start", "end", "error", "end_ts", "stream"]
+_ROUTED = ("key", "s", "p", "o", "start", "end", "error", "end_ts", "stream")
+OUTPUT_SCHEMA = spark_schema(STREAM_FIELDS)
 
 
 def parse_and_route(spec: JobSpec, format: str, on_error: str, whole_files: bool,
                     batches: Iterator[Any]) -> Iterator[Any]:
-    """mapInPandas body over text rows (``value``, ``file``): whole files
-    (numbered lines) or single lines (socket), routed to their groups."""
-    import io
-
-    import pandas as pd
-    from ..io.streams import StreamFormatError, StreamReader, format_term
-    router = Router(spec)
-    out: list[tuple] = []
-    for pdf in batches:
-        for value, name in zip(pdf["value"].tolist(), pdf["file"].tolist()):
-            skipped: list[str] = []
-            src = io.BytesIO(value.encode("utf-8", "surrogateescape") if isinstance(value, str) else value)
-            reader = StreamReader(src, format, on_error="skip",
-                                  on_skip=lambda e: skipped.append(str(e)),
-                                  name=name if whole_files else f"{name} (line: {value[:80]!r})")
-            for row in reader:
-                s, p, o, t1, t2 = row[:5]
-                g = row[5] if len(row) > 5 else None
-                st, pt, ot = format_term(s), format_term(p), format_term(o)
-                t2 = t1 if t2 is None else t2
-                ts = pd.Timestamp(float(t2), unit="s")
-                for k in router.groups(st, pt, ot):
-                    out.append((k, st, pt, ot, float(t1), float(t2), None, ts, g))
-            if skipped and on_error == "stop":
-                raise StreamFormatError(skipped[0])
-            out.extend((BAD, None, None, None, None, None, m, None, None) for m in skipped)
-    yield pd.DataFrame(out, columns=ROUTED_COLUMNS)
+    """mapInArrow body over text rows (``value`` as bytes, ``file``): whole
+    files (numbered lines) or single lines (socket), read as the batch
+    replay reads a file, routed to their key groups; malformed lines as
+    rows of key BAD."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from ..io.streams import StreamFormatError
+    router = ArrowRouter(spec, per_key=True)
+    for rb in batches:
+        for value, name in zip(rb.column("value").to_pylist(), rb.column("file").to_pylist()):
+            problems = Problems("skip")
+            problems.KEEP = 1 << 30
+            label = name if whole_files else f"{name} (line: {value[:80].decode('utf-8', 'replace')!r})"
+            piece = Piece(0, label, 0, -1, format)
+            data = value if whole_files else value + b"\n"
+            for triples in read_piece(piece, problems, with_stream=spec.windowed, data=data):
+                for routed in router.route(triples):
+                    end = routed.column("end")
+                    ts = pc.cast(pc.cast(pc.multiply(end, 1e6), pa.int64()),
+                                 pa.timestamp("us", tz="UTC"))
+                    yield pa.RecordBatch.from_arrays(
+                        [routed.column("grp"), *(routed.column(c) for c in ("s", "p", "o")),
+                         routed.column("start"), end, pa.nulls(len(end), pa.string()), ts,
+                         routed.column("stream")], names=list(_ROUTED))
+            if problems.skipped and on_error == "stop":
+                raise StreamFormatError(problems.messages[0])
+            if problems.messages:
+                n = len(problems.messages)
+                string = pa.string()
+                yield pa.RecordBatch.from_arrays(
+                    [pa.repeat(pa.scalar(BAD, string), n), *[pa.nulls(n, string)] * 3,
+                     *[pa.nulls(n, pa.float64())] * 2, pa.array(problems.messages, string),
+                     pa.nulls(n, pa.timestamp("us", tz="UTC")), pa.nulls(n, string)],
+                    names=list(_ROUTED))
 
 
 @dataclass
@@ -87,14 +104,15 @@ class _Sink:
         self.say = say
 
     def __call__(self, df: Any, batch_id: int) -> None:
+        from pyspark import StorageLevel
         from pyspark.sql import functions as F
-        df = df.persist()
+        df = df.persist(StorageLevel.DISK_ONLY)          # read for the counts and 3 outputs
         try:
             counts = {r["kind"]: (r["n"], r["c"]) for r in
                       df.groupBy("kind").agg(F.count("*").alias("n"), F.sum("count").alias("c")).collect()}
             part = f"batch={batch_id:08d}"
-            # one file per batch, in time order (coalesce, then sort: no shuffle)
-            answers = df.filter(F.col("kind") == "answer").coalesce(1) \
+            # each partition writes its own file, in time order
+            answers = df.filter(F.col("kind") == "answer") \
                 .sortWithinPartitions("end", "start", "query", "json")
             answers.select("query", "key", "start", "end", "bindings", "triples") \
                 .write.mode("overwrite").parquet(f"{self.out}/answers.parquet/{part}")
@@ -103,7 +121,7 @@ class _Sink:
             if counts.keys() & {"late", "skipped", "error"}:
                 side.select(F.to_json(F.struct("kind", "query", "key", "start", "end", "triples",
                                                "message")).alias("json")) \
-                    .coalesce(1).write.mode("overwrite").text(f"{self.out}/side.jsonl/{part}")
+                    .write.mode("overwrite").text(f"{self.out}/side.jsonl/{part}")
             s = self.stats
             s.batches += 1
             s.answers += counts.get("answer", (0, 0))[0]
@@ -143,7 +161,9 @@ def start_stream(spark: Any, spec: JobSpec, out: str, checkpoint: str, *,
         lines = spark.readStream.format("socket").option("host", host).option("port", int(port)) \
             .load().withColumn("file", F.lit(f"socket {host}:{port}"))
         whole = False
-    routed = lines.mapInPandas(
+    # the bytes as they are (a line that is not UTF-8 is reported as such)
+    lines = lines.select(F.col("value").cast("binary").alias("value"), "file")
+    routed = lines.mapInArrow(
         lambda it: parse_and_route(spec, format, on_error, whole, it), ROUTED_SCHEMA)
     lateness = spec.allowed_lateness
     wm = f"{int(lateness * 1000)} milliseconds"

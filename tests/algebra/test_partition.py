@@ -27,9 +27,10 @@ from epsparql.algebra.partition import NO_SCHEMA, Schema, key_plan, plan
 from epsparql.io.results import answer_from_json
 from epsparql.io.streams import format_term
 from epsparql.language import parse_query
-from epsparql.spark.batch import ROUTED_COLUMNS
-from epsparql.spark.job import WHOLE, JobSpec, Router, canonical_key
-from epsparql.spark.worker import run_sorted
+from epsparql.spark.counts import JobTotals, LocalCounts
+from epsparql.spark.job import WHOLE, JobSpec, canonical_key
+from epsparql.spark.route import ArrowRouter
+from epsparql.spark.worker import run_partition
 
 NS = "http://epsparql.org/ns#"
 PFX = "PREFIX : <http://epsparql.org/ns#>\nPREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
@@ -111,45 +112,59 @@ def test_construct_feedback_keeps_the_key_or_runs_on_the_whole_stream():
     assert not p.queries[1].partitioned and "prod" in p.queries[1].reason
 
 
+def triples_batch(rows) -> pa.RecordBatch:
+    """Rows (s, p, o, start, end) as the read stage gives them."""
+    return pa.RecordBatch.from_pydict({
+        "s": [format_term(r[0]) for r in rows], "p": [format_term(r[1]) for r in rows],
+        "o": [format_term(r[2]) for r in rows], "start": [float(r[3]) for r in rows],
+        "end": [float(r[3] if r[4] is None else r[4]) for r in rows],
+        "stream": pa.nulls(len(rows), pa.string()), "seq": list(range(len(rows)))},
+        schema=pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
+                          ("start", pa.float64()), ("end", pa.float64()),
+                          ("stream", pa.string()), ("seq", pa.int64())]))
+
+
+def groups(spec: JobSpec, s: str, p: str, o: str, per_key: bool = True) -> list[str]:
+    from epsparql.rdf.ntriples import parse_term
+    routed = ArrowRouter(spec, per_key=per_key).route(
+        triples_batch([(parse_term(s), parse_term(p), parse_term(o), 1, None)]))
+    return [g for b in routed for g in b.column("grp").to_pylist()]
+
+
 def test_router_uses_canonical_terms():
     spec = JobSpec.build([("q", PFX + "SELECT * WHERE { ?k :p ?v } SEQ { ?k :q ?w }")])
-    r = Router(spec)
-    assert r.groups("<http://ex/a>", "<http://ex/p>", '"1"') == ["<http://ex/a>"]
+    assert groups(spec, "<http://ex/a>", "<http://ex/p>", '"1"') == ["<http://ex/a>"]
     # language tags are case-insensitive: both spellings meet in one group
     assert canonical_key('"x"@EN-gb') == canonical_key('"x"@en-GB')
     spec2 = JobSpec.build([("q", PFX + "SELECT * WHERE { ?r :rater ?a ; :rated ?c } "
                                   "SEQ { ?r2 :rater ?a ; :rated ?c }")])
-    assert Router(spec2).groups("<http://ex/a>", "<http://ex/p>", '"1"') == [WHOLE]
+    assert groups(spec2, "<http://ex/a>", "<http://ex/p>", '"1"') == [WHOLE]
 
 
 # ---------------------------------------------------------------------------
 # the claim, in-process: simulated partitions against one engine
 # ---------------------------------------------------------------------------
 def replay_in_process(spec: JobSpec, rows, partitions: int) -> list:
-    """What Spark does in `epsparql spark run`, without Spark: route, hash
-    groups to partitions, sort, run the workers' code per partition."""
-    router = Router(spec)
-    parts: list[list[tuple]] = [[] for _ in range(partitions)]
-    for seq, (s, p, o, t1, t2) in enumerate(rows):
-        st, pt, ot = format_term(s), format_term(p), format_term(o)
-        for k in router.groups(st, pt, ot):
-            h = router.part(k)
-            parts[h % partitions].append(
-                (k if spec.per_key or k == WHOLE else "k", h, st, pt, ot, float(t1),
-                 float(t2 if t2 is not None else t1), seq, None, None))
+    """What Spark does in `epsparql spark run`, without Spark: route, place
+    groups in partitions by their hash, sort, run the engine stage's code
+    per partition."""
+    routed = pa.Table.from_batches(ArrowRouter(spec).route(triples_batch(rows))) \
+        if rows else None
     out = []
-    order = ["key", "end", "start", "seq"] if spec.per_key else ["end", "start", "seq"]
-    for part in parts:
-        df = pd.DataFrame(part, columns=ROUTED_COLUMNS).sort_values(order, kind="stable")
+    order = ["grp", "end", "start", "seq"] if spec.per_key else ["end", "start", "seq"]
+    for n in range(partitions):
+        if routed is None:
+            break
+        mine = routed.filter(pa.array([p % partitions == n for p in routed["part"].to_pylist()]))
+        df = mine.to_pandas().sort_values(order, kind="stable")
         # Arrow record batches in and out, as mapInArrow hands them over
-        chunks = [pa.RecordBatch.from_pandas(df.iloc[i:i + 7], preserve_index=False)
-                  for i in range(0, len(df), 7)] or \
-            [pa.RecordBatch.from_pandas(df, preserve_index=False)]
-        for batch in run_sorted(spec, iter(chunks)):
-            frame = batch.to_pandas()
-            out.extend(answer_from_json(json.loads(j))
-                       for j in frame.loc[frame["kind"] == "answer", "json"])
-            assert not (frame["kind"] == "error").any(), frame[frame["kind"] == "error"]
+        table = pa.Table.from_pandas(df, schema=routed.schema, preserve_index=False)
+        chunks = table.to_batches(max_chunksize=7) or [pa.RecordBatch.from_pandas(df)]
+        counts = LocalCounts()
+        for batch in run_partition(spec, ("json",), iter(chunks), counts):
+            out.extend(answer_from_json(json.loads(j)) for j in batch.column("json").to_pylist())
+        totals = JobTotals.of(counts.value)
+        assert not totals.errors, totals.error_messages
     return out
 
 
@@ -238,25 +253,3 @@ def test_range_entailment_routes_objects_too():
     spec = check(queries, rows, background=background)
     assert spec.per_key and spec.positions == (0, 2)
     assert len(single_engine(queries, rows, background)) == 2
-
-
-def test_large_files_are_read_in_pieces_with_their_line_numbers(tmp_path, monkeypatch):
-    from epsparql.spark import batch
-    lines = [f"<{NS}c{i % 7}> <{NS}p> \"{i}\" {i} ." for i in range(3000)]
-    lines[2222] = "<http://ex/a> <http://ex/p> oops 5 ."
-    path = tmp_path / "s.nt"
-    path.write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(batch, "SPLIT_BYTES", 8000)
-    tasks = batch.splits([str(path)], None, 4)
-    assert len(tasks) > 3 and tasks[0][1] == 0 and tasks[-1][2] == path.stat().st_size
-    assert all(a[2] == b[1] for a, b in zip(tasks, tasks[1:]))      # no gap, no overlap
-    spec = JobSpec.build([("q", PFX + "SELECT * WHERE { ?k :p ?v } SEQ { ?k :p ?w }")])
-    frame = pd.DataFrame([(i, *t) for i, t in enumerate(tasks)],
-                         columns=["idx", "path", "first", "end", "lines"])
-    out = pd.concat(list(batch.read_and_route(spec, None, "skip", iter([frame]))))
-    good = out[out["key"] != "\x00bad"]
-    assert len(good) == 2999 and sorted(good["start"]) == [float(i) for i in range(3000) if i != 2222]
-    assert good["seq"].is_unique
-    assert list(out.loc[out["key"] == "\x00bad", "error"]) == [
-        [m for m in out["error"] if m][0]]
-    assert f"{path}:2223:" in [m for m in out["error"] if m][0]

@@ -104,14 +104,14 @@ def test_batch_replay_equals_one_engine_keyed(spark, tmp_path):
     assert spec.keyed == ["rise", "crash"] and not spec.per_key
     expected = single_engine([RISE, CRASH], paths)
     assert sum(expected.values()) > 20
-    for n in (1, 3):
+    for n in (1, 2, 4):
         got = Counter(key(a) for a in collect_answers(spark, spec, [str(p) for p in paths],
                                                        partitions=n))
         assert got == expected, f"{n} partitions: missing {expected - got}, extra {got - expected}"
 
 
 def test_batch_replay_per_key_groups_and_whole_stream(spark, tmp_path):
-    from epsparql.spark import JobSpec, expand_paths, run_batch
+    from epsparql.spark import JobSpec, expand_paths, read_answers, run_batch
     paths = write_prices(tmp_path / "in", 3000, 40, 2, extra=True)
     queries = [RISE, WATCH, PAIR]
     spec = JobSpec.build(queries)
@@ -121,17 +121,26 @@ def test_batch_replay_per_key_groups_and_whole_stream(spark, tmp_path):
     out = tmp_path / "out"
     files = expand_paths([str(tmp_path / "in")])
     assert files == [str(p) for p in paths]
-    res = run_batch(spark, spec, files, str(out), partitions=2)
-    assert res.answers == sum(expected.values()) and res.errors == [] and res.late == 0
-    lines = [line for f in sorted((out / "answers.jsonl").glob("part-*"))
-             for line in f.read_text().splitlines() if line]
+    res = run_batch(spark, spec, files, str(out), partitions=2, order="time")
+    assert res.answers == sum(expected.values()) and res.errors == 0 and res.late == 0
+    assert res.per_query == {q: n for q, n in Counter(k[0] for k in expected.elements()).items()}
+    assert res.events == sum(1 for p in paths for _ in p.open())
+    parts = sorted((out / "answers.jsonl").glob("part-*"))
+    assert len(parts) > 1                          # written by several tasks
+    lines = [line for f in parts for line in f.read_text().splitlines() if line]
     got = Counter(key(answer_from_json(json.loads(line))) for line in lines)
     assert got == expected
-    ends = [json.loads(line)["end"] for line in lines]
-    assert ends == sorted(ends)                   # JSON lines in time order
+    times = [(json.loads(line)["end"], json.loads(line)["start"]) for line in lines]
+    assert times == sorted(times)                  # one total time order, file after file
     pq = spark.read.parquet(str(out / "answers.parquet"))
     assert pq.count() == res.answers
-    assert set(pq.columns) >= {"query", "key", "start", "end", "bindings", "triples"}
+    assert set(pq.columns) == {"query", "key", "start", "end", "bindings", "triples"}
+    # the default order: each file as its engines found the answers, the same multiset
+    res = run_batch(spark, spec, files, str(tmp_path / "o2"), partitions=3,
+                    write=("jsonl",))
+    assert Counter(key(a) for a in read_answers(str(tmp_path / "o2"))) == expected
+    assert res.outputs == {"jsonl": str(tmp_path / "o2" / "answers.jsonl")}
+    assert not (tmp_path / "o2" / "answers.parquet").exists()
 
 
 def test_batch_replay_malformed_lines(spark, tmp_path):
@@ -141,7 +150,7 @@ def test_batch_replay_malformed_lines(spark, tmp_path):
         f.write("<http://ex/a> <http://ex/p> oops 5 .\n")
     spec = JobSpec.build([RISE])
     res = run_batch(spark, spec, [str(p) for p in paths], None, on_error="skip")
-    assert len(res.skipped) == 1 and f"{paths[1]}:101:" in res.skipped[0]
+    assert res.skipped == 1 and res.skipped_lines[0].startswith(f"{paths[1]}:101:")
     assert res.events == 200
     with pytest.raises(Exception) as err:
         run_batch(spark, spec, [str(p) for p in paths], None, on_error="stop")

@@ -1,16 +1,14 @@
-"""The worker's output rows (epsparql/spark/worker.py) are exactly those of
-the previous row builder (a dict per answer, a pandas frame converted to
-Arrow by Spark), on generated answers, without a SparkSession.
+"""The engine stage's answer rows (epsparql/spark/rows.py, worker.py) are
+exactly the answers, on generated streams, without a SparkSession.
 
-Two runners over the same spec take the same generated stream: one builds
-its rows as the pipeline does now (:meth:`Runner.results`, then
-:meth:`Rows.arrow` for the batch replay's ``mapInArrow`` and
-:func:`frame` for streaming's ``applyInPandasWithState``), the other with
-the former ``Runner.results`` (kept below, verbatim but for its imports)
-and a pandas frame that Spark's own pandas-to-Arrow conversion (what
-``mapInPandas`` ran) turns into Arrow.  Both Arrow batches must be equal,
-schema and every value: kind, query, key, start, end, bindings (in
-order), triples, json, message, count.
+Two runners over the same spec take the same generated stream: one makes
+its rows as the pipeline does (:meth:`Runner.answers` -> :class:`AnswerBlock`
+-> Arrow columns, built from each query's columns), the other drains its
+queries' answers as :class:`epsparql.Answer` objects and writes each row
+field from them one by one (``format_term``, ``answer_to_json``): the
+reference.  Every field must be equal: query, key, start, end, bindings
+(as a map), triples, json; and the streaming frame (pandas, with the side
+rows of late rows and rule errors) the same rows.
 
 The stream mixes IRIs, blank nodes, plain literals, literals with
 language tags and datatypes (canonical doubles, which travel as bare
@@ -19,8 +17,9 @@ escapes and non-ASCII), in and out of order (late rows); the queries
 leave variables unbound (OPTIONALSEQ, BIND of an error), make CONSTRUCT
 triples (with blank nodes, and template triples left out), run keyed (a
 group of one key, fed every key's rows) and unkeyed (one group for a
-whole partition), on the whole stream, and a Python function that raises
-makes rule errors.
+whole partition), on the whole stream, a windowed query (its answers
+still Answer objects: the second path, until windowed queries answer
+with Results), and a Python function that raises makes rule errors.
 """
 from __future__ import annotations
 
@@ -28,13 +27,15 @@ import json
 import random
 import re
 
+import pyarrow as pa
 import pytest
 from rdflib import BNode, Literal, URIRef
 
-from epsparql.answers import Results
+from epsparql.io.results import answer_to_json
 from epsparql.rdf.ntriples import format_term
 from epsparql.spark.job import JobSpec
-from epsparql.spark.worker import OUTPUT_COLUMNS, Runner, Rows, arrow_schema, frame
+from epsparql.spark.rows import ANSWER_FIELDS, record_batch
+from epsparql.spark.worker import STREAM_FIELDS, Runner, side_row, stream_frame
 
 NS = "http://epsparql.org/ns#"
 PFX = "PREFIX : <http://epsparql.org/ns#>\n"
@@ -48,6 +49,8 @@ QUERIES = [
     ("bind", PFX + "SELECT ?k ?a ?n WHERE { ?k :p ?a BIND (?a + 1 AS ?n) }"),
     ("make", PFX + "CONSTRUCT { ?k :seen ?a . _:b :of ?k . ?k :next ?n } "
                    "WHERE { ?k :q ?a BIND (?a * 2 AS ?n) }"),
+    ("win", "REGISTER QUERY win AS " + PFX + "SELECT ?k (COUNT(*) AS ?n) "
+            "FROM STREAM <urn:epsparql:stream> [RANGE 5s STEP 2s] WHERE { ?k :q ?a } GROUP BY ?k"),
     ("whole", PFX + "SELECT ?x ?y ?b WHERE { ?x :p ?a } SEQ { ?y :r ?b } "
                     "FILTER (getDURATION() < \"PT3S\"^^xsd:duration)"),
 ]
@@ -91,77 +94,27 @@ def stream(seed: int, n: int = 400) -> list[tuple]:
     return rows
 
 
-# -- the former row builder (Runner.results before Arrow rows), verbatim ----
-_NONE: list[str] = []
-
-
-def old_results(self: Runner) -> list[tuple]:
-    from epsparql.io.results import batch_json_lines, batch_nt_columns
-    out: list[tuple] = []
-    nt = lambda table, ids: table.mapped("nt", format_term, ids)  # noqa: E731
-    for q in self.engine.queries:
-        var = self.keyvar.get(q.name)
-        got = q.results()
-        assert isinstance(got, Results)
-        for b in got.batches:
-            cols = batch_nt_columns(b)
-            n = len(b)
-            keys: list[str | None] = [self.key] * n
+# -- the reference: each field written from Answer objects ----------------------
+def reference_rows(r: Runner) -> list[dict]:
+    """The rows of the answers since the last call, from Answer objects (a
+    keyed group keeps its own key's answers)."""
+    out = []
+    for q in r.engine.queries:
+        var = r.keyvar.get(q.name)
+        for a in q.results():
+            key = r.key
             if var is not None:
-                keys = dict(cols).get(var) or [None] * n
-            keep = list(range(n)) if self.key is None or var is None else \
-                [j for j in range(n) if keys[j] == self.key]
-            if not keep:
-                continue
-            lines = batch_json_lines(b, end="")
-            starts, ends = b.starts(), b.ends()
-            if b.shape.form == "CONSTRUCT":
-                ts = b.template_rows(nt, format_term)
-                triples = [[f"{s} {p} {o} ." for s, p, o in ts[j]] for j in keep]
-            else:
-                triples = [_NONE] * len(keep)
-            named = [(name, col) for name, col in cols]
-            out.extend(zip(
-                ["answer"] * len(keep), [q.name] * len(keep), [keys[j] for j in keep],
-                [float(starts[j]) for j in keep], [float(ends[j]) for j in keep],
-                [{name: col[j] for name, col in named if col[j] is not None} for j in keep],
-                triples, lines if len(keep) == n else [lines[j] for j in keep],
-                [None] * len(keep), [None] * len(keep)))
-    for s, p, o, t1, t2 in self.late:
-        out.append(("late", None, self.key, float(t1), float(t2), None,
-                    [f"{format_term(s)} {format_term(p)} {format_term(o)} ."],
-                    None, "later than the allowed lateness", None))
-    self.late.clear()
-    errors = self.engine.errors
-    for e in errors[self._errors_seen:]:
-        out.append(("error", ",".join(e.queries), self.key, None, None, None, None, None,
-                    str(e), None))
-    self._errors_seen = len(errors)
+                v = a.bindings.get(var)
+                key = None if v is None else format_term(v)
+                if r.key is not None and key != r.key:
+                    continue
+            out.append({"query": q.name, "key": key, "start": float(a.start),
+                        "end": float(a.end),
+                        "bindings": {x: format_term(v) for x, v in a.bindings.items()},
+                        "triples": [f"{format_term(s)} {format_term(p)} {format_term(o)} ."
+                                    for s, p, o in a.triples],
+                        "json": json.dumps(answer_to_json(a), ensure_ascii=False)})
     return out
-
-
-def spark_arrow(pdf):
-    """What Spark's mapInPandas made of a frame of output rows."""
-    from pyspark.sql.conversion import PandasToArrowConversion
-    from pyspark.sql.types import (ArrayType, DoubleType, LongType, MapType, StringType,
-                                   StructField, StructType)
-    s = StringType()
-    schema = StructType([StructField("_0", StructType([
-        StructField("kind", s), StructField("query", s), StructField("key", s),
-        StructField("start", DoubleType()), StructField("end", DoubleType()),
-        StructField("bindings", MapType(s, s)), StructField("triples", ArrayType(s)),
-        StructField("json", s), StructField("message", s), StructField("count", LongType())]))])
-    rb = PandasToArrowConversion.convert([pdf], schema, timezone="UTC", safecheck=True,
-                                         arrow_cast=True)
-    import pyarrow as pa
-    struct = rb.column(0)
-    return pa.RecordBatch.from_arrays(struct.flatten(), schema=arrow_schema())
-
-
-def old_frame(rows: list[tuple]):
-    import pandas as pd
-    cols = [list(c) for c in zip(*rows)] if rows else [[] for _ in OUTPUT_COLUMNS]
-    return pd.DataFrame(dict(zip(OUTPUT_COLUMNS, cols)), columns=OUTPUT_COLUMNS)
 
 
 def explode(x):
@@ -180,58 +133,72 @@ def runners(spec: JobSpec, kind: str) -> tuple[Runner, Runner]:
     return out[0], out[1]
 
 
+def triples(rows) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pydict(
+        {"s": [r[0] for r in rows], "p": [r[1] for r in rows], "o": [r[2] for r in rows],
+         "start": [float(r[3]) for r in rows], "end": [float(r[4]) for r in rows],
+         "stream": pa.nulls(len(rows), pa.string())})
+
+
+def as_dicts(batch: pa.RecordBatch) -> list[dict]:
+    rows = batch.to_pylist()
+    for row in rows:
+        if "bindings" in row:
+            row["bindings"] = dict(row["bindings"])
+    return rows
+
+
 @pytest.mark.parametrize("seed", range(6))
-def test_rows_equal_the_former_rows(seed):
+def test_rows_equal_the_answers(seed):
     spec = JobSpec.build(QUERIES, allowed_lateness=1)
-    assert set(spec.keyed) == {"pairs", "maybe", "bind", "make"} and spec.whole == ["whole"]
+    assert set(spec.keyed) == {"pairs", "maybe", "bind", "make", "win"}
+    assert spec.whole == ["whole"]
     rows = stream(seed)
     # (kind, group key): a keyed group fed every key's rows (the others'
     # answers dropped), a keyed partition run as one group, the whole stream
-    groups = [("keyed", format_term(KEYS[seed % len(KEYS)])), ("keyed", None), ("whole", None)]
-    seen = {"answer": 0, "late": 0, "error": 0, "unbound": 0, "triples": 0, "bnode": 0}
+    groups = [("keyed", format_term(KEYS[seed % len(KEYS)])), ("keyed", None), ("whole", "")]
+    seen = {"unbound": 0, "triples": 0, "bnode": 0, "late": 0, "error": 0, "win": 0}
     for kind, key in groups:
         new, old = runners(spec, kind)
         for r in (new, old):
             r.start(key)
-        got: list = []
-        want: list = []
         for i in range(0, len(rows), 70):
-            chunk = list(zip(*rows[i:i + 70]))
+            batch = triples(rows[i:i + 70])
             for r in (new, old):
-                r.push(*chunk)
-            if i + 70 >= len(rows):
-                for r in (new, old):
+                r.push(batch)
+                if i + 70 >= len(rows):
                     r.engine.flush()
-            out = new.results()
-            ref = old_results(old)
-            assert isinstance(out, Rows) and len(out) == len(ref)
-            a, b = out.arrow(), spark_arrow(old_frame(ref))
-            assert a.schema == b.schema
-            assert fresh(a.to_pylist()) == fresh(b.to_pylist())
-            # the pandas frame of streaming: the rows of the former frame
-            c = spark_arrow(frame(out))
-            assert c.schema == b.schema
-            assert fresh(c.to_pylist()) == fresh(b.to_pylist())
-            assert fresh(_same_tuples(out.tuples())) == fresh(_same_tuples(ref))
-            got.extend(a.to_pylist())
-            want.extend(ref)
-        for row in got:
-            seen[row["kind"]] += 1
-            if row["kind"] == "answer":
-                names = {"pairs": 3, "maybe": 3, "bind": 3, "make": 0, "whole": 3}[row["query"]]
-                seen["unbound"] += len(row["bindings"]) < names
-                seen["triples"] += bool(row["triples"])
-                seen["bnode"] += "_:" in row["json"] or any("_:" in v for _, v in row["bindings"])
-                json.loads(row["json"])
+            blocks = new.answers()
+            want = reference_rows(old)
+            got = as_dicts(record_batch(blocks, ANSWER_FIELDS))
+            assert fresh(got) == fresh(want)
+            # any subset of the fields, in any order
+            assert as_dicts(record_batch(blocks, ("json", "end"))) == \
+                [{"json": g["json"], "end": g["end"]} for g in got]
+            # streaming: the same answers as a pandas frame, and the side rows
+            late, errors = new.side()
+            old.side()
+            side = [side_row("late", key, "later than the allowed lateness", start=float(x[3]),
+                             end=float(x[4]), triples=[f"{format_term(x[0])} "
+                                                       f"{format_term(x[1])} {format_term(x[2])} ."])
+                    for x in late] + [side_row("error", key, str(e), query=",".join(e.queries))
+                                      for e in errors]
+            frame = stream_frame(blocks, side)
+            assert list(frame.columns) == list(STREAM_FIELDS)
+            assert list(frame["kind"]) == ["answer"] * len(got) + [x[0] for x in side]
+            answers = frame[frame["kind"] == "answer"][list(ANSWER_FIELDS)].to_dict("records")
+            assert fresh([{**a, "triples": list(a["triples"])} for a in answers]) == fresh(got)
+            seen["late"] += len(late)
+            seen["error"] += len(errors)
+            for g in got:
+                names = {"pairs": 3, "maybe": 3, "bind": 3, "make": 0, "whole": 3, "win": 2}
+                seen["unbound"] += len(g["bindings"]) < names[g["query"]]
+                seen["triples"] += bool(g["triples"])
+                seen["bnode"] += any(v.startswith("_:") for v in g["bindings"].values())
+                seen["win"] += g["query"] == "win"
+                json.loads(g["json"])
     # the generator reaches every case
     assert all(v > 0 for v in seen.values()), seen
-
-
-def _same_tuples(rows: list[tuple]) -> list[tuple]:
-    """Rows with NaN (a missing start in a pandas column) as None."""
-    def norm(v):
-        return None if isinstance(v, float) and v != v else v
-    return [tuple(map(norm, x)) for x in rows]
 
 
 _FRESH = re.compile(r"epsparql[0-9a-z]+_[0-9]+")
@@ -246,15 +213,11 @@ def fresh(rows: list) -> str:
     return _FRESH.sub(lambda m: names.setdefault(m.group(0), f"fresh{len(names)}"), text)
 
 
-def test_rows_of_plain_rows_and_empty():
-    r = Rows()
-    assert r.arrow().num_rows == 0 and len(frame(r)) == 0
-    r.append(("stats", None, "events", None, None, None, None, None, "", 7))
-    r.append(("skipped", None, None, None, None, None, None, None, "f:1:2: bad", None))
-    ref = [("stats", None, "events", None, None, None, None, None, "", 7),
-           ("skipped", None, None, None, None, None, None, None, "f:1:2: bad", None)]
-    assert r.arrow().equals(spark_arrow(old_frame(ref)))
-    assert spark_arrow(frame(r)).equals(spark_arrow(old_frame(ref)))
+def test_no_answers_make_an_empty_batch_of_the_schema():
+    b = record_batch([], ("query", "bindings", "json"))
+    assert b.num_rows == 0 and b.schema.names == ["query", "bindings", "json"]
+    frame = stream_frame([], [side_row("stats", "k", count=3)])
+    assert list(frame["kind"]) == ["stats"] and int(frame["count"][0]) == 3
 
 
 def test_bare_numbers_written_as_their_decoded_terms():
