@@ -208,7 +208,6 @@ class RepeatFilter:
     def _fresh_rows(self, cols: list[Sequence[int]], tables: list[TermNodes], start: Sequence[Any],
                     end: Sequence[Any]) -> list[int] | None:
         """:meth:`fresh` row by row (all keys made)."""
-        n = len(start)
         if self.end is None or end[0] > self.end:
             self.seen, self.end = set(), end[0]
         table = tables[0] if tables else None

@@ -27,7 +27,7 @@ from rdflib import URIRef
 from ..language import ast as A
 from ..language.dialects import ast as D
 from ..language.errors import QueryError
-from .nodes import BGP, Empty, Extend, Filter, Join, LeftJoin, Triple, Union_
+from .nodes import Empty, Extend, Filter, Join, LeftJoin, Triple, Union_
 
 #: The engine's default background graph (epsparql.engine.BACKGROUND).
 DEFAULT_BACKGROUND = "urn:epsparql:background"

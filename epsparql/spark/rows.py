@@ -225,26 +225,3 @@ def time_texts(ts: list[float]) -> Any:
             v = memo[t] = json.dumps(time_json(t))
         out.append(v)
     return pa.array(out, pa.string())
-
-
-# -- from Answer objects: windowed queries, until they answer with Results ----------
-def answers_block(answers: Sequence[Any], query: str, key: "str | None | list[str | None]"
-                  ) -> AnswerBlock:
-    """The block of a list of :class:`epsparql.Answer` (what a windowed
-    query's ``results()`` returns today; delete with that second path)."""
-    from ..io.results import answer_to_json
-    from ..rdf.ntriples import format_term
-    names: list[str] = []
-    for a in answers:
-        for v in a.bindings:
-            if v not in names:
-                names.append(v)
-    cols = [(v, [None if a.bindings.get(v) is None else format_term(a.bindings[v])
-                 for a in answers]) for v in names]
-    triples = [[f"{format_term(s)} {format_term(p)} {format_term(o)} ." for s, p, o in a.triples]
-               for a in answers]
-    lines = [json.dumps(answer_to_json(a), ensure_ascii=False) for a in answers]
-    return AnswerBlock(query, key, [float(a.start) for a in answers],
-                       [float(a.end) for a in answers],
-                       {"bindings": lambda: cols, "triples": lambda: triples,
-                        "json": lambda: lines})

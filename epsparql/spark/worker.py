@@ -7,8 +7,8 @@ has a group's state restored from Spark's state store
 (``Engine.restore``).  Building a runner costs a parse and compile per
 query and loading the background; that stays off the per-group path.
 
-Rows come in as Arrow record batches (:mod:`epsparql.spark.feed` pushes
-them); answers leave as :class:`~epsparql.spark.rows.AnswerBlock` s built
+Rows come in as Arrow record batches (``Engine.push_arrow`` takes them
+as they are); answers leave as :class:`~epsparql.spark.rows.AnswerBlock` s built
 from each query's :class:`~epsparql.answers.Results`.  Late rows and rule
 errors are counted (batch replay, :mod:`epsparql.spark.counts`) or become
 side rows (streaming).
@@ -18,11 +18,10 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator, Sequence
 
-from ..answers import AnswerBatch, Results
+from ..answers import AnswerBatch
 from .counts import TaskCounts
-from .feed import TermCache, push_arrow
 from .job import BAD, WHOLE, JobSpec
-from .rows import AnswerBlock, answers_block, batch_block, record_batch
+from .rows import AnswerBlock, batch_block, record_batch
 
 _RUNNERS: dict[tuple[str, str], "Runner"] = {}
 
@@ -52,7 +51,6 @@ class Runner:
         self.engine = spec.engine(names, on_late=lambda row, src: self.late.append(row))
         self.keyvar = {q.name: (spec.key_vars.get(q.name) if kind == "keyed" else None)
                        for q in self.engine.queries}
-        self.terms = TermCache()
         self.key: str | None = WHOLE
         self._errors_seen = 0
         #: the longest window of a store of partial matches (inf: unbounded)
@@ -71,7 +69,7 @@ class Runner:
 
     def push(self, batch: Any) -> None:
         """Push a record batch of the group's triples, in time order."""
-        push_arrow(self.engine, batch, self.terms)
+        self.engine.push_arrow(batch)
 
     def finish(self, last: float | None = None) -> list[AnswerBlock]:
         """End of the group's stream (batch replay): decide every waiting
@@ -90,12 +88,8 @@ class Runner:
         own groups find too), one block per batch of a query's answers."""
         out: list[AnswerBlock] = []
         for q in self.engine.queries:
-            got = q.results()
             var = self.keyvar.get(q.name)
-            if not isinstance(got, Results):
-                out.extend(self._windowed_blocks(q.name, var, got))
-                continue
-            for b in got.batches:
+            for b in q.results().batches:
                 block = self._group_block(q.name, var, b)
                 if block is not None:
                     out.append(block)
@@ -116,22 +110,6 @@ class Runner:
             rows = b.row_ids()
             b = AnswerBatch(b.shape, b.cols, b.tables, b.start, b.end, [rows[j] for j in keep])
         return batch_block(b, name, self.key)
-
-    def _windowed_blocks(self, name: str, var: str | None, answers: Sequence[Any]
-                         ) -> list[AnswerBlock]:
-        """A windowed query's answers, a list of Answer objects until
-        windowed queries answer with Results too (then this goes)."""
-        from ..rdf.ntriples import format_term
-        if not answers:
-            return []
-        if var is None:
-            return [answers_block(answers, name, self.key)]
-        keys = [None if a.bindings.get(var) is None else format_term(a.bindings[var])
-                for a in answers]
-        if self.key is None:
-            return [answers_block(answers, name, keys)]
-        mine = [a for a, k in zip(answers, keys) if k == self.key]
-        return [answers_block(mine, name, self.key)] if mine else []
 
     def side(self) -> tuple[list[tuple], list[Any]]:
         """The late rows (s, p, o, start, end) and the rule errors since the
