@@ -1,6 +1,8 @@
 """``epsparql run … --trace``: a small stream one triple at a time, with
 what each triple did to the rule graph (:mod:`epsparql.explain.trace`),
-as text or JSON lines.  See docs/CLI.md.
+or, for the stream dialects' windowed queries, what each window held at
+every instant they answered (:mod:`epsparql.explain.window_trace`), as
+text or JSON lines.  See docs/CLI.md.
 
 The triples are traced in the order the engine of a normal run processes
 them: rows are put through the same reorder buffer (``--lateness``) first,
@@ -15,6 +17,8 @@ from ..core.runtime import PrologError
 from ..query_engine import LimitError
 from ..explain.trace import Tracer
 from ..explain.trace_output import JsonRenderer, TextRenderer
+from ..explain.window_trace import WindowTracer
+from ..explain.window_trace_output import WindowJsonRenderer, WindowTextRenderer
 from ..io.streams import (StreamFormatError, StreamHeaderError, StreamReader, guess_format,
                           open_output)
 from ..ordering import Reorderer
@@ -73,10 +77,14 @@ def run_trace(args: Any, qfs: Sequence[Any]) -> int:
     engine = make_engine(args.base, reasoning=args.reasoning, justify=justify)
     queries = register_queries(engine, qfs, getattr(args, "dialect", None))
     windowed = [q.name for q in queries if q.windowed]
-    if windowed:
-        raise UsageError(f"--trace shows the partial matches of EP-SPARQL queries; "
-                         f"{', '.join(windowed)} use windows (a stream dialect): run them "
-                         f"without --trace (epsparql explain shows their windows)")
+    plain = [q.name for q in queries if not q.windowed]
+    if windowed and plain:
+        raise UsageError(f"--trace shows EP-SPARQL queries' partial matches or windowed "
+                         f"queries' windows, one kind at a time: trace {', '.join(plain)} "
+                         f"and {', '.join(windowed)} in two runs")
+    if windowed and justify:
+        raise UsageError("--justify explains EP-SPARQL answers; a windowed query's trace "
+                         "shows each window's content at the instants it answered")
     load_background(engine, args.background)
 
     try:
@@ -112,20 +120,30 @@ def run_trace(args: Any, qfs: Sequence[Any]) -> int:
     late.pushed(rows, lines, [i for kind, i, _ in steps if kind == "late"])
 
     prefixes = {"": args.base} if args.base else None
-    renderer_cls = JsonRenderer if out_format == "jsonl" else TextRenderer
+    if windowed:
+        renderer_cls: Any = WindowJsonRenderer if out_format == "jsonl" else WindowTextRenderer
+    else:
+        renderer_cls = JsonRenderer if out_format == "jsonl" else TextRenderer
     renderer = renderer_cls(out, queries, time_format=args.time_format, prefixes=prefixes)
     code = EXIT_OK
     try:
-        tracer = Tracer(engine, queries, justify=justify)
+        tracer: Any = WindowTracer(engine, queries) if windowed else \
+            Tracer(engine, queries, justify=justify)
+
+        def show(rec: dict) -> None:
+            if windowed:
+                renderer.step(rec, tracer)
+            else:
+                renderer.step(rec)
         renderer.header(tracer, reader.path, len(rows))
         for kind, i, extra in steps:
             if kind == "late":
-                renderer.step(tracer.late(rows[i], i + 1, extra))
+                show(tracer.late(rows[i], i + 1, extra))
             elif failure is None or extra != "end":
                 held = extra + 1 if isinstance(extra, int) else extra
-                renderer.step(tracer.push(rows[i], step=i + 1, held=held))
+                show(tracer.push(rows[i], step=i + 1, held=held))
         if failure is None:
-            renderer.step(tracer.end())
+            show(tracer.end())
         renderer.finish(tracer)
     except (PrologError, LimitError) as e:
         say(f"{PROG}: error in the engine: {engine_failure(e)}")

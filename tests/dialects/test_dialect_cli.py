@@ -150,9 +150,14 @@ def test_explain_shows_windows_policy_and_key():
     assert "SeqJoin (SEQ)" in out and "rule graph:" in out        # the EP-SPARQL query beside it
 
 
-def test_trace_refuses_windowed_queries(streams):
+def test_trace_shows_windowed_queries_and_refuses_mixing_kinds(streams, tmp_path):
     r = cli("run", AVERAGE, "--stream", streams["nqt"], "--trace")
-    assert r.returncode == 2 and "--trace shows the partial matches of EP-SPARQL" in r.stderr
+    assert r.returncode == 0, r.stderr
+    assert "instant" in r.stdout and "holds" in r.stdout and "answer  average" in r.stdout
+    ep = tmp_path / "ep.rq"
+    ep.write_text("SELECT ?s WHERE { ?s <http://ex.org/p> ?o }")
+    r = cli("run", AVERAGE, ep, "--stream", streams["nqt"], "--trace")
+    assert r.returncode == 2 and "one kind at a time" in r.stderr
 
 
 def test_bad_nqt_lines_name_file_line_and_column(tmp_path):
