@@ -154,8 +154,11 @@ RUN = [
      "win.rq:1:1: expected PREFIX/BASE or SELECT/CONSTRUCT/ASK, found 'REGISTER' (in a CQELS-QL", 0),
     (["run", "win.rq", "--stream", "s.nqt", "--dialect", "sql"], 2, "--dialect: invalid choice: 'sql'", 0),
     (["run", "win.rq", "--stream", "s.nqt", "--base", "st"], 2, "argument --base: not an absolute IRI", 0),
-    (["run", "win.rq", "--stream", "s.nqt", "--trace"], 2,
-     "--trace shows the partial matches of EP-SPARQL queries; win use windows", 0),
+    (["run", "win.rq", "ok.rq", "--stream", "s.nqt", "--trace"], 2,
+     "--trace shows EP-SPARQL queries' partial matches or windowed queries' windows, one kind "
+     "at a time: trace ok and win in two runs", 0),
+    (["run", "win.rq", "--stream", "s.nqt", "--trace", "--justify"], 2,
+     "--justify explains EP-SPARQL answers", 0),
     (["run", "win.rq", "--stream", "rels.nqt"], 1, "rels.nqt:2:33: relative IRI <st>", 0),
     (["run", "win.rq", "--stream", "st.jsonl"], 1, 'st.jsonl:2: "stream": a term is', 0),
     (["run", "win.rq", "--stream", "st.csv"], 1, 'st.csv:3: "stream": malformed IRI', 0),
