@@ -388,7 +388,7 @@ def describe_expected(names: set[str] | frozenset[str]) -> str:
         word = _WORDS.get(name, name)
         if word not in words:
             words.append(word)
-    items = punctuation + phrases + words
+    items = list(dict.fromkeys(punctuation + phrases + words))   # two names, one word: once
     if "$END" in rest:
         items.append(_WORDS["$END"])
     if not items:

@@ -60,3 +60,11 @@ def test_an_event_operator_in_a_dialect_query_says_it_is_ep_sparql(op):
         Engine().register(text)
     assert f"{op} is an EP-SPARQL event operator, not part of C-SPARQL" in str(e.value)
     assert e.value.column == text.index(f" {op} ") + 2
+
+
+def test_an_expected_word_is_listed_once_however_many_names_it_has():
+    """Issue 25, finding 10: an error listed '-' twice (the grammar's DASH
+    and a dialect's own '-' both expected at one place)."""
+    from epsparql.language.parser import describe_expected
+    text = describe_expected({"DASH", "'-'", "RSQB"})
+    assert text.count("'-'") == 1 and "']'" in text
