@@ -21,8 +21,15 @@ from typing import Any, Callable
 __all__ = ["BoundedCache", "Memo"]
 
 
+#: a text key longer than this is not remembered: a large literal is
+#: rarely seen twice, and a cache entry would keep it (and what it was
+#: made into) alive after its row is gone (issue 25, finding 11)
+LONG_KEY = 4096
+
+
 class BoundedCache(dict):
-    """A dict forgotten all at once when it holds ``limit`` entries."""
+    """A dict forgotten all at once when it holds ``limit`` entries; long
+    text keys are not kept (:data:`LONG_KEY`)."""
 
     __slots__ = ("limit",)
 
@@ -33,6 +40,8 @@ class BoundedCache(dict):
     def put(self, key: Any, value: Any) -> Any:
         """Remember ``value`` under ``key`` (emptying the table first when it
         is full); returns ``value``."""
+        if type(key) is str and len(key) > LONG_KEY:
+            return value
         if len(self) >= self.limit:
             self.clear()
         self[key] = value

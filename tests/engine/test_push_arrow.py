@@ -153,3 +153,28 @@ def test_data_is_never_code():
         eng.flush()
         [a] = q.results()
         assert str(a["o"]) == evil
+
+
+def test_a_large_literal_is_not_kept_after_its_batch():
+    """Issue 25, finding 11: every distinct term text stayed in the
+    push path's cache with its janus data, so a stream of large distinct
+    literals grew the process by twice their size each (20 literals of
+    5 MB: 409 MB peak; now 209 MB).  Long texts are not remembered."""
+    import pyarrow as pa
+    from epsparql.memo import LONG_KEY, BoundedCache
+    from epsparql.rdf import wire_arrow
+    big = '"' + "x" * (LONG_KEY + 1) + '"'
+    small = '"y"'
+    eng = Engine()
+    try:
+        q = eng.register("SELECT ?o WHERE { ?s <http://ex/p> ?o }")
+        eng.push_arrow(pa.table({"s": ["<http://ex/a>"] * 2, "p": ["<http://ex/p>"] * 2,
+                                 "o": [big, small], "start": [1, 2]}))
+        eng.flush()
+        assert sorted(len(str(a.bindings["o"])) for a in q.results()) == [1, LONG_KEY + 1]
+        assert big not in wire_arrow._TERMS and small in wire_arrow._TERMS
+    finally:
+        eng.close()
+    c = BoundedCache(4)
+    assert c.put("k" * (LONG_KEY + 1), 1) == 1 and len(c) == 0
+    assert c.put("k", 2) == 2 and c["k"] == 2
