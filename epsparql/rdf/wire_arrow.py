@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..memo import BoundedCache
+from ..memo import LONG_KEY, BoundedCache
 from .ntriples import absolute_iri_problem, parse_term
 from .wire_rows import term_data, valid_text
 
@@ -114,6 +114,30 @@ def _term(text: str, row: int) -> Any:
     return _TERMS.put(text, d)
 
 
+_XSD_STRING = "<http://www.w3.org/2001/XMLSchema#string>"
+
+
+def _long_term(text: str, row: int) -> Any:
+    """The janus data of a long term text (longer than
+    :data:`~epsparql.memo.LONG_KEY`), with one copy of its lexical form
+    where the text is a plain, language-tagged or ``xsd:string`` literal
+    without escapes (the usual large literal: a document, a payload),
+    instead of rdflib's term and the codec's copies; anything else the
+    way every term goes."""
+    close = text.rfind('"')
+    if close > 0 and text[0] == '"':
+        suffix = text[close + 1:]
+        if (not suffix or suffix == "^^" + _XSD_STRING
+                or (suffix[0] == "@" and len(suffix) < 100)):
+            if all(text.find(c, 1, close) < 0 for c in ('"', "\\", "\n", "\r")):
+                probe = _term('"x"' + suffix, row) if suffix else ("s", 1, "x")
+                if type(probe) is tuple and probe[0] in ("s", "l") and probe[2] == "x":
+                    lexical = text[1:close]
+                    if valid_text(lexical):
+                        return probe[:2] + (lexical,) + probe[3:]
+    return _term(text, row)
+
+
 def _stream(iri: str, row: int) -> str:
     if _STREAMS.get(iri) is None:
         problem = absolute_iri_problem(iri) if iri else "empty"
@@ -159,10 +183,22 @@ def arrow_batch(batch: Any) -> ArrowBatch:
     end = start if end_col is None else _numbers(end_col, t2)
     streams = _runs(_column(batch, "stream"), n)
     all_terms = pa.concat_arrays([cols["s"], cols["p"], cols["o"]])
-    enc = pc.dictionary_encode(all_terms)
+    # long texts (large literals) are left out of the dictionary: encoding
+    # one would copy it twice more, and it is rarely seen twice
+    long_rows = np.flatnonzero(_numpy(pc.greater(pc.binary_length(all_terms), LONG_KEY)
+                                      .cast(pa.int8()), "int8"))
+    if len(long_rows):
+        short = pc.if_else(pc.greater(pc.binary_length(all_terms), LONG_KEY),
+                           pa.scalar(None, pa.string()), all_terms)
+        enc = pc.dictionary_encode(short)
+    else:
+        enc = pc.dictionary_encode(all_terms)
     texts = enc.dictionary.to_pylist()
     first = {}
     idx = _numpy(enc.indices.cast(pa.int64()), "int64")
+    if len(long_rows):
+        idx = idx.copy()
+        idx[long_rows] = -1                   # (null in the dictionary's indices)
     terms = []
     for k, text in enumerate(texts):
         d = _TERMS.get(text)
@@ -176,6 +212,12 @@ def arrow_batch(batch: Any) -> ArrowBatch:
                 return ArrowBatch(None, start, end, streams, t2, n)
         terms.append(d)
     places = (idx.astype(np.int64) + 1)
+    for i in long_rows.tolist():
+        d = _long_term(all_terms[i].as_py(), i % n)
+        if d is None:
+            return ArrowBatch(None, start, end, streams, t2, n)
+        terms.append(d)
+        places[i] = len(terms)
     data = [terms, places[:n].tolist(), places[n:2 * n].tolist(), places[2 * n:].tolist(),
             start, end]
     return ArrowBatch(data, start, end, streams, t2, n)

@@ -178,3 +178,24 @@ def test_a_large_literal_is_not_kept_after_its_batch():
     c = BoundedCache(4)
     assert c.put("k" * (LONG_KEY + 1), 1) == 1 and len(c) == 0
     assert c.put("k", 2) == 2 and c["k"] == 2
+
+
+@pytest.mark.parametrize("suffix", ["", "@en", "@EN-gb", "^^<http://www.w3.org/2001/XMLSchema#string>",
+                                    "^^<http://www.w3.org/2001/XMLSchema#integer>",
+                                    "^^<http://ex/dt>"])
+@pytest.mark.parametrize("body", ["x", "é ü ☃", "a\\nb", "say \\\"hi\\\"", "9"])
+def test_long_term_texts_give_the_data_every_term_gets(body, suffix):
+    """Long texts skip the dictionary and, when they are plain, tagged or
+    xsd:string literals without escapes, rdflib: the janus data is the
+    same as the one path of every other term gives."""
+    from epsparql.memo import LONG_KEY
+    from epsparql.rdf.ntriples import parse_term
+    from epsparql.rdf.wire_arrow import arrow_batch
+    from epsparql.rdf.wire_rows import term_data
+    text = '"' + body * (LONG_KEY // len(body) + 1) + '"' + suffix
+    b = arrow_batch(pa.table({"s": ["<http://ex/a>", "<http://ex/b>"], "p": ["<http://ex/p>"] * 2,
+                              "o": [text, '"short"'], "start": [1, 2]}))
+    terms, ss, ps, os_ = b.data[:4]
+    assert terms[os_[0] - 1] == term_data(parse_term(text))
+    assert terms[os_[1] - 1] == ("s", 1, "short")
+    assert terms[ss[1] - 1] == "http://ex/b" and ps[0] == ps[1]
