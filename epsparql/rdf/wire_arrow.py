@@ -115,6 +115,8 @@ def _term(text: str, row: int) -> Any:
 
 
 _XSD_STRING = "<http://www.w3.org/2001/XMLSchema#string>"
+#: no long texts in a batch
+_NONE: Any = ()
 
 
 def _long_term(text: str, row: int) -> Any:
@@ -185,14 +187,15 @@ def arrow_batch(batch: Any) -> ArrowBatch:
     all_terms = pa.concat_arrays([cols["s"], cols["p"], cols["o"]])
     # long texts (large literals) are left out of the dictionary: encoding
     # one would copy it twice more, and it is rarely seen twice
-    long_rows = np.flatnonzero(_numpy(pc.greater(pc.binary_length(all_terms), LONG_KEY)
-                                      .cast(pa.int8()), "int8"))
-    if len(long_rows):
-        short = pc.if_else(pc.greater(pc.binary_length(all_terms), LONG_KEY),
-                           pa.scalar(None, pa.string()), all_terms)
-        enc = pc.dictionary_encode(short)
+    long_rows = _NONE
+    lengths = pc.binary_length(all_terms)
+    if pc.max(lengths).as_py() > LONG_KEY:
+        is_long = pc.greater(lengths, LONG_KEY)
+        long_rows = np.flatnonzero(_numpy(is_long.cast(pa.int8()), "int8")).tolist()
+        enc = pc.dictionary_encode(pc.if_else(is_long, pa.scalar(None, pa.string()), all_terms))
     else:
         enc = pc.dictionary_encode(all_terms)
+    del lengths
     texts = enc.dictionary.to_pylist()
     first = {}
     idx = _numpy(enc.indices.cast(pa.int64()), "int64")
@@ -212,7 +215,7 @@ def arrow_batch(batch: Any) -> ArrowBatch:
                 return ArrowBatch(None, start, end, streams, t2, n)
         terms.append(d)
     places = (idx.astype(np.int64) + 1)
-    for i in long_rows.tolist():
+    for i in list(long_rows):
         d = _long_term(all_terms[i].as_py(), i % n)
         if d is None:
             return ArrowBatch(None, start, end, streams, t2, n)

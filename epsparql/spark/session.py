@@ -100,7 +100,7 @@ def spark_session(master: str = "local[*]", app: str = "epsparql",
         # batch job's, spends less than G1; the client JIT alone (C1) saves
         # ~4 of ~22 JVM CPU seconds on a million answers written as JSON
         # lines and costs ~14 more of ~32 when they are written as Parquet
-        # (bench/README.md, "Issue 22"): only when asked for
+        # (bench/README.md, "bench/spark_cli.py"): only when asked for
         "spark.driver.extraJavaOptions": java_opts + (
             " -XX:+UseParallelGC" + (" -XX:TieredStopAtLevel=1" if light_jvm else "")
             if local else ""),
