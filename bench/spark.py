@@ -86,6 +86,13 @@ def allpairs_file(n: int) -> Path:
     return path
 
 
+def digest(paths) -> tuple[int, str]:
+    """(lines, sum of their 64-bit hashes): a multiset's fingerprint."""
+    from epsparql.spark.batch import lines_digest
+    n, total = lines_digest([str(p) for p in paths])
+    return n, f"{total:016x}"
+
+
 def input_file(workload: str, n: int) -> Path:
     return allpairs_file(n) if workload == "allpairs" else stream_file(n)
 
@@ -233,7 +240,6 @@ def check(workload: str, m: int) -> dict:
     """Answers = single-process answers on the first M events (see above)."""
     import glob
     import shutil
-    from spark_cli import digest
     path = input_file(workload, m)
     jsonl = OUT / f"spark_check_{workload}_{m}.jsonl"
     one = single(workload, path, m, jsonl)

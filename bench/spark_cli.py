@@ -37,7 +37,7 @@ from pathlib import Path
 
 from harness import OUT, ROOT, describe, machine, results_path, write_results
 
-from spark import QUERIES, input_file
+from spark import QUERIES, digest, input_file
 
 EPSPARQL = str(ROOT / ".venv" / "bin" / "epsparql")
 
@@ -124,13 +124,6 @@ def run(cmd: list[str], log: Path) -> dict:
             "workers": sum(1 for r in s.procs.values() if r["kind"] == "workers"),
             "processes": procs,
             "load_before": round(load0, 2), "load_after": round(os.getloadavg()[0], 2)}
-
-
-def digest(paths) -> tuple[int, str]:
-    """(lines, sum of their 64-bit hashes): a multiset's fingerprint."""
-    from epsparql.spark.batch import lines_digest
-    n, total = lines_digest([str(p) for p in paths])
-    return n, f"{total:016x}"
 
 
 def commands(mode: str, query: Path, stream: Path, out: Path, outputs: str) -> list[str]:
