@@ -47,7 +47,9 @@
             table_batch/2,       % +Text, -Batch
             exact_time/2,        % +Time, -Exact
             reply/3,             % :Goal, +Out, -Reply
-            json_term//1         % +Term (from bridge_json)
+            json_term//1,        % +Term (from bridge_json)
+            columns_sink/3       % +Event, +T1, +T2 (from bridge_columns: the sink
+                                 % bridge_windows.pl passes, called directly)
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(http/json)).
@@ -69,7 +71,6 @@ set_stack_limit :-
 :- use_module(core_state, [engine_store/4, must_be_engine/1]).
 :- use_module(bridge_json, [write_json/2, json_term//1]).
 :- use_module(bridge_columns).
-:- reexport(bridge_columns, [columns_sink/3]).   % the sink other bridges pass (bridge_windows.pl)
 
 %   The columns sink, as with_detection_sink/2 receives it from here, is
 %   called directly by the engines' ep_emit/3 (no call/4 per detection).

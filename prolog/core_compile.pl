@@ -49,7 +49,8 @@
             graph_node/2,               % +Module, -Node        (the graph as terms, below)
             graph_rule/2,               % +Module, -Rule
             delete_rule/3,              % +Module, +RuleKey, -DeletedNodes
-            strip_origins/2             % +Term, -Clean
+            strip_origins/2,            % +Term, -Clean
+            relation/9                  % ?Op, +T1, +T2, +T3, +T4, -Check, -TS, -TE, -Span (a hook)
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(lists)).

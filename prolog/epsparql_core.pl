@@ -75,6 +75,7 @@
             flush_events/0,
             read_event_rules/3,         % +Stream, -Terms, +Options
             with_detection_sink/2,      % :Sink, :Goal
+            direct_sink/1,              % ?Sink (a multifile hook)
             message_text/2,             % +Error, -Text
             engine_delete_rules/2,      % +Module, +LabelOrRule
             delete_event_rules/1,       % +LabelOrRule
