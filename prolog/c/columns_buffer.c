@@ -260,6 +260,18 @@ term_id(term_t t, int64_t *id)
             PL_get_int64_ex(av + 1, id));
 }
 
+/* Write number t as the double value k of L's buffer. */
+static int
+put_double(level *L, size_t k, term_t t)
+{
+    double d;
+    if (!PL_get_float(t, &d))
+        return FALSE;
+    memcpy(&L->slots[k], &d, sizeof d);
+    L->kinds[k] = 2;
+    return TRUE;
+}
+
 /* Write term t as value k of L's buffer; pos: its argument position
    (-1 for the times). */
 static int
@@ -276,23 +288,11 @@ put_value(level *L, size_t k, term_t t, long pos)
             return TRUE;
         }
         break;                  /* a big integer: by the dictionary */
-    case PL_FLOAT: {
-        double d;
-        if (!PL_get_float(t, &d))
-            return FALSE;
-        memcpy(&L->slots[k], &d, sizeof d);
-        L->kinds[k] = 2;
-        return TRUE;
-    }
+    case PL_FLOAT:
+        return put_double(L, k, t);
     case PL_RATIONAL:           /* an exact time (bridge_python:exact_time/2): a float again */
-        if (pos < 0) {
-            double d;
-            if (!PL_get_float(t, &d))
-                return FALSE;
-            memcpy(&L->slots[k], &d, sizeof d);
-            L->kinds[k] = 2;
-            return TRUE;
-        }
+        if (pos < 0)
+            return put_double(L, k, t);
         break;
     case PL_ATOM:
         if (pos >= 0 && pos < NPOS && PL_get_atom(t, &a)) {
