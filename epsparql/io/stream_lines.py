@@ -117,6 +117,15 @@ def _fast_terms(g: tuple) -> tuple:
     return s, p, o
 
 
+def _fast_times(g: tuple, i: int) -> tuple[int, int | None]:
+    """Start and end (None: none given) from groups i and i + 1 of a fast
+    line match, checked."""
+    start = int(g[i])
+    end = None if g[i + 1] is None else int(g[i + 1])
+    _check_interval(start, end)
+    return start, end
+
+
 def _terms_at(line: str) -> tuple | None:
     """The detailed parse of a line's subject, predicate and object, and
     the position after them (None for a blank or comment line); errors
@@ -138,9 +147,7 @@ def parse_nt_line(line: str) -> Row | None:
         try:
             g = m.groups()
             s, p, o = _fast_terms(g)
-            start = int(g[8])
-            end = None if g[9] is None else int(g[9])
-            _check_interval(start, end)
+            start, end = _fast_times(g, 8)
             return (s, p, o, start, end)
         except TermSyntaxError:
             pass                           # the detailed parse below says where
@@ -172,9 +179,7 @@ def parse_nqt_line(line: str) -> Row | None:
             g = m.groups()
             s, p, o = _fast_terms(g)
             stream = None if g[8] is None else str(iri(g[8], 0))
-            start = int(g[9])
-            end = None if g[10] is None else int(g[10])
-            _check_interval(start, end)
+            start, end = _fast_times(g, 9)
             return (s, p, o, start, end) if stream is None else (s, p, o, start, end, stream)
         except TermSyntaxError:
             pass                           # the detailed parse below says where
