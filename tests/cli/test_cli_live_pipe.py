@@ -44,11 +44,16 @@ class Lines:
         return [x.decode() for x in got if x or len(got) < n]
 
 
-def test_rows_from_a_live_pipe_are_answered_as_they_come(tmp_path):
+def run_on_a_pipe(tmp_path) -> subprocess.Popen:
+    """``epsparql run q.rq --stream -`` reading the pipe this test writes."""
     (tmp_path / "q.rq").write_text(QUERY)
-    p = subprocess.Popen([sys.executable, "-m", "epsparql.cli", "run", "q.rq", "--stream", "-"],
-                         cwd=tmp_path, env=env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, bufsize=1)
+    return subprocess.Popen([sys.executable, "-m", "epsparql.cli", "run", "q.rq", "--stream", "-"],
+                            cwd=tmp_path, env=env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, bufsize=1)
+
+
+def test_rows_from_a_live_pipe_are_answered_as_they_come(tmp_path):
+    p = run_on_a_pipe(tmp_path)
     out = Lines(p.stdout)
     try:
         for i in range(3):                      # three rows, and the writer waits
@@ -74,10 +79,7 @@ def test_rows_from_a_live_pipe_are_answered_as_they_come(tmp_path):
 
 
 def test_ctrl_c_on_a_live_pipe_keeps_what_was_read(tmp_path):
-    (tmp_path / "q.rq").write_text(QUERY)
-    p = subprocess.Popen([sys.executable, "-m", "epsparql.cli", "run", "q.rq", "--stream", "-"],
-                         cwd=tmp_path, env=env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, bufsize=1)
+    p = run_on_a_pipe(tmp_path)
     out = Lines(p.stdout)
     try:
         for i in range(5):

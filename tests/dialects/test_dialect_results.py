@@ -96,16 +96,27 @@ def test_results_are_results_of_columns(name, seed):
         assert sum(map(len, got)) > 0 or name == "ask"
 
 
+def every_answer(text: str, rows: list[tuple]) -> list:
+    """All the answers of a query over ``rows``, taken batch by batch."""
+    eng, _, got = answers_of(text, rows)
+    eng.close()
+    return [a for r in got for a in r]
+
+
+def kept(eng: Engine, text: str, rows: list[tuple]) -> Query:
+    """The query over ``rows`` in ``eng``, its answers all kept (none taken)."""
+    q = eng.register(text)
+    eng.push_many(rows)
+    eng.flush()
+    return q
+
+
 @pytest.mark.parametrize("name", sorted(QUERIES))
 def test_limit_takes_the_oldest_and_leaves_the_rest(name):
     rows = stream(11, 90)
-    eng, q, got = answers_of(QUERIES[name], rows)
-    eng.close()
-    every = [a for r in got for a in r]
+    every = every_answer(QUERIES[name], rows)
     with Engine() as eng2:
-        q2 = eng2.register(QUERIES[name])
-        eng2.push_many(rows)
-        eng2.flush()
+        q2 = kept(eng2, QUERIES[name], rows)
         assert q2.pending == len(every)
         taken = []
         rnd = random.Random(3)
@@ -123,13 +134,9 @@ def test_limit_takes_the_oldest_and_leaves_the_rest(name):
 @pytest.mark.parametrize("name", sorted(QUERIES))
 def test_arrow_and_dataframe(name):
     rows = stream(5, 80)
-    eng, q, got = answers_of(QUERIES[name], rows)
-    eng.close()
-    every = [a for r in got for a in r]
+    every = every_answer(QUERIES[name], rows)
     with Engine() as eng2:
-        q2 = eng2.register(QUERIES[name])
-        eng2.push_many(rows)
-        eng2.flush()
+        q2 = kept(eng2, QUERIES[name], rows)
         table = q2.results(format="arrow")
         assert isinstance(table, pa.Table) and table.num_rows == len(every)
         assert table.column_names[:2] == ["start", "end"]
@@ -235,16 +242,14 @@ def test_ask_answers_bind_ask():
 def test_a_cap_counts_windowed_and_ep_sparql_answers_together():
     from epsparql import AnswerLimitError
     rows = stream(4, 80)
-    eng, q, got = answers_of(QUERIES["select"], rows)
-    eng.close()
-    total = sum(map(len, got))
-    assert total > 5
+    every = every_answer(QUERIES["select"], rows)
+    assert len(every) > 5
     with Engine(max_answers=5) as eng2:
         q2 = eng2.register(QUERIES["select"])
         with pytest.raises(AnswerLimitError):
             eng2.push_many(rows)
             eng2.flush()
-        assert q2.results() == [a for r in got for a in r][:5]
+        assert q2.results() == every[:5]
 
 
 def test_errors_name_their_query():
