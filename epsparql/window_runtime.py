@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .core import CoreEngine
     from .prepare import PreparedWindowQuery
 
-__all__ = ["DEFAULT_STREAM", "UnboundedWindowWarning", "WindowQuery", "WindowRuntime"]
+__all__ = ["DEFAULT_STREAM", "UnboundedWindowWarning", "WindowQuery", "WindowRuntime", "stream_of"]
 
 #: The stream of rows pushed without one.
 DEFAULT_STREAM = "urn:epsparql:stream"
@@ -125,7 +125,7 @@ class WindowRuntime:
         :data:`DEFAULT_STREAM`."""
         if not rows:
             return []
-        runs = [[g, len(list(run))] for g, run in itertools.groupby(rows, key=_stream_of)]
+        runs = [[g, len(list(run))] for g, run in itertools.groupby(rows, key=stream_of)]
         self._count(runs)
         part = [r[:5] for r in rows] if max(map(len, rows)) > 5 else list(rows)
         data = triple_batch_rows(part)
@@ -214,5 +214,6 @@ class WindowRuntime:
         check(from_json(runtime().call(name, self.module, *args, module=_BRIDGE)))
 
 
-def _stream_of(row: tuple) -> str:
-    return row[5] if len(row) > 5 else DEFAULT_STREAM
+def stream_of(row: Sequence[Any]) -> str:
+    """The stream a row ``(s, p, o, start[, end[, stream]])`` is on."""
+    return row[5] if len(row) > 5 and row[5] is not None else DEFAULT_STREAM

@@ -19,7 +19,7 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 from ..algebra.streams import WindowDef
-from ..window_runtime import DEFAULT_STREAM
+from ..window_runtime import stream_of
 
 __all__ = ["WindowTracer", "WindowView", "InstantView", "exact_time", "window_bounds",
            "window_members"]
@@ -64,8 +64,9 @@ def _on(w: WindowDef, stream: str) -> bool:
 
 
 def row_stream(row: Sequence[Any]) -> str:
-    """The stream a row ``(s, p, o, start[, end[, stream]])`` is on."""
-    return str(row[5]) if len(row) > 5 and row[5] is not None else DEFAULT_STREAM
+    """The stream a row is on, as plain text (an rdflib IRI is not equal
+    to its text)."""
+    return str(stream_of(row))
 
 
 def row_time(row: Sequence[Any]) -> Any:
