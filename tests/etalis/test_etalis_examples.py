@@ -39,7 +39,18 @@ def runs(tmp_path_factory):
         return run_example(name, workdir)
 
     with ThreadPoolExecutor(max_workers=8) as pool:
-        return {r.name: r for r in pool.map(one, PASSING)}
+        got = {r.name: r for r in pool.map(one, PASSING)}
+    # The examples compare wall-clock times at ETALIS' resolution of a
+    # second (garbage_collection_pattern_01: a, sleep(2), b within a
+    # 2-second window): an example started near the end of a second on a
+    # loaded machine can see 3.  One that failed gets one more run, alone;
+    # it must pass then.
+    for name, r in list(got.items()):
+        if r.verdict != "PASS":
+            workdir = base / (name + ".again")
+            workdir.mkdir()
+            got[name] = run_example(name, workdir)
+    return got
 
 
 @pytest.mark.slow
