@@ -136,7 +136,9 @@ def _jvm_gone(e: BaseException, text: str) -> bool:
     return bool(names & {"Py4JNetworkError", "ConnectionRefusedError", "ConnectionResetError",
                          "BrokenPipeError"}) or any(
         words in text for words in ("Answer from Java side is empty", "Connection refused",
-                                    "SparkContext was shut down", "SparkContext has been shutdown"))
+                                    "SparkContext was shut down", "SparkContext has been shutdown",
+                                    # a call into a context that the JVM's exit is stopping
+                                    'SparkContext.dagScheduler()" is null'))
 
 
 def _operator(text: str) -> str | None:

@@ -71,3 +71,18 @@ def test_anything_else_keeps_its_first_meaningful_line():
                                 "\tat org.apache.spark.X"))
     clean(line)
     assert line == "boom happened"
+
+
+def test_a_call_into_a_context_the_jvm_is_stopping_is_the_jvm_gone():
+    """An OutOfMemoryError in a task makes Spark exit the driver JVM
+    (status 52); a job call racing that exit fails with a
+    NullPointerException of the stopped context instead of the OOM (seen
+    in CI).  It reads as the JVM gone, so its exit status is waited for."""
+    npe = ('An error occurred while calling o133.parquet.\n: java.lang.NullPointerException: '
+           'Cannot invoke "org.apache.spark.scheduler.DAGScheduler.cleanupQueryJobs(long)" '
+           'because the return value of "org.apache.spark.SparkContext.dagScheduler()" is null')
+    line = explain(JobFailed(PHASE, RuntimeError(npe), None))
+    assert line.startswith("the Spark driver JVM exited in the job that reads"), line
+    assert "NullPointerException" not in line and "o133" not in line
+    line = explain(JobFailed(PHASE, RuntimeError(npe), 52))
+    assert line.startswith("out of memory (Java heap space) in the job that reads"), line
