@@ -65,13 +65,24 @@
 
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 
-%   engine_terms(Engine, Trie, NextId, Generation): the term dictionary of
-%   an engine (shared by the threads that call it; calls are serialised).
-:- dynamic engine_terms/4.
+%   engine_terms(Engine, Trie, NextId, Generation, LongBytes): the term
+%   dictionary of an engine (shared by the threads that call it; calls are
+%   serialised); LongBytes: the size of the long texts it holds.
+:- dynamic engine_terms/5.
 
 %   limits(MaxRows, MaxTerms): rows per buffer, entries per dictionary.
 :- dynamic limits/2.
 limits(4096, 1048576).
+
+%   Long texts (a document, a payload in a literal): a text longer than
+%   long_text/1 characters is not kept in the id cache of dict_id/3, and
+%   a dictionary whose long texts add up to more than long_budget/1
+%   characters starts afresh at the next call, as one past MaxTerms
+%   entries does: the trie (and the table of the Python side) would
+%   otherwise keep every large literal ever answered.  The same bound as
+%   the push side's (epsparql/memo.py, LONG_KEY).
+long_text(4096).
+long_budget(67108864).
 
 %!  columns_set_limits(+MaxRows, +MaxTerms) is det.
 %
@@ -131,29 +142,29 @@ run_columns(M, Goal) :-
 %   Start Engine's term dictionary afresh: its next buffer has a new
 %   generation.
 columns_forget(M) :-
-    (   retract(engine_terms(M, _, _, G0)) -> G is G0 + 1 ; G = 1 ),
+    (   retract(engine_terms(M, _, _, G0, _)) -> G is G0 + 1 ; G = 1 ),
     trie_new(Trie),
-    assertz(engine_terms(M, Trie, 0, G)).
+    assertz(engine_terms(M, Trie, 0, G, 0)).
 
 %!  columns_drop(+Engine) is det.
 %
 %   Forget Engine's term dictionary altogether (the engine is destroyed).
 columns_drop(M) :-
-    retractall(engine_terms(M, _, _, _)),
+    retractall(engine_terms(M, _, _, _, _)),
     atom_concat('$epsparql_idcache_', M, Key),
     nb_delete(Key).
 
 /*  The state of a call, in the global variable '$epsparql_columns':
 
       c(NewsHead, NewsLast, Cache, Receiver, Trie, Next, Generation,
-        Engine, Error, Depth)
+        Engine, Error, Depth, LongBytes)
 
     NewsHead/NewsLast: the list of the new terms of the buffer (sentinel
     first; Kind, Payload per term; grown as needed) and its last cell
     written.  Cache: the engine's term_hash cache (dict_id/3).  Next: the
     next free term id.  Error: an exception of the Python side, or none.
     Depth: the nesting depth of the call (0 for a call not made from
-    inside another).  The values themselves are in the C buffer of the
+    inside another).  LongBytes: the size of the dictionary's long texts.  The values themselves are in the C buffer of the
     call (colbuf_open/1).
 
     The news lists are kept per thread and nesting depth across calls, in
@@ -161,20 +172,20 @@ columns_drop(M) :-
 */
 open_columns(M, Receiver, Outer) :-
     limits(MaxRows, MaxT),
-    (   engine_terms(M, Trie0, Next0, Gen0)
-    ->  (   Next0 >= MaxT
+    (   engine_terms(M, Trie0, Next0, Gen0, Long0)
+    ->  (   ( Next0 >= MaxT ; long_budget(B), Long0 > B )
         ->  columns_forget(M),
-            engine_terms(M, Trie, Next, Gen)
-        ;   Trie = Trie0, Next = Next0, Gen = Gen0
+            engine_terms(M, Trie, Next, Gen, Long)
+        ;   Trie = Trie0, Next = Next0, Gen = Gen0, Long = Long0
         )
     ;   columns_forget(M),
-        engine_terms(M, Trie, Next, Gen)
+        engine_terms(M, Trie, Next, Gen, Long)
     ),
     (   Outer == [] -> Depth = 0 ; arg(10, Outer, D0), Depth is D0 + 1 ),
     thread_news(Depth, NewsHead),
     id_cache(M, Gen, Cache),
     nb_setval('$epsparql_columns',
-              c([], [], [], Receiver, Trie, Next, Gen, M, none, Depth)),
+              c([], [], [], Receiver, Trie, Next, Gen, M, none, Depth, Long)),
     nb_getval('$epsparql_columns', C),
     nb_linkarg(1, C, NewsHead),         % the state points at the list, no copies
     nb_linkarg(2, C, NewsHead),
@@ -196,8 +207,9 @@ thread_news(Depth, NewsHead) :-
 close_columns(M) :-
     (   nb_current('$epsparql_columns', C), C \== []
     ->  arg(6, C, Next),
-        (   retract(engine_terms(M, Trie, _, Gen))
-        ->  assertz(engine_terms(M, Trie, Next, Gen))
+        arg(11, C, Long),
+        (   retract(engine_terms(M, Trie, _, Gen, _))
+        ->  assertz(engine_terms(M, Trie, Next, Gen, Long))
         ;   true
         )
     ;   true
@@ -218,10 +230,15 @@ sink_id(T, Id) :-
 %   literals can be compounds n(Value, Datatype, Lexical)), and a look-up
 %   in a trie of many thousands of terms misses the processor's caches
 %   (0.4-1 µs) where a hash and a comparison do not (~0.1 µs).
+%
+%   A term with a long text (long_size/2: a document, a payload) is not
+%   copied into the cache, and the trie holds it under its SHA-1
+%   ('$long'(Hash), variant_sha1/2) instead of a copy: equal terms still
+%   get one id, and the dictionary keeps 40 characters, not the text.
 dict_id(C, T, Id) :-
     arg(5, C, Trie),
     (   atom(T)
-    ->  (   trie_lookup(Trie, T, Id) -> true ; new_id(C, T, Id) )
+    ->  (   trie_lookup(Trie, T, Id) -> true ; new_id(C, T, T, Id) )
     ;   term_hash(T, H),
         integer(H)
     ->  Slot is H /\ 4095 + 2,
@@ -229,12 +246,16 @@ dict_id(C, T, Id) :-
         arg(Slot, Cache, E),
         (   E = T0-Id0, T0 == T
         ->  Id = Id0
-        ;   (   trie_lookup(Trie, T, Id) -> true ; new_id(C, T, Id) ),
+        ;   long_size(T, _)
+        ->  variant_sha1(T, Hash),
+            Key = '$long'(Hash),
+            (   trie_lookup(Trie, Key, Id) -> true ; new_id(C, Key, T, Id) )
+        ;   (   trie_lookup(Trie, T, Id) -> true ; new_id(C, T, T, Id) ),
             nb_setarg(Slot, Cache, T-Id)
         )
     ;   (   trie_lookup(Trie, T, Id)     % not ground: no hash
         ->  true
-        ;   new_id(C, T, Id)
+        ;   new_id(C, T, T, Id)
         )
     ).
 
@@ -251,21 +272,46 @@ id_cache(M, Gen, Cache) :-
         nb_setarg(1, Cache, Gen)
     ).
 
-%   A term seen for the first time: the next id; the term's kind and
-%   payload are queued in the news list, to cross with this buffer (not
-%   undone on backtracking, as the trie's entry is not).
-new_id(C, T, Id) :-
+%   new_id(+C, +Key, +Term, -Id): a term seen for the first time (in the
+%   trie under Key): the next id; the term's kind and payload are queued
+%   in the news list, to cross with this buffer (not undone on
+%   backtracking, as the trie's entry is not).
+new_id(C, Key, T, Id) :-
     arg(5, C, Trie),
     arg(6, C, Id),
-    trie_insert(Trie, T, Id),
+    trie_insert(Trie, Key, Id),
     Next is Id + 1,
     nb_setarg(6, C, Next),
+    (   long_size(T, Size)
+    ->  arg(11, C, Long0),
+        Long is Long0 + Size,
+        nb_setarg(11, C, Long)
+    ;   true
+    ),
     term_payload(T, Kind, Payload),
     arg(2, C, Last0),
     grow_news(Last0),
     arg(2, Last0, KCell), nb_setarg(1, KCell, Kind),
     arg(2, KCell, PCell), nb_setarg(1, PCell, Payload),
     nb_linkarg(2, C, PCell).
+
+%   long_size(+Term, -Size): Term is a string, or a compound with a string
+%   argument (a literal), longer than long_text/1; Size: its length.
+long_size(T, Size) :-
+    long_text(Min),
+    (   string(T)
+    ->  string_length(T, Size), Size > Min
+    ;   compound(T),
+        compound_name_arity(T, _, N),
+        long_arg(N, T, Min, 0, Size), Size > Min
+    ).
+
+long_arg(0, _, _, S, S) :- !.
+long_arg(I, T, Min, S0, S) :-
+    arg(I, T, A),
+    (   string(A) -> string_length(A, L), S1 is S0 + L ; S1 = S0 ),
+    I1 is I - 1,
+    long_arg(I1, T, Min, S1, S).
 
 %   grow_news(+Last): at least two free cells after Last, the last cell
 %   written, else 64 more at the end of the list (a copy, in place).
@@ -312,7 +358,7 @@ flush_columns :-
     (   Rows =:= 0
     ->  true
     ;   nb_getval('$epsparql_columns', C),
-        C = c(NewsHead, NewsLast, _, _, _, _, _, _, _, _),
+        C = c(NewsHead, NewsLast, _, _, _, _, _, _, _, _, _),
         colbuf_take(Runs, Values, Kinds, Count),
         nb_linkarg(2, C, NewsHead),
         catch(send_cut(C, NewsHead, NewsLast, Runs, Values, Kinds, Count), E, true),
@@ -337,7 +383,7 @@ send_cut(C, NewsHead, NewsLast, Runs, Values, Kinds, Count) :-
 %   a rule's error but passes up, so the rest of the batch is not run for
 %   detections nobody takes.
 send(C, News, Runs, Values, Kinds, Count) :-
-    C = c(_, _, _, Receiver, _, _, Gen, _, Err0, _),
+    C = c(_, _, _, Receiver, _, _, Gen, _, Err0, _, _),
     (   Err0 == none
     ->  catch(janus:py_call(Receiver:take(Gen, News, Runs, Values, Kinds, Count)), E,
               ( nb_setarg(9, C, E),

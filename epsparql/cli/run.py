@@ -351,11 +351,17 @@ class _Run:
                 self.failure = KeyboardInterrupt()
 
     def _push(self, batch: Any) -> bool:
-        """Push one batch and write its answers; False if the run must stop."""
+        """Push one batch, count it and write its answers, as one step
+        Ctrl-C does not cut (answers written but the batch not counted
+        would make the summary disagree with the output); False if the
+        run must stop."""
+        with self.interrupts.held():
+            return self._push_held(batch)
+
+    def _push_held(self, batch: Any) -> bool:
         lines = batch.column("line").to_pylist()
         try:
-            with self.interrupts.held():
-                late = self.engine.push_arrow(batch)
+            late = self.engine.push_arrow(batch)
         except StateLimitError as e:       # the batch went in; the cap stopped the run after it
             self.failure = e
             self.events += batch.num_rows

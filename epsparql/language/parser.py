@@ -4,7 +4,7 @@ This module is one pass, text to AST; it does no evaluation and no algebra.
 The grammar (``grammar.lark``) is SPARQL 1.1's query syntax extended with the
 temporal operators SEQ, EQUALS, OPTIONALSEQ and EQUALSOPTIONAL, which join
 group graph patterns exactly like UNION (one left-associative level), and it
-is parsed with Lark's LALR(1) parser, built once per process.
+is parsed with Lark's LALR(1) parser, built once per machine (lark_cache.py).
 
 Leniencies (so that the queries printed in the EP-SPARQL paper parse as is)
 ---------------------------------------------------------------------------
@@ -79,6 +79,7 @@ from rdflib.namespace import OWL, RDF, RDFS, XSD
 
 from . import ast as A
 from .errors import QueryError, QuerySyntaxError
+from .lark_cache import cached_lark
 from .scope import check_scopes
 
 __all__ = ["parse_query", "DEFAULT_BASE", "BUILTIN_ARITY", "MAX_NESTING", "check_nesting"]
@@ -211,11 +212,11 @@ def _parse(text: str, base: str | None) -> A.Query:
 
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
-    """The LALR parser, built once per process (grammar analysis is slow)."""
+    """The LALR parser, once per process, from the cache (grammar analysis is slow)."""
     grammar = (_FsPath(__file__).with_name("grammar.lark")
                .read_text(encoding="utf-8"))
-    return Lark(grammar, parser="lalr", lexer="basic",
-                propagate_positions=True, maybe_placeholders=False)
+    return cached_lark("ep-sparql", grammar, parser="lalr", lexer="basic",
+                       propagate_positions=True, maybe_placeholders=False)
 
 
 # --------------------------------------------------------- syntax errors

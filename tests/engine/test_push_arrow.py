@@ -180,6 +180,36 @@ def test_a_large_literal_is_not_kept_after_its_batch():
     assert c.put("k", 2) == 2 and c["k"] == 2
 
 
+def test_answered_large_literals_are_one_term_each_and_not_kept_for_ever():
+    """Issue 25, finding 11, on the answer side: the core's dictionary
+    holds a term with a long text under its SHA-1, not a copy (and not
+    in its id cache), so equal large literals are still one term (set
+    DISTINCT drops the repeat at one instant), and once the long texts
+    it has seen add up past its budget (64 MB) it starts afresh, so the
+    Python table of terms lets go of them too."""
+    import pyarrow as pa
+    big = '"' + "x" * 3_000_000 + '"'
+    eng = Engine()
+    try:
+        q = eng.register("SELECT DISTINCT ?o WHERE { ?s <http://ex/p> ?o }")
+        eng.push_arrow(pa.table({"s": ["<http://ex/a>", "<http://ex/b>"],
+                                 "p": ["<http://ex/p>"] * 2, "o": [big, big],
+                                 "start": [1, 1]}))
+        [a] = q.results()                     # one answer: the two are one term
+        assert len(str(a["o"])) == 3_000_000
+        table = eng.core._terms
+        gen0 = table.generation
+        for i in range(25):                   # 75 MB of distinct long literals, answered
+            eng.push_arrow(pa.table({"s": ["<http://ex/a>"], "p": ["<http://ex/p>"],
+                                     "o": [big[:-1] + str(i) + '"'], "start": [2 + i]}))
+            got = q.results()
+            assert [str(x["o"])[-3:] for x in got] == [("x" + str(i))[-3:].rjust(3, "x")]
+        assert table.generation > gen0
+        assert sum(len(str(v)) for v in table.values if v is not None) < 70_000_000
+    finally:
+        eng.close()
+
+
 @pytest.mark.parametrize("suffix", ["", "@en", "@EN-gb", "^^<http://www.w3.org/2001/XMLSchema#string>",
                                     "^^<http://www.w3.org/2001/XMLSchema#integer>",
                                     "^^<http://ex/dt>"])

@@ -19,6 +19,7 @@ from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInpu
                              UnexpectedToken, VisitError)
 
 from ..errors import QueryError, QuerySyntaxError, QueryWarning
+from ..lark_cache import cached_lark
 from ..parser import check_nesting, describe_expected
 from . import ast as D
 
@@ -72,8 +73,8 @@ class Dialect:
 
 @lru_cache(maxsize=None)
 def _parser(name: str, fragment: str) -> Lark:
-    return Lark(_BASE + "\n" + fragment, parser="lalr", lexer="contextual",
-                propagate_positions=True, maybe_placeholders=False)
+    return cached_lark(f"dialect-{name}", _BASE + "\n" + fragment, parser="lalr",
+                       lexer="contextual", propagate_positions=True, maybe_placeholders=False)
 
 
 #: the dialects' own terminals in words (the SPARQL ones are the parser's);
