@@ -161,11 +161,13 @@ def dialect_of(text: str, dialect: str | None = None) -> str:
 def prepare_windowed(text: "str | DialectQuery", *, qid: int, dialect: str | None = None, name: str = "query",
                      base: str | None = None,
                      is_function: Callable[[str], bool] = lambda iri: False, module: str = "",
-                     reasoning: str = "rdfs", panes: bool = True) -> PreparedWindowQuery:
+                     reasoning: str = "rdfs", panes: bool = True,
+                     window_semantics: str = "engine") -> PreparedWindowQuery:
     """Parse, translate and compile a query of a stream dialect (``dialect``
     forces one; detected otherwise).  ``qid`` numbers its clauses, ``panes``
     keeps aggregates per pane where the query allows it (docs/DIALECTS.md,
-    "Incremental aggregates").  ``text`` may be a parsed (or built)
+    "Incremental aggregates"); ``window_semantics`` is ``engine`` or ``cql``
+    (docs/DIALECTS.md, "Window semantics").  ``text`` may be a parsed (or built)
     :class:`~epsparql.language.dialects.DialectQuery` instead.  Raises
     QuerySyntaxError/QueryError with line, column and the text."""
     from .algebra.streams import translate as translate_windowed
@@ -178,7 +180,7 @@ def prepare_windowed(text: "str | DialectQuery", *, qid: int, dialect: str | Non
         syntax, text = text, ""
     try:
         # algebra/streams.py: the SPARQL algebra over windows, with policy and R2S
-        algebra = translate_windowed(syntax)
+        algebra = translate_windowed(syntax, window_semantics)
         # rules/window_compile.py: clauses of prolog/stream_window.pl (per-pane
         # aggregates where the query allows them)
         compiled = compile_window_query(algebra, qid, module=module, encode=encode,

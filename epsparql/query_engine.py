@@ -39,6 +39,7 @@ from rdflib.term import BNode, Literal, Node, URIRef
 
 from .algebra.partition import NO_SCHEMA, Plan, Schema, plan
 from .algebra.window_partition import window_plan
+from .algebra.streams import check_semantics
 from .answer import Answer
 from .answers import TermNodes
 from .core import CoreEngine, Compound
@@ -196,6 +197,9 @@ class Engine:
     :class:`AnswerLimitError`), ``on_answers`` (called as answers come,
     during a push), ``justify`` (record why each answer was detected),
     ``incremental_windows`` (the stream dialects' aggregates kept per pane),
+    ``window_semantics`` (``"engine"``: each stream dialect as its reference
+    engine answers; ``"cql"``: the CQL reading of every dialect;
+    docs/DIALECTS.md, "Window semantics"; ``register`` can set it per query),
     ``gc_every``, ``gc_period``, ``batch_size``, ``max_depth`` (the core's,
     docs/CORE.md).
 
@@ -216,6 +220,7 @@ class Engine:
                  gc_period: float | None = None, batch_size: int = 5000,
                  max_depth: int = 200, justify: bool = False,
                  incremental_windows: bool = True,
+                 window_semantics: str = "engine",
                  max_answers: int | None = None,
                  on_answers: Callable[[], None] | None = None) -> None:
         if reasoning not in ("rdfs", "owlrl", "none"):
@@ -265,13 +270,14 @@ class Engine:
         #: the stream dialects' windows (created with the first windowed query)
         self._windows: WindowRuntime | None = None
         self.incremental_windows = incremental_windows
+        self.window_semantics = check_semantics(window_semantics)
         self._core_fed = False          # has the core rules that read the stream?
         self._ended = False             # flush() ended the stream
 
     # -- queries ---------------------------------------------------------------
     def register(self, text: "str | DialectQuery", on_result: Callable[[Answer], None] | None = None,
                  name: str | None = None, *, dialect: str | None = None,
-                 keep: bool | None = None) -> Query:
+                 keep: bool | None = None, window_semantics: str | None = None) -> Query:
         """Parse, compile and start a continuous query.
 
         Its answers are kept for :meth:`Query.results` unless it has an
@@ -288,9 +294,11 @@ class Engine:
         :class:`~epsparql.Query`, with the same results API.
         ``text`` may also be a parsed dialect query
         (:class:`~epsparql.language.dialects.DialectQuery`, e.g. built in
-        code).  Raises QuerySyntaxError (with line and column) or QueryError."""
+        code); ``window_semantics`` overrides the engine's for this query.
+        Raises QuerySyntaxError (with line and column) or QueryError."""
         if not isinstance(text, str) or dialect_of(text, dialect) != EP_SPARQL:
-            return self._register_windowed(text, on_result, name, dialect, keep)
+            return self._register_windowed(text, on_result, name, dialect, keep,
+                                           window_semantics or self.window_semantics)
         qid = self._next_qid
         name = name or f"q{qid}"
         if name in self._queries:
@@ -318,7 +326,8 @@ class Engine:
 
     def _register_windowed(self, text: "str | DialectQuery", on_result: Callable[[Answer], None] | None,
                            name: str | None, dialect: str | None,
-                           keep: bool | None = None) -> WindowQuery:
+                           keep: bool | None = None,
+                           window_semantics: str = "engine") -> WindowQuery:
         """A query of a stream dialect: prepared (prepare.py), then started
         in the window runtime of this engine's module."""
         qid = self._next_qid
@@ -327,7 +336,8 @@ class Engine:
         prepared = prepare_windowed(text, qid=qid, dialect=dialect, base=self.base,
                                     is_function=self.has_function, module=self.core.module,
                                     reasoning="none" if self.reasoning == "none" else "rdfs",
-                                    panes=self.incremental_windows)
+                                    panes=self.incremental_windows,
+                                    window_semantics=check_semantics(window_semantics))
         name = name or prepared.syntax.name or f"q{qid}"
         if name in self._queries:
             raise ValueError(f"a query named {name!r} is registered already")

@@ -130,6 +130,9 @@ class ContinuousQuery:
     name: str | None = None
     output: URIRef | None = None
     source: Any = field(default=None, compare=False)
+    #: ``engine`` (each dialect as its reference engine answers) or ``cql``
+    #: (the project's CQL reading for every dialect): :data:`WINDOW_SEMANTICS`
+    semantics: str = "engine"
 
 
 def _err(msg: str, node: Any) -> QueryError:
@@ -137,10 +140,36 @@ def _err(msg: str, node: Any) -> QueryError:
     return QueryError(msg, p.line if p else None, p.column if p else None)
 
 
+#: The readings of a dialect query's windows (docs/DIALECTS.md, "Window
+#: semantics"): ``engine``, each dialect as its reference engine answers
+#: (CQELS reports on content change: a SLIDE does not delay answers;
+#: SPARQLstream's named stream windows are in the default graph, as
+#: morph-streams reads them); ``cql``, the CQL reading the project gave
+#: every dialect before (a CQELS window with SLIDE has the content of its
+#: latest step; a named stream is read only with GRAPH).
+WINDOW_SEMANTICS = ("engine", "cql")
+
+
+def check_semantics(semantics: str) -> str:
+    """``semantics`` if it is one of :data:`WINDOW_SEMANTICS`, else ValueError."""
+    if semantics not in WINDOW_SEMANTICS:
+        raise ValueError(f"window semantics must be one of {', '.join(WINDOW_SEMANTICS)}, "
+                         f"got {semantics!r}")
+    return semantics
+
+
+def content_change(q: "ContinuousQuery", window: D.Window) -> bool:
+    """Does this window of ``q`` report on content change (CQELS's eager
+    policy, engine semantics): its SLIDE (or TUMBLING) does not delay
+    answers, its content at an arrival instant t is t - width < τ <= t?"""
+    return (q.semantics == "engine" and q.dialect == "cqels" and q.policy.kind == "eager"
+            and window.kind == "range" and window.step is not None)
+
+
 class _Scope:
     """Translation state: the query's windows and named graphs."""
 
-    def __init__(self, q: D.DialectQuery) -> None:
+    def __init__(self, q: D.DialectQuery, semantics: str = "engine") -> None:
         self.q = q
         self.windows: list[WindowDef] = []
         self.named_windows: dict[str, int] = {}      # GRAPH/WINDOW name -> window
@@ -152,6 +181,10 @@ class _Scope:
                 default.append(Source("window", i))
             else:
                 self.named_windows[str(decl.name)] = i
+                if q.dialect == "sparqlstream" and semantics == "engine":
+                    # morph-streams matches a FROM NAMED STREAM's triples
+                    # with plain patterns (docs/DIALECTS.md, SPARQLstream)
+                    default.append(Source("window", i))
         if q.dialect == "luposdate":
             # patterns outside every WINDOW TYPE read the whole stream so
             # far; the window is made only if such a pattern exists
@@ -179,9 +212,10 @@ class _Scope:
 WHOLE_STREAM = Source("whole-stream", None)
 
 
-def translate(q: D.DialectQuery) -> ContinuousQuery:
-    """The algebra of a parsed dialect query."""
-    sc = _Scope(q)
+def translate(q: D.DialectQuery, semantics: str = "engine") -> ContinuousQuery:
+    """The algebra of a parsed dialect query, its windows read as
+    ``semantics`` says (:data:`WINDOW_SEMANTICS`)."""
+    sc = _Scope(q, check_semantics(semantics))
     where = _group(q.where, sc, sc.default)
     if q.values is not None:
         where = _join(where, _table(q.values))
@@ -194,7 +228,7 @@ def translate(q: D.DialectQuery) -> ContinuousQuery:
         rel = Relation(where, (), False, (), (), (), False, 0, 1)
     template = tuple(Triple(t.s, t.p, t.o) for t in q.template)
     return ContinuousQuery(q.dialect, q.form, rel, tuple(sc.windows), q.policy, q.r2s,
-                           template, q.name, q.output, source=q)
+                           template, q.name, q.output, source=q, semantics=semantics)
 
 
 def in_scope(p: Any) -> set[str]:

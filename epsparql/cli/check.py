@@ -25,7 +25,8 @@ def add_parser(sub: Any) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     """``epsparql check``: parse and compile each query, say ok or where it fails."""
     qfs = read_queries(args.queries)
-    engine = make_engine(args.base, reasoning=args.reasoning)
+    engine = make_engine(args.base, reasoning=args.reasoning,
+                         window_semantics=args.window_semantics)
     bad = 0
     for qf in qfs:
         try:

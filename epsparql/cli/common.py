@@ -292,13 +292,18 @@ def base_iri(text: str) -> str:
 
 
 def add_engine_options(p: argparse.ArgumentParser) -> None:
-    """The options that shape how queries compile: ``--base``, ``--reasoning``."""
+    """The options that shape how queries compile: ``--base``, ``--reasoning``,
+    ``--window-semantics``."""
     p.add_argument("--base", metavar="IRI", type=base_iri,
                    help="base IRI of the queries (bare names and relative IRIs)")
     p.add_argument("--reasoning", choices=("rdfs", "owlrl", "none"), default="rdfs",
                    help="reasoning over the background: rdfs (default), owlrl "
                    "(materialised first), none (stream patterns match only what is "
                    "written: smaller rules)")
+    p.add_argument("--window-semantics", choices=("engine", "cql"), default="engine",
+                   help="how the stream dialects' windows are read: engine (default: each "
+                   "dialect as its reference engine answers, e.g. CQELS reports on content "
+                   "change) or cql (the CQL reading of every dialect); docs/DIALECTS.md")
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -43,7 +43,8 @@ def add_parser(sub: Any) -> None:
 def cmd_explain(args: argparse.Namespace) -> int:
     """``epsparql explain``: print (and draw) the algebra and the rule graph."""
     qfs = read_queries(args.queries)
-    engine = make_engine(args.base, reasoning=args.reasoning)
+    engine = make_engine(args.base, reasoning=args.reasoning,
+                         window_semantics=args.window_semantics)
     queries = register_queries(engine, qfs, getattr(args, "dialect", None))
     schema = _schema(args.background or ())
     known: dict[str, str] = {}

@@ -32,7 +32,8 @@ from .common import (EXIT_OK, EXIT_RUNTIME, PROG, ArgumentParser, UsageError,
 def _spec(args: argparse.Namespace, qfs: list) -> JobSpec:
     """The job: background files checked, every bad query named with its file,
     line and column (all of them, before Spark starts)."""
-    checker = make_engine(args.base, reasoning=args.reasoning)
+    checker = make_engine(args.base, reasoning=args.reasoning,
+                          window_semantics=args.window_semantics)
     try:
         register_queries(checker, qfs)
         # read once here: errors name the file (the workers get one graph: no IRI=FILE)
@@ -42,7 +43,8 @@ def _spec(args: argparse.Namespace, qfs: list) -> JobSpec:
     return JobSpec.build([(qf.name, qf.text) for qf in qfs], base=args.base,
                          reasoning=args.reasoning, background=args.background or (),
                          allowed_lateness=args.allowed_lateness,
-                         partition=not args.no_partition)
+                         partition=not args.no_partition,
+                         window_semantics=args.window_semantics)
 
 
 def _show_plan(spec: Any, quiet: bool) -> None:

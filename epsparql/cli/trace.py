@@ -74,7 +74,8 @@ def run_trace(args: Any, qfs: Sequence[Any]) -> int:
             raise UsageError(f"{flag} goes with a normal run, not --trace (a trace is for "
                              f"small streams: --trace-limit bounds it)")
     justify = bool(getattr(args, "justify", False))
-    engine = make_engine(args.base, reasoning=args.reasoning, justify=justify)
+    engine = make_engine(args.base, reasoning=args.reasoning, justify=justify,
+                         window_semantics=args.window_semantics)
     queries = register_queries(engine, qfs, getattr(args, "dialect", None))
     windowed = [q.name for q in queries if q.windowed]
     plain = [q.name for q in queries if not q.windowed]

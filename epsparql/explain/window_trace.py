@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Sequence
 
-from ..algebra.streams import WindowDef
+from ..algebra.streams import WindowDef, content_change
 from ..window_runtime import stream_of
 
 __all__ = ["WindowTracer", "WindowView", "InstantView", "exact_time", "window_bounds",
@@ -39,11 +39,14 @@ def _floor_multiple(t: Fraction, b: Fraction) -> Fraction:
     return (t // b) * b
 
 
-def window_bounds(w: WindowDef, t: Any) -> tuple[str, Fraction | None, Fraction | None]:
-    """The bounds of window ``w`` at instant ``t``: ``("range", lo, hi)``
-    (lo < τ ≤ hi), ``("now", t, t)`` (τ = t), ``("all", None, t)`` (τ ≤
-    t) or ``("count", None, t)`` (the last n with τ ≤ t)."""
+def window_bounds(w: WindowDef, t: Any, q: Any = None) -> tuple[str, Fraction | None, Fraction | None]:
+    """The bounds of window ``w`` (of query ``q``: its window semantics) at
+    instant ``t``: ``("range", lo, hi)`` (lo < τ ≤ hi), ``("now", t, t)``
+    (τ = t), ``("all", None, t)`` (τ ≤ t) or ``("count", None, t)`` (the
+    last n with τ ≤ t)."""
     win, t = w.window, exact_time(t)
+    if q is not None and content_change(q, win):      # CQELS: the slide does not delay
+        return "range", t - Fraction(win.width), t
     if win.kind == "range":
         hi = t if win.step is None else _floor_multiple(t, Fraction(win.step))
         return "range", hi - Fraction(win.width), hi
@@ -74,12 +77,13 @@ def row_time(row: Sequence[Any]) -> Any:
     return row[4] if len(row) > 4 and row[4] is not None else row[3]
 
 
-def window_members(w: WindowDef, t: Any, rows: Sequence[Sequence[Any]]) -> list[int]:
+def window_members(w: WindowDef, t: Any, rows: Sequence[Sequence[Any]],
+                   q: Any = None) -> list[int]:
     """The positions in ``rows`` (the rows processed so far, in processing
-    order) of the occurrences window ``w`` holds at instant ``t``: for each
-    distinct triple (and stream, for a window per stream) its latest
-    occurrence, in processing order."""
-    kind, lo, hi = window_bounds(w, t)
+    order) of the occurrences window ``w`` (of query ``q``) holds at
+    instant ``t``: for each distinct triple (and stream, for a window per
+    stream) its latest occurrence, in processing order."""
+    kind, lo, hi = window_bounds(w, t, q)
     per_stream = type(w.stream).__name__ == "Var"
     inside: list[int] = []
     for i, r in enumerate(rows):
@@ -197,8 +201,8 @@ class WindowTracer:
     def _windows(self, q: Any, t: Any) -> list[WindowView]:
         views = []
         for w in q.algebra.windows:
-            kind, lo, hi = window_bounds(w, t)
-            views.append(WindowView(w, kind, lo, hi, window_members(w, t, self.rows)))
+            kind, lo, hi = window_bounds(w, t, q.algebra)
+            views.append(WindowView(w, kind, lo, hi, window_members(w, t, self.rows, q.algebra)))
         return views
 
     def _count(self, rec: dict) -> dict:

@@ -43,7 +43,7 @@ class WindowTextRenderer(TextRenderer):
             self.write(f"  {q.name} ({alg.dialect}): evaluated {policy_text(alg)}; "
                        f"{alg.r2s.upper()}")
             for w in alg.windows:
-                self.write(f"    {window_text(w, Prefixes(q.prefixes))}")
+                self.write(f"    {window_text(w, Prefixes(q.prefixes), alg)}")
         self.write("  (window content computed from the rows processed, as docs/DIALECTS.md "
                    "defines it; epsparql explain shows the whole query)")
 
@@ -125,7 +125,7 @@ class WindowJsonRenderer(JsonRenderer):
             alg = q.algebra
             queries.append({"query": q.name, "dialect": alg.dialect, "policy": policy_text(alg),
                             "r2s": alg.r2s, "windows": [
-                                {"index": w.index, "text": window_text(w, Prefixes(q.prefixes)),
+                                {"index": w.index, "text": window_text(w, Prefixes(q.prefixes), alg),
                                  "stream": None if w.stream is None else str(w.stream)}
                                 for w in alg.windows]})
         self.write({"type": "header", "source": source, "triples": rows, "queries": queries})

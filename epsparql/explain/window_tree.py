@@ -12,7 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..algebra.streams import (ContinuousQuery, ExistsExpr, Minus, PerStream, Quad, Relation,
-                               SubSelect, Table, WindowDef)
+                               SubSelect, Table, WindowDef, content_change)
 from ..rdf.prefixes import Prefixes
 from .algebra_tree import expr_text, term_text
 from .tree import TreeNode
@@ -30,9 +30,10 @@ def _dur(x: Fraction | None) -> str:
     return f"{float(f) * 1000:g}ms"
 
 
-def window_text(w: WindowDef, prefixes: Prefixes) -> str:
+def window_text(w: WindowDef, prefixes: Prefixes, q: ContinuousQuery | None = None) -> str:
     """``window 0 on <s>: RANGE 10s STEP 1s`` (``every stream`` without a
-    stream, ``each stream ?g`` for CQELS's ``STREAM ?g``)."""
+    stream, ``each stream ?g`` for CQELS's ``STREAM ?g``); ``q``: the
+    query, whose window semantics the content says."""
     win = w.window
     if w.stream is None:
         on = "every stream"
@@ -51,14 +52,19 @@ def window_text(w: WindowDef, prefixes: Prefixes) -> str:
         what = f"TRIPLES {win.count}"
     else:
         what = win.kind.upper()
-    return f"window {w.index} on {on}: {what}; {window_content(w)}"
+    return f"window {w.index} on {on}: {what}; {window_content(w, q)}"
 
 
-def window_content(w: WindowDef) -> str:
+def window_content(w: WindowDef, q: ContinuousQuery | None = None) -> str:
     """What the window holds at an instant t, and its own instants, as
     docs/DIALECTS.md's table says (τ an occurrence's time stamp; the
-    content is the set of the triples occurring so)."""
+    content is the set of the triples occurring so), under the window
+    semantics of ``q``."""
     win = w.window
+    if q is not None and content_change(q, win):
+        return (f"reported on content change (CQELS): instants: its stream's arrivals, the "
+                f"slide does not delay them; holds the triples with t − {_dur(win.width)} "
+                f"< τ ≤ t (a set)")
     if win.kind == "range" and win.step is not None:
         a, b = _dur(win.width), _dur(win.step)
         return (f"instants t = k·{b} (the first at or after the first arrival), holds the "
@@ -160,7 +166,10 @@ def window_algebra_tree(q: ContinuousQuery, prefixes: Prefixes) -> TreeNode:
         return TreeNode(f"{label}{' DISTINCT' if r.distinct else ''}", details, [pat(r.pattern)])
 
     head = f"{q.form} ({q.dialect}): {q.r2s.upper()} {policy_text(q)}"
-    details = [window_text(w, prefixes) for w in q.windows]
+    details = [window_text(w, prefixes, q) for w in q.windows] + [
+        f"window semantics: {q.semantics}" + (" (each dialect as its reference engine answers)"
+                                              if q.semantics == "engine" else
+                                              " (the CQL reading of every dialect)")]
     if q.output is not None and q.form == "CONSTRUCT":
         details.append(f"writes its triples on stream {prefixes.term(q.output)}")
     if q.form == "CONSTRUCT":

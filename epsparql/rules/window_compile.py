@@ -45,7 +45,7 @@ from rdflib import BNode, Literal, URIRef
 
 from ..algebra.nodes import Empty, Extend, Filter, Join, LeftJoin, Union_
 from ..algebra.streams import (ContinuousQuery, ExistsExpr, Minus, PerStream, Quad, Relation,
-                               SubSelect, Table, WindowDef, in_scope)
+                               SubSelect, Table, WindowDef, content_change, in_scope)
 from ..core.terms import to_prolog
 from ..language import ast as A
 from ..language.dialects import ast as D
@@ -192,7 +192,11 @@ class WindowCompiler:
         else:
             src = f"iri({to_prolog(str(w.stream))})"
         step = "none" if win.step is None else number(win.step)
-        if win.kind == "range" and win.step is not None and not self.own_instants_only(win.step):
+        if content_change(self.q, win):
+            # CQELS reports on content change: an arrival is in the window
+            # at once, whatever its SLIDE (docs/DIALECTS.md, CQELS-QL)
+            kind = f"range({number(win.width)}, none)"
+        elif win.kind == "range" and win.step is not None and not self.own_instants_only(win.step):
             # evaluated between its steps too: its content is that of its
             # latest step, so occurrences wait until a step passes them
             kind = f"past({number(win.width)}, 0, {step}, swp{self.qid}_{w.index})"

@@ -37,13 +37,14 @@ class JobSpec:
     background: str = ""
     allowed_lateness: float = 0.0
     gc_every: int = 100
+    window_semantics: str = "engine"
     plan: Plan | None = field(default=None, compare=False)
 
     @classmethod
     def build(cls, queries: Sequence[tuple[str, str]], *, base: str | None = None,
               reasoning: str = "rdfs", background: Sequence[Any] = (),
               allowed_lateness: float = 0.0, gc_every: int = 100,
-              partition: bool = True) -> "JobSpec":
+              partition: bool = True, window_semantics: str = "engine") -> "JobSpec":
         """Check the queries (a QueryError names the query, line and column),
         load the background files or graphs, and plan the partitioning.
         ``partition=False`` runs everything as one group."""
@@ -56,7 +57,7 @@ class JobSpec:
                 g.parse(str(src))
         bg_text = g.serialize(format="nt") if len(g) else ""
         spec = cls([tuple(q) for q in queries], base, reasoning, bg_text,
-                   float(allowed_lateness), gc_every)
+                   float(allowed_lateness), gc_every, window_semantics)
         # the queries registered in a throwaway engine: compile errors now, not
         # in a worker; their prepared algebra gives the partitioning
         eng = spec.engine([n for n, _ in spec.queries], load_background=False)
@@ -77,7 +78,8 @@ class JobSpec:
         queries ``names`` (of :attr:`queries`) registered, in order."""
         from ..query_engine import Engine, UnboundedStateWarning
         eng = Engine(base=self.base, reasoning=self.reasoning, gc_every=self.gc_every,
-                     allowed_lateness=self.allowed_lateness, on_late=on_late)
+                     allowed_lateness=self.allowed_lateness, on_late=on_late,
+                     window_semantics=self.window_semantics)
         if load_background and self.background:
             eng.load_background(self.background, format="nt")
         wanted = set(names)
@@ -128,7 +130,8 @@ class JobSpec:
         """Identifies the engines this spec builds (cache key in workers)."""
         h = hashlib.sha1()
         for part in (repr(self.queries), repr(self.base), self.reasoning, self.background,
-                     repr(self.allowed_lateness), repr(self.gc_every), repr(self.key_vars)):
+                     repr(self.allowed_lateness), repr(self.gc_every), repr(self.key_vars),
+                     self.window_semantics):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\0")
         return h.hexdigest()[:16]

@@ -59,8 +59,12 @@ class Win:
     count: int | None = None
 
 
-def cqels_window(rnd: random.Random) -> Win:
+def cqels_window(rnd: random.Random, semantics: str = "engine") -> Win:
+    """A CQELS window and its reference.  Engine semantics (CQELS reports on
+    content change): a SLIDE or TUMBLING window holds t - a < τ <= t at
+    each arrival, as one without; the CQL reading: its latest step's."""
     k = rnd.choice(["range", "range", "slide", "tumbling", "now", "all", "count", "ms"])
+    stepped = semantics == "cql"
     a = rnd.choice([1, 2, 3, 5])
     if k == "range":
         return Win(f"RANGE {a}s", "range", Fraction(a))
@@ -68,9 +72,9 @@ def cqels_window(rnd: random.Random) -> Win:
         return Win(f"RANGE {a * 1000 + 500}ms", "range", Fraction(a * 1000 + 500, 1000))
     if k == "slide":
         b = rnd.choice([1, 2])
-        return Win(f"RANGE {a}s SLIDE {b}s", "range", Fraction(a), Fraction(b))
+        return Win(f"RANGE {a}s SLIDE {b}s", "range", Fraction(a), Fraction(b) if stepped else None)
     if k == "tumbling":
-        return Win(f"RANGE {a}s TUMBLING", "range", Fraction(a), Fraction(a))
+        return Win(f"RANGE {a}s TUMBLING", "range", Fraction(a), Fraction(a) if stepped else None)
     if k == "now":
         return Win("NOW", "now")
     if k == "all":
@@ -86,10 +90,10 @@ def ref_window(w: Win, stream_iri: str | None, default: bool = False,
 
 # --------------------------------------------------------------- CQELS queries
 
-def cqels_query(rnd: random.Random) -> tuple[str, RefQuery]:
-    """A random CQELS query and its neutral form."""
+def cqels_query(rnd: random.Random, semantics: str = "engine") -> tuple[str, RefQuery]:
+    """A random CQELS query and its neutral form, under ``semantics``."""
     shape = rnd.choice(SHAPES)
-    w1, w2 = cqels_window(rnd), cqels_window(rnd)
+    w1, w2 = cqels_window(rnd, semantics), cqels_window(rnd, semantics)
     s1 = rnd.choice([S1, S2])
     s2 = rnd.choice([S1, S2])
     where_c, where_r, select, mods, nwin = shape(rnd, w1, w2, s1, s2)
@@ -399,9 +403,27 @@ def _pick_shape(rnd, A, B, agg=None):
 def sparqlstream_window(rnd: random.Random) -> tuple[str, RefWindow]:
     """A window in SPARQLstream syntax and as a RefWindow (stream filled in later)."""
     a = rnd.choice([2, 3, 5])
-    k = rnd.choice(["step", "step", "nostep", "past", "past_nostep", "ms", "minute"])
+    k = rnd.choice(["step", "step", "nostep", "past", "past_nostep", "ms", "minute",
+                    "morph", "morph", "morph_bare", "morph_past", "triples"])
     lead = rnd.choice(["FROM ", ""])
     unit = rnd.choice(["SECONDS", "seconds", "Second", "SECOND"])
+    # morph-streams' forms (its grammar; SRBench's and CSRBench's queries)
+    if k == "morph":
+        b = rnd.choice([1, 2, 3])
+        u, f = rnd.choice([("S", 1), (" S", 1), (" s", 1), (" SECONDS", 1), (" MS", 1000)])
+        return (f"[NOW - {a * f}{u} SLIDE {b * f}{u}]",
+                RefWindow(None, "range", Fraction(a), Fraction(b)))
+    if k == "morph_bare":
+        return f"[NOW - {a} S SLIDE]", RefWindow(None, "range", Fraction(a), Fraction(1))
+    if k == "triples":
+        n = rnd.choice([1, 2, 4])
+        return f"[TRIPLES {n}]", RefWindow(None, "count", count=n)
+    if k == "morph_past":
+        d = rnd.choice([1, 2])
+        a = d + rnd.choice([1, 2, 3])
+        b = rnd.choice([1, 2])
+        return (f"[NOW - {a} S TO NOW - {d} S SLIDE {b} S]",
+                RefWindow(None, "past", Fraction(a), Fraction(b), delay=Fraction(d)))
     if k == "step":
         b = rnd.choice([1, 2, 3])
         return (f"[{lead}NOW - {a} {unit} TO NOW STEP {b} {unit}]",
@@ -426,7 +448,8 @@ def sparqlstream_window(rnd: random.Random) -> tuple[str, RefWindow]:
 
 def sparqlstream_query(rnd: random.Random) -> tuple[str, RefQuery]:
     """A default window on S1 (the default graph), maybe a named one on S2
-    read with GRAPH <S2>, an R2S operator after SELECT."""
+    read with GRAPH <S2> and, as morph-streams reads it, by plain patterns
+    too (part of the default graph); an R2S operator after SELECT."""
     import dataclasses
     t1, r1 = sparqlstream_window(rnd)
     t2, r2 = sparqlstream_window(rnd)
@@ -442,7 +465,7 @@ def sparqlstream_query(rnd: random.Random) -> tuple[str, RefQuery]:
     wins = [dataclasses.replace(r1, stream=S1, default=True)]
     if named:
         clauses += f"FROM NAMED STREAM <{S2}> {t2}\n"
-        wins.append(dataclasses.replace(r2, stream=S2, graph=S2))
+        wins.append(dataclasses.replace(r2, stream=S2, graph=S2, default=True))
     r2s = rnd.choice(["", "ISTREAM", "DSTREAM", "RSTREAM", "istream"])
     if r2s and rnd.random() < 0.3 and not sel_d.startswith("DISTINCT"):
         select = f"SELECT {r2s}({sel_d})"

@@ -199,7 +199,9 @@ def test_plan_reasons(text, key, reason):
     g = Graph()
     g.add((URIRef("http://example.org/a"), URIRef("http://example.org/name"),
            URIRef("http://example.org/A")))
-    with Engine() as eng, warnings.catch_warnings():
+    # the CQL reading: a SPARQLstream named window is read only with GRAPH
+    # (morph-streams' reading: test_sparqlstream_named_window_in_the_default_graph)
+    with Engine(window_semantics="cql") as eng, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         eng.register(text, name="q")
         [kp] = eng.partitioning(schema_of(g)).queries
@@ -208,6 +210,23 @@ def test_plan_reasons(text, key, reason):
         assert reason in kp.reason, kp.reason
     else:
         assert "windowed" in kp.describe()
+
+
+def test_sparqlstream_named_window_in_the_default_graph():
+    """As morph-streams reads SPARQLstream (the default window semantics),
+    a plain pattern reads the named stream's window too: a pattern over
+    it that may also match the background keeps the query whole."""
+    from rdflib import Graph
+    g = Graph()
+    g.add((URIRef("http://example.org/a"), URIRef("http://example.org/name"),
+           URIRef("http://example.org/A")))
+    text = (EXP + f"SELECT ISTREAM ?k ?v FROM NAMED STREAM {S} [NOW - 10 S SLIDE 1 S] "
+            f"WHERE {{ GRAPH {S} {{ ?k ex:p ?v }} ?v ex:name ?n }}")
+    with Engine() as eng, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        eng.register(text, name="q")
+        [kp] = eng.partitioning(schema_of(g)).queries
+    assert kp.variable is None and "also reads background graphs" in kp.reason, kp.describe()
 
 
 def test_unknown_background_is_not_assumed_empty():

@@ -1,14 +1,22 @@
-"""SPARQLstream: ``FROM [NAMED] STREAM <s> [FROM NOW - a TO NOW [- d] [STEP b]]``
-and ``SELECT ISTREAM|DSTREAM|RSTREAM``.
+"""SPARQLstream: ``FROM [NAMED] STREAM <s> [window]`` and
+``SELECT ISTREAM|DSTREAM|RSTREAM``.
 
-Windows (the seed's ``FROM Start TO End [STEP]``): the inner ``FROM`` may
-be left out; ``TO NOW - d`` puts the window wholly in the past.  Amounts
-are a number and a unit, ``DAY HOUR MINUTE SECOND MILLISECOND``, case-
-insensitive, singular or plural.  The relation-to-stream operator follows
-SELECT (``SELECT ISTREAM ?x`` or ``SELECT ISTREAM(?x …)``, no space before the parenthesis: with one, ``(`` opens a
-projection expression).  Evaluated at
-the windows' steps (arrival instants for a window without STEP), RSTREAM
-unless said (docs/DIALECTS.md, SPARQLstream).
+Windows, in the seed's form ``[FROM NOW - a TO NOW [- d] [STEP b]]`` (the
+inner ``FROM`` may be left out; ``TO NOW - d`` puts the window wholly in
+the past) and in morph-streams' (the engine's grammar, and every SRBench
+and CSRBench query): ``[NOW - a [TO NOW - d] [SLIDE [b]]]`` and
+``[TRIPLES n]``; ``SLIDE`` without an amount slides by one unit of the
+width.  Amounts are a number and a unit: ``DAY HOUR MINUTE SECOND
+MILLISECOND WEEK MONTH YEAR``, singular or plural, and morph-streams'
+``S MS MIN HR``, case-insensitive, with or without a space (``10S``).
+The relation-to-stream operator follows SELECT (``SELECT ISTREAM ?x`` or
+``SELECT ISTREAM(?x …)``, no space before the parenthesis: with one,
+``(`` opens a projection expression).  Every stream window, named or not,
+is part of the default graph (morph-streams matches a ``FROM NAMED
+STREAM``'s triples with plain patterns); a named one is also read with
+``GRAPH <s>``.  Evaluated at the windows' steps (arrival instants for a
+window without one), RSTREAM unless said (docs/DIALECTS.md,
+SPARQLstream).
 """
 from __future__ import annotations
 
@@ -22,13 +30,20 @@ from .builder import SelectClause, SparqlBuilder, check_window, error_at, pos_of
 from .frontend import Dialect
 
 _BASE_UNITS = {"day": Fraction(86400), "hour": Fraction(3600), "minute": Fraction(60),
-               "second": Fraction(1), "millisecond": Fraction(1, 1000)}
-#: Unit words, lower case: singular and plural.
-UNITS = {**_BASE_UNITS, **{k + "s": v for k, v in _BASE_UNITS.items()}}
+               "second": Fraction(1), "millisecond": Fraction(1, 1000),
+               "week": Fraction(7 * 86400), "month": Fraction(30 * 86400),
+               "year": Fraction(365 * 86400)}
+#: Unit words, lower case: singular and plural, and morph-streams' short
+#: ones (its TimeUnit: a month is 30 days, a year 365).
+UNITS = {**_BASE_UNITS, **{k + "s": v for k, v in _BASE_UNITS.items()},
+         "s": Fraction(1), "ms": Fraction(1, 1000), "min": Fraction(60), "hr": Fraction(3600)}
 
 GRAMMAR = r"""
-%extend dataset_clause: FROM NAMED? STREAM iri "[" ss_window "]"   -> stream_clause
-ss_window: FROM? NOW _ss_minus ss_amount TO NOW (_ss_minus ss_amount)? (STEP ss_amount)?
+%extend dataset_clause: FROM NAMED? STREAM iri "[" (ss_window | ss_triples) "]"   -> stream_clause
+ss_window: FROM? NOW _ss_minus ss_amount (TO NOW ss_delay?)? ss_step?
+ss_delay: _ss_minus ss_amount
+ss_step: STEP ss_amount | SLIDE ss_amount?
+ss_triples: TRIPLES INTEGER
 _ss_minus: DASH | ENDASH
 ss_amount: (INTEGER | DECIMAL) UNIT_WORD
 
@@ -39,6 +54,8 @@ STREAM: "STREAM"i
 NOW: "NOW"i
 TO: "TO"i
 STEP: "STEP"i
+SLIDE: "SLIDE"i
+TRIPLES: "TRIPLES"i
 ENDASH: "–"
 R2S.2: /(?i:ISTREAM|DSTREAM|RSTREAM)(?![\w(])/
 R2S_OPEN.2: /(?i:ISTREAM|DSTREAM|RSTREAM)\(/
@@ -68,14 +85,29 @@ class SparqlStreamBuilder(SparqlBuilder):
 
     def ss_amount(self, meta, c):
         unit = str(c[1])
-        return (seconds(str(c[0]), unit.lower(), UNITS, c[1]), c[0])
+        return (seconds(str(c[0]), unit.lower(), UNITS, c[1]), c[0], UNITS.get(unit.lower()))
+
+    def ss_delay(self, meta, c):
+        return ("delay", c[-1])
+
+    def ss_step(self, meta, c):
+        return ("step", c[1] if len(c) > 1 else None, c[0])
+
+    def ss_triples(self, meta, c):
+        return check_window(D.Window("count", count=int(str(c[1])), pos=pos_of(meta)), c[1])
 
     def ss_window(self, meta, c):
-        amounts = [x for x in c if isinstance(x, tuple)]
-        has_step = any(isinstance(x, Token) and x.type == "STEP" for x in c)
-        width, width_at = amounts[0]
-        delay, delay_at = (amounts[1] if len(amounts) > (2 if has_step else 1) else (Fraction(0), None))
-        step, step_at = amounts[-1] if has_step else (None, None)
+        width, width_at, unit = next(x for x in c if isinstance(x, tuple) and len(x) == 3)
+        delay, delay_at = Fraction(0), None
+        step, step_at = None, None
+        for x in c:
+            if isinstance(x, tuple) and x[0] == "delay":
+                delay, delay_at = x[1][0], x[1][1]
+            elif isinstance(x, tuple) and x[0] == "step":
+                if x[1] is None:              # morph-streams' bare SLIDE: one unit of the width
+                    step, step_at = unit, x[2]
+                else:
+                    step, step_at = x[1][0], x[1][1]
         pos = pos_of(meta)
         if delay == 0:                       # TO NOW, or TO NOW - 0 MINUTES (the papers write both)
             w = D.Window("range", width, step, pos=pos)
