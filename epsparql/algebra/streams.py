@@ -181,10 +181,11 @@ class _Scope:
                 default.append(Source("window", i))
             else:
                 self.named_windows[str(decl.name)] = i
-                if q.dialect == "sparqlstream" and semantics == "engine":
-                    # morph-streams matches a FROM NAMED STREAM's triples
-                    # with plain patterns (docs/DIALECTS.md, SPARQLstream)
-                    default.append(Source("window", i))
+        if q.dialect == "sparqlstream" and semantics == "engine" and not default:
+            # only named stream windows: morph-streams matches their triples
+            # with plain patterns (a query with an unnamed one keeps the
+            # seed's dataset: docs/DIALECTS.md, SPARQLstream)
+            default.extend(Source("window", i) for i in self.named_windows.values())
         if q.dialect == "luposdate":
             # patterns outside every WINDOW TYPE read the whole stream so
             # far; the window is made only if such a pattern exists

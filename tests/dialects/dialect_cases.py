@@ -404,7 +404,7 @@ def sparqlstream_window(rnd: random.Random) -> tuple[str, RefWindow]:
     """A window in SPARQLstream syntax and as a RefWindow (stream filled in later)."""
     a = rnd.choice([2, 3, 5])
     k = rnd.choice(["step", "step", "nostep", "past", "past_nostep", "ms", "minute",
-                    "morph", "morph", "morph_bare", "morph_past", "triples"])
+                    "morph", "morph", "morph_bare", "morph_past"])
     lead = rnd.choice(["FROM ", ""])
     unit = rnd.choice(["SECONDS", "seconds", "Second", "SECOND"])
     # morph-streams' forms (its grammar; SRBench's and CSRBench's queries)
@@ -415,9 +415,6 @@ def sparqlstream_window(rnd: random.Random) -> tuple[str, RefWindow]:
                 RefWindow(None, "range", Fraction(a), Fraction(b)))
     if k == "morph_bare":
         return f"[NOW - {a} S SLIDE]", RefWindow(None, "range", Fraction(a), Fraction(1))
-    if k == "triples":
-        n = rnd.choice([1, 2, 4])
-        return f"[TRIPLES {n}]", RefWindow(None, "count", count=n)
     if k == "morph_past":
         d = rnd.choice([1, 2])
         a = d + rnd.choice([1, 2, 3])
@@ -461,11 +458,18 @@ def sparqlstream_query(rnd: random.Random) -> tuple[str, RefQuery]:
         return f"GRAPH <{S2}> {{ {body} }}", f"GRAPH <{S2}> {{ {body} }}"
     sel_d, sel_r, where_d, where_r, mods = _pick_shape(rnd, A, B)
     named = f"<{S2}>" in where_d or rnd.random() < 0.2
-    clauses = f"FROM STREAM <{S1}> {t1}\n"
-    wins = [dataclasses.replace(r1, stream=S1, default=True)]
+    # a query whose stream windows are all named reads them in the default
+    # graph too (morph-streams); one with an unnamed window keeps the seed's
+    only_named = rnd.random() < 0.3
+    if only_named:
+        clauses = f"FROM NAMED STREAM <{S1}> {t1}\n"
+        wins = [dataclasses.replace(r1, stream=S1, graph=S1, default=True)]
+    else:
+        clauses = f"FROM STREAM <{S1}> {t1}\n"
+        wins = [dataclasses.replace(r1, stream=S1, default=True)]
     if named:
         clauses += f"FROM NAMED STREAM <{S2}> {t2}\n"
-        wins.append(dataclasses.replace(r2, stream=S2, graph=S2, default=True))
+        wins.append(dataclasses.replace(r2, stream=S2, graph=S2, default=only_named))
     r2s = rnd.choice(["", "ISTREAM", "DSTREAM", "RSTREAM", "istream"])
     if r2s and rnd.random() < 0.3 and not sel_d.startswith("DISTINCT"):
         select = f"SELECT {r2s}({sel_d})"

@@ -59,3 +59,13 @@ def test_issue_23_morph_streams_windows_and_plain_patterns():
     assert got["engine"] == [(5, "0", 20.5), (10, "0", 20.5), (10, "1", 21.0),
                              (15, "1", 19.5), (15, "1", 21.0)]
     assert got["cql"] == []
+    # morph-streams' count window (the text alone reads as C-SPARQL, which
+    # has the same clause: the dialect is said)
+    with Engine(reasoning="none") as eng:
+        q = eng.register(SRBENCH_STYLE.replace("[NOW - 10 S SLIDE 5 S]", "[TRIPLES 8]"),
+                         dialect="sparqlstream")
+        eng.push_many(rows)
+        eng.flush()
+        assert q.algebra.windows[0].window.count == 8
+        assert sorted((a.end, a["value"].toPython()) for a in q.results()) == [
+            (2, 20.5), (7, 20.5), (7, 21.0), (9, 21.0), (13, 19.5)]

@@ -11,10 +11,10 @@ MILLISECOND WEEK MONTH YEAR``, singular or plural, and morph-streams'
 ``S MS MIN HR``, case-insensitive, with or without a space (``10S``).
 The relation-to-stream operator follows SELECT (``SELECT ISTREAM ?x`` or
 ``SELECT ISTREAM(?x …)``, no space before the parenthesis: with one,
-``(`` opens a projection expression).  Every stream window, named or not,
-is part of the default graph (morph-streams matches a ``FROM NAMED
-STREAM``'s triples with plain patterns); a named one is also read with
-``GRAPH <s>``.  Evaluated at the windows' steps (arrival instants for a
+``(`` opens a projection expression).  The unnamed stream windows make
+the default graph; a query with named ones only reads them there too
+(morph-streams matches a ``FROM NAMED STREAM``'s triples with plain
+patterns); a named one is read alone with ``GRAPH <s>``.  Evaluated at the windows' steps (arrival instants for a
 window without one), RSTREAM unless said (docs/DIALECTS.md,
 SPARQLstream).
 """
