@@ -50,78 +50,20 @@ from datetime import datetime, timezone
 from typing import Any, Iterator
 
 from rdflib import BNode, Literal, URIRef
-from rdflib.namespace import XSD
 
 from ..language import ast
 from ..language.errors import QueryError, QueryWarning
 from ..language.regex import regex_problem
 from ..language.scope import unbound_variables
-from ..rdf.codec import encode
+from ..rdf.literal_forms import (DURATION_TYPES as _DURATIONS, FLOAT_TYPES as _FLOATS,
+                                 INTEGER_TYPES as _INTEGERS, INTERPRETED_DATATYPES,
+                                 TIME_TYPES as _TIMES, XSD_DATATYPES, XSD_NS as _X,
+                                 literal_problem)
+from ..rdf.literal_forms import xsd_name as _xsd
 from ..trampoline import Walk, run
 
 __all__ = ["check_constants", "literal_problem", "INTERPRETED_DATATYPES",
            "XSD_DATATYPES"]
-
-_X = str(XSD)
-
-_INTEGERS = ("integer", "nonPositiveInteger", "negativeInteger", "nonNegativeInteger",
-             "positiveInteger", "long", "int", "short", "byte", "unsignedLong",
-             "unsignedInt", "unsignedShort", "unsignedByte")
-_FLOATS = ("double", "float")
-_TIMES = {"dateTime": "datetime", "dateTimeStamp": "datetime", "date": "date"}
-_DURATIONS = ("duration", "dayTimeDuration", "yearMonthDuration")
-
-#: The datatypes the engine computes with; a literal of one of them must
-#: have a valid lexical form.
-INTERPRETED_DATATYPES = frozenset(
-    URIRef(_X + n) for n in (*_INTEGERS, "decimal", *_FLOATS, "boolean", *_TIMES,
-                             *_DURATIONS))
-
-#: Every datatype name XML Schema 1.1 defines (part 2), for typos.
-XSD_DATATYPES = frozenset(URIRef(_X + n) for n in (
-    *_INTEGERS, "decimal", *_FLOATS, "boolean", *_TIMES, *_DURATIONS, "string",
-    "normalizedString", "token", "language", "Name", "NCName", "NMTOKEN", "NMTOKENS",
-    "ID", "IDREF", "IDREFS", "ENTITY", "ENTITIES", "QName", "NOTATION", "anyURI",
-    "base64Binary", "hexBinary", "time", "gYearMonth", "gYear", "gMonthDay", "gDay",
-    "gMonth", "anyType", "anySimpleType", "anyAtomicType", "precisionDecimal"))
-
-#: Lexical forms of float/double that the engine reads as IEEE specials
-#: (rdflib writes INF and NaN in lower case) or as numerals too large for
-#: a float: valid, though not encoded as finite numbers.
-_SPECIAL_FLOAT = re.compile(r"[+-]?(?:INF|inf)|NaN|nan|"
-                            r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-
-_EXAMPLES = {
-    **{_X + n: "42" for n in _INTEGERS}, _X + "decimal": "4.2", _X + "double": "4.2E1",
-    _X + "float": "4.2E1", _X + "boolean": "true", _X + "dateTime": "2024-01-31T12:00:00Z",
-    _X + "dateTimeStamp": "2024-01-31T12:00:00Z", _X + "date": "2024-01-31",
-    _X + "duration": "PT5S", _X + "dayTimeDuration": "P1DT2H",
-    _X + "yearMonthDuration": "P1Y2M",
-}
-
-
-def _xsd(iri: Any) -> str:
-    """``xsd:name`` for an IRI of the XSD namespace, else ``<iri>``."""
-    text = str(iri)
-    return "xsd:" + text[len(_X):] if text.startswith(_X) else f"<{text}>"
-
-
-def literal_problem(lit: Literal) -> str | None:
-    """Why ``lit`` is a literal the engine cannot read, or None."""
-    dt = lit.datatype
-    if dt is None:
-        return None
-    if str(dt).startswith(_X) and dt not in XSD_DATATYPES:
-        return f"{_xsd(dt)} is not an XML Schema datatype"
-    if dt not in INTERPRETED_DATATYPES:
-        return None
-    encoded = encode(lit)
-    if getattr(encoded, "name", None) != "t":
-        return None
-    if str(dt)[len(_X):] in _FLOATS and _SPECIAL_FLOAT.fullmatch(str(lit)):
-        return None
-    return (f'"{lit}"^^{_xsd(dt)} is not a valid {_xsd(dt)} '
-            f'(e.g. "{_EXAMPLES[str(dt)]}"^^{_xsd(dt)})')
 
 
 # -- the walk ------------------------------------------------------------------

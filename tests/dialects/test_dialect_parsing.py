@@ -275,3 +275,31 @@ def test_syntax_errors_speak_words_not_grammar_names():
         except (QueryError, ValueError):
             pass
     assert seen > 100
+
+
+BAD = '"P5"^^<http://www.w3.org/2001/XMLSchema#duration>'
+
+
+@pytest.mark.parametrize("dialect, text", [
+    ("csparql", "REGISTER QUERY q AS\nSELECT ?s FROM STREAM <http://ex/s> [RANGE 10s STEP 1s]\n"
+                "WHERE { ?s <http://ex/p> ?o FILTER(?o > " + BAD + ") }"),
+    ("cqels", "SELECT ?s\nWHERE { STREAM <http://ex/s> [RANGE 10s] { ?s <http://ex/p> ?o }\n"
+              "FILTER(?o > " + BAD + ") }"),
+    ("sparqlstream", "SELECT ?s FROM NAMED STREAM <http://ex/s> [NOW - 10 S SLIDE 1 S]\n"
+                     "WHERE { ?s <http://ex/p> ?o FILTER(?o > " + BAD + ") }"),
+    ("rspql", "REGISTER RSTREAM <http://ex/out> AS SELECT ?s\nFROM NAMED WINDOW <http://ex/w> "
+              "ON <http://ex/s> [RANGE PT10S STEP PT1S]\nWHERE { WINDOW <http://ex/w> "
+              "{ ?s <http://ex/p> ?o } FILTER(?o > " + BAD + ") }"),
+])
+def test_issue_23_an_invalid_typed_literal_is_refused_with_its_position(dialect, text):
+    """Issue 23, finding 4: the literal check of EP-SPARQL (one definition,
+    rdf/literal_forms.py) on the dialects' road too: refused with line and
+    column, not registered to never match."""
+    from epsparql import Engine
+    from epsparql.language import QueryError
+    with Engine() as eng, pytest.raises(QueryError) as info:
+        eng.register(text, dialect=dialect)
+    err = info.value
+    assert '"P5"^^xsd:duration is not a valid xsd:duration' in err.message
+    line = text.splitlines()[err.line - 1]
+    assert line[err.column - 1:].startswith('"P5"'), (err.line, err.column)

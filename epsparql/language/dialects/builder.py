@@ -23,6 +23,7 @@ from rdflib.namespace import OWL, RDF, RDFS, XSD
 from .. import ast as A
 from ..errors import QueryError
 from ..parser import BUILTIN_ARITY
+from ...rdf.literal_forms import literal_problem
 from . import ast as D
 
 PREDECLARED = {"xsd": str(XSD), "rdf": str(RDF), "rdfs": str(RDFS), "owl": str(OWL)}
@@ -149,7 +150,11 @@ class SparqlBuilder(Transformer_NonRecursive):
             return Literal(c[0])
         if isinstance(c[1], Token):
             return Literal(c[0], lang=str(c[1])[1:])
-        return Literal(c[0], datatype=c[1])
+        lit = Literal(c[0], datatype=c[1])
+        problem = literal_problem(lit)     # EP-SPARQL's check (algebra/constants.py)
+        if problem is not None:
+            raise error_at(problem, meta)
+        return lit
 
     def integer(self, meta, c):
         return Literal(str(c[0]), datatype=XSD.integer)
