@@ -7,7 +7,8 @@ grammar, the options and the Lark and Python versions, and loaded from
 there (``Lark.load``) next time.  A cache that cannot be read or written
 is rebuilt or skipped, never an error: it only saves time.  The file is
 written to a temporary name and renamed, so a process never reads half of
-one another process is writing.
+one another process is writing; a grammar's earlier versions are removed
+then.
 
 The directory: ``$EPSPARQL_CACHE_DIR``, else ``$XDG_CACHE_HOME/epsparql``,
 else ``~/.cache/epsparql``; ``EPSPARQL_CACHE_DIR=`` (empty) turns it off.
@@ -59,6 +60,9 @@ def cached_lark(name: str, grammar: str, **options: Any) -> Lark:
         except BaseException:
             os.unlink(tmp)
             raise
+        for old in where.glob(f"{name}-*.lark"):    # this grammar's earlier versions
+            if old != path and len(old.name) == len(path.name):
+                old.unlink(missing_ok=True)
     except Exception:               # a read-only home, a full disk: no cache
         pass
     return parser
