@@ -67,3 +67,30 @@ def test_interrupted_run_counts_what_it_wrote(tmp_path, fmt, delay):
         assert "interrupted; the answers found so far were written" in err
     else:
         assert proc.returncode == 0 and counted == 400_000     # it finished first
+
+
+CTRL_C_WHILE_LOADING = """\
+import runpy, sys
+class CtrlC:
+    # Ctrl-C arriving while the engine's modules load (the first second
+    # of every command): raised where the signal would surface
+    def find_spec(self, name, path=None, target=None):
+        if name == "epsparql.query_engine":
+            raise KeyboardInterrupt
+        return None
+sys.meta_path.insert(0, CtrlC())
+sys.argv = ["epsparql", "check", sys.argv[1]]
+runpy.run_module("epsparql.cli", run_name="__main__")
+"""
+
+
+def test_ctrl_c_while_the_command_starts_is_one_line(tmp_path):
+    """Ctrl-C in the first second of a command (while Python loads the
+    engine) printed an import's traceback; now the command says it was
+    interrupted and exits 130, as later."""
+    q = tmp_path / "q.rq"
+    q.write_text("SELECT ?s WHERE { ?s ?p ?o }\n")
+    r = subprocess.run([sys.executable, "-c", CTRL_C_WHILE_LOADING, str(q)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120, env=env())
+    assert r.returncode == 130, r.stderr
+    assert r.stderr == "epsparql: interrupted\n", r.stderr
