@@ -337,7 +337,7 @@ class Engine:
                                     is_function=self.has_function, module=self.core.module,
                                     reasoning="none" if self.reasoning == "none" else "rdfs",
                                     panes=self.incremental_windows,
-                                    window_semantics=check_semantics(window_semantics))
+                                    window_semantics=window_semantics)
         name = name or prepared.syntax.name or f"q{qid}"
         if name in self._queries:
             raise ValueError(f"a query named {name!r} is registered already")

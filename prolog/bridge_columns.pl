@@ -164,8 +164,8 @@ columns_drop(M) :-
     written.  Cache: the engine's term_hash cache (dict_id/3).  Next: the
     next free term id.  Error: an exception of the Python side, or none.
     Depth: the nesting depth of the call (0 for a call not made from
-    inside another).  LongBytes: the size of the dictionary's long texts.  The values themselves are in the C buffer of the
-    call (colbuf_open/1).
+    inside another).  LongBytes: the size of the dictionary's long texts.
+    The values themselves are in the C buffer of the call (colbuf_open/1).
 
     The news lists are kept per thread and nesting depth across calls, in
     the global variable '$epsparql_columns_news_<Depth>'.
@@ -246,10 +246,16 @@ dict_id(C, T, Id) :-
         arg(Slot, Cache, E),
         (   E = T0-Id0, T0 == T
         ->  Id = Id0
-        ;   long_size(T, _)
+        ;   long_size(T, Size)
         ->  variant_sha1(T, Hash),
             Key = '$long'(Hash),
-            (   trie_lookup(Trie, Key, Id) -> true ; new_id(C, Key, T, Id) )
+            (   trie_lookup(Trie, Key, Id)
+            ->  true
+            ;   new_id(C, Key, T, Id),
+                arg(11, C, Long0),
+                Long is Long0 + Size,
+                nb_setarg(11, C, Long)
+            )
         ;   (   trie_lookup(Trie, T, Id) -> true ; new_id(C, T, T, Id) ),
             nb_setarg(Slot, Cache, T-Id)
         )
@@ -282,12 +288,6 @@ new_id(C, Key, T, Id) :-
     trie_insert(Trie, Key, Id),
     Next is Id + 1,
     nb_setarg(6, C, Next),
-    (   long_size(T, Size)
-    ->  arg(11, C, Long0),
-        Long is Long0 + Size,
-        nb_setarg(11, C, Long)
-    ;   true
-    ),
     term_payload(T, Kind, Payload),
     arg(2, C, Last0),
     grow_news(Last0),

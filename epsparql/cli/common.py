@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..algebra.streams import WINDOW_SEMANTICS
 from ..core.runtime import PrologError
 from ..language import QueryError, QueryWarning
 from ..rdf.ntriples import absolute_iri_problem
@@ -300,7 +301,7 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
                    help="reasoning over the background: rdfs (default), owlrl "
                    "(materialised first), none (stream patterns match only what is "
                    "written: smaller rules)")
-    p.add_argument("--window-semantics", choices=("engine", "cql"), default="engine",
+    p.add_argument("--window-semantics", choices=WINDOW_SEMANTICS, default="engine",
                    help="how the stream dialects' windows are read: engine (default: each "
                    "dialect as its reference engine answers, e.g. CQELS reports on content "
                    "change) or cql (the CQL reading of every dialect); docs/DIALECTS.md")

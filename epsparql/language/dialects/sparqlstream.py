@@ -14,13 +14,14 @@ The relation-to-stream operator follows SELECT (``SELECT ISTREAM ?x`` or
 ``(`` opens a projection expression).  The unnamed stream windows make
 the default graph; a query with named ones only reads them there too
 (morph-streams matches a ``FROM NAMED STREAM``'s triples with plain
-patterns); a named one is read alone with ``GRAPH <s>``.  Evaluated at the windows' steps (arrival instants for a
-window without one), RSTREAM unless said (docs/DIALECTS.md,
-SPARQLstream).
+patterns); a named one is read alone with ``GRAPH <s>``.  Evaluated at
+the windows' steps (arrival instants for a window without one), RSTREAM
+unless said (docs/DIALECTS.md, SPARQLstream).
 """
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any, NamedTuple
 
 from lark import Token, v_args
 from rdflib import URIRef
@@ -37,6 +38,21 @@ _BASE_UNITS = {"day": Fraction(86400), "hour": Fraction(3600), "minute": Fractio
 #: ones (its TimeUnit: a month is 30 days, a year 365).
 UNITS = {**_BASE_UNITS, **{k + "s": v for k, v in _BASE_UNITS.items()},
          "s": Fraction(1), "ms": Fraction(1, 1000), "min": Fraction(60), "hr": Fraction(3600)}
+
+
+class _Amount(NamedTuple):
+    seconds: Fraction
+    at: Any                 # the number's token, for errors
+    unit: Fraction          # one of its unit, in seconds
+
+
+class _Delay(NamedTuple):   # TO NOW - amount
+    amount: _Amount
+
+
+class _Step(NamedTuple):    # STEP amount, SLIDE amount or a bare SLIDE (amount None)
+    amount: _Amount | None
+    at: Any
 
 GRAMMAR = r"""
 %extend dataset_clause: FROM NAMED? STREAM iri "[" (ss_window | ss_triples) "]"   -> stream_clause
@@ -84,30 +100,30 @@ class SparqlStreamBuilder(SparqlBuilder):
         return D.StreamDecl(iri, c[-1], iri if named else None, pos_of(meta))
 
     def ss_amount(self, meta, c):
-        unit = str(c[1])
-        return (seconds(str(c[0]), unit.lower(), UNITS, c[1]), c[0], UNITS.get(unit.lower()))
+        unit = str(c[1]).lower()
+        return _Amount(seconds(str(c[0]), unit, UNITS, c[1]), c[0], UNITS.get(unit))
 
     def ss_delay(self, meta, c):
-        return ("delay", c[-1])
+        return _Delay(c[-1])
 
     def ss_step(self, meta, c):
-        return ("step", c[1] if len(c) > 1 else None, c[0])
+        return _Step(c[1] if len(c) > 1 else None, c[0])
 
     def ss_triples(self, meta, c):
         return check_window(D.Window("count", count=int(str(c[1])), pos=pos_of(meta)), c[1])
 
     def ss_window(self, meta, c):
-        width, width_at, unit = next(x for x in c if isinstance(x, tuple) and len(x) == 3)
+        width, width_at, unit = next(x for x in c if isinstance(x, _Amount))
         delay, delay_at = Fraction(0), None
         step, step_at = None, None
         for x in c:
-            if isinstance(x, tuple) and x[0] == "delay":
-                delay, delay_at = x[1][0], x[1][1]
-            elif isinstance(x, tuple) and x[0] == "step":
-                if x[1] is None:              # morph-streams' bare SLIDE: one unit of the width
-                    step, step_at = unit, x[2]
+            if isinstance(x, _Delay):
+                delay, delay_at = x.amount.seconds, x.amount.at
+            elif isinstance(x, _Step):
+                if x.amount is None:          # morph-streams' bare SLIDE: one unit of the width
+                    step, step_at = unit, x.at
                 else:
-                    step, step_at = x[1][0], x[1][1]
+                    step, step_at = x.amount.seconds, x.amount.at
         pos = pos_of(meta)
         if delay == 0:                       # TO NOW, or TO NOW - 0 MINUTES (the papers write both)
             w = D.Window("range", width, step, pos=pos)
