@@ -13,13 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ..algebra.partition import NO_SCHEMA, schema_of
-from ..explain.algebra_tree import algebra_tree
 from ..explain.drawing import TooLargeToDraw, draw_png
-from ..explain.origins import GraphOrigins
-from ..explain.rule_graph import GraphNames, rule_graph_tree
-from ..explain.tree import TreeNode, duration_text, tree_lines
-from ..explain.window_tree import window_algebra_tree
-from ..rdf.prefixes import Prefixes
+from ..explain.report import explain
 from .common import (EXIT_OK, PROG, UsageError, add_dialect_option, add_engine_options, flat,
                      make_engine, read_queries, register_queries, say)
 
@@ -46,58 +41,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     engine = make_engine(args.base, reasoning=args.reasoning,
                          window_semantics=args.window_semantics)
     queries = register_queries(engine, qfs, getattr(args, "dialect", None))
-    schema = _schema(args.background or ())
-    known: dict[str, str] = {}
-    alg_roots: list[TreeNode] = []
-    out: list[str] = []
-    for qf, q in zip(qfs, queries):
-        dialect = q.dialect if q.windowed else None
-        if dialect is None:
-            tree = algebra_tree(q.algebra, Prefixes(q.prefixes))
-        else:
-            tree = window_algebra_tree(q.algebra, Prefixes(q.prefixes))
-        tree.label = f"{q.name}: {tree.label}"
-        alg_roots.append(tree)
-        out.append(f"== {qf.path} (query {q.name}, {dialect + ' ' if dialect else ''}{q.form})")
-        out.append("")
-        if dialect is None:
-            out.append("algebra (after filter placement and window extraction):")
-        else:
-            out.append("algebra (windows, report policy and relation-to-stream around SPARQL 1.1; "
-                       "evaluated in prolog/stream_window.pl"
-                       + (", aggregates kept per pane):" if q.incremental else "):"))
-        out.extend("  " + line for line in tree_lines(tree))
-        out.append("")
-        known.update(q.prefixes)
-    out.append("partitioning (epsparql spark): a key every stream pattern binds")
-    out.extend("  " + line for line in engine.partitioning(schema).describe())
-    out.append("")
-    if all(q.windowed for q in queries):
-        # only windowed queries: no core rules (their windows are above)
-        print("\n".join(out))
-        if args.png:
-            _draw(args.png, qfs, [("algebra", alg_roots)])
-        return EXIT_OK
-    graph = engine.rule_graph()
-    eps = [q for q in queries if not q.windowed]      # the core's rules
-    roots = rule_graph_tree(graph, GraphNames(graph, eps), Prefixes(known),
-                            GraphOrigins(graph, eps))
-    stores = graph.stores
-    out.append(f"rule graph: {len(graph.nodes)} nodes, {len(graph.rules)} rules, "
-               f"{len(stores)} stores of partial matches")
-    out.append("  (a node's variables are named after the query variables they carry; "
-               "capital letters are internal; #n: the algebra element above it implements)")
-    for r in roots:
-        out.extend("  " + line for line in tree_lines(r))
-    if stores:
-        out.append("")
-        out.append("stores (partial matches waiting for the other operand):")
-        for s in stores:
-            out.append(f"  {s.name:10}  node n{s.node}  window {duration_text(s.window)}"
-                       f"  {s.goals} goals")
-    print("\n".join(out))
+    ex = explain(engine, queries, [qf.path for qf in qfs], _schema(args.background or ()))
+    print("\n".join(ex.lines))
     if args.png:
-        _draw(args.png, qfs, [("algebra", alg_roots), ("binarised rule graph", roots)])
+        panels = [("algebra", ex.algebra)]
+        if ex.rule_graph is not None:
+            panels.append(("binarised rule graph", ex.rule_graph))
+        _draw(args.png, qfs, panels)
     return EXIT_OK
 
 

@@ -4,6 +4,7 @@
     epsparql check QUERY.rq...                          cli/check.py
     epsparql explain QUERY.rq... [--png FILE]           cli/explain.py
     epsparql spark run|stream ...                       cli/spark.py
+    epsparql serve [--state DIR] [--mqtt HOST:PORT] ... cli/serve.py
 
 Every command module has an ``add_parser(subparsers)``; :func:`main` runs
 the chosen one and turns its errors into messages and exit codes (0 ok,
@@ -18,7 +19,7 @@ import os
 import warnings
 from typing import Sequence
 
-from . import check, explain, run, spark
+from . import check, explain, run, serve, spark
 from ..core.runtime import PrologError
 from .common import (EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, PROG, ArgumentParser, QueryFileError,
                      UsageError, engine_failure, one_line, say, silence_closed_output,
@@ -34,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
     sub.required = True
-    for command in (run, check, explain, spark):
+    for command in (run, check, explain, spark, serve):
         command.add_parser(sub)
     return ap
 
