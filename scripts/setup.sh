@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what is missing on a Debian machine: a SWI-Prolog new enough for
 # janus-swi (scripts/swipl.sh), python3-venv, the Python headers and gcc (janus-swi
-# and the bridge's C part are compiled), Java 17 (for Spark), and a virtual environment in .venv with
+# and the bridge's C part are compiled), Java 17 (for Spark), Mosquitto and Chromium
+# (epsparql serve's tests), and a virtual environment in .venv with
 # janus-swi built against that SWI-Prolog, epsparql and its dependencies.
 # Safe to run again: it only does what is not done yet.
 set -euo pipefail
@@ -16,10 +17,14 @@ python3 -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(
     >/dev/null 2>&1 || pkgs+=(python3-dev)
 command -v gcc >/dev/null 2>&1 || pkgs+=(gcc)
 command -v java >/dev/null 2>&1 || pkgs+=(openjdk-17-jre-headless)   # for Spark
+# epsparql serve's tests: a real MQTT broker, and a browser for the live view
+command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || pkgs+=(mosquitto)
+command -v chromium >/dev/null 2>&1 || pkgs+=(chromium)
 if ((${#pkgs[@]})); then
     echo "setup: installing ${pkgs[*]}" >&2
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${pkgs[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+        "${pkgs[@]}" >/dev/null
 fi
 
 # SWI-Prolog >= 9.1.12 (Debian's if new enough, else the project's own build).

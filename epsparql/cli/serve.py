@@ -63,6 +63,10 @@ def add_parser(sub: Any) -> None:
                    help="requests per second per token (default 1000)")
     s.add_argument("--burst", type=count_arg, default=2000, metavar="N",
                    help="requests at once per token (default 2000)")
+    s.add_argument("--keep-answers", type=count_arg, default=10000, metavar="N",
+                   help="answers of each deployment kept in memory for GET .../answers and "
+                        "resuming subscribers (older ones are read from the answer file when "
+                        "there is one; default 10000)")
     s.add_argument("--subscriber-buffer", type=count_arg, default=10000, metavar="N",
                    help="answers a subscriber may fall behind before it is dropped")
     s.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this certificate")
@@ -137,7 +141,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         window_semantics=args.window_semantics, max_goals=args.max_goals,
         allow_rules=args.allow_rules, state_dir=state,
         answers_dir=Path(args.answers_dir) if args.answers_dir else None,
-        checkpoint_every=args.checkpoint_every))
+        checkpoint_every=args.checkpoint_every, recent=args.keep_answers))
     try:
         room.start()
     except (OSError, ValueError) as e:
@@ -164,6 +168,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         sock.bind((args.host, args.port))
     except OSError as e:
         raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from None
+    sock.listen(2048)                     # connections wait from now on, not refused
     port = sock.getsockname()[1]
     scheme = "https" if args.tls_cert else "http"
     config = uvicorn.Config(service.app, log_level="warning", access_log=False,

@@ -23,6 +23,7 @@ the input log before it is acknowledged or applied
 from __future__ import annotations
 
 import io
+import itertools
 import queue
 import threading
 import time
@@ -72,7 +73,8 @@ class RoomConfig:
     checkpoint_every: float = 30.0       # seconds between checkpoints (with state_dir)
     queue_size: int = 256                # waiting inputs before producers wait
     group_rows: int = 5000               # rows pushed in one crossing at most
-    recent: int = 200                    # answers kept in memory per deployment
+    recent: int = 10000                  # answers kept in memory per deployment
+    keys: int = 10000                    # idempotency keys remembered (latest)
     batch_size: int = 5000
 
 
@@ -87,10 +89,14 @@ class Ingest:
     stream: str | None = None
     on_error: str = "stop"
     origin: str = "http"
+    #: the sender's name for this input (an idempotency key): an input with
+    #: a key the service has taken already is not taken again, so a sender
+    #: may repeat an input whose acknowledgement it did not get
+    key: str | None = None
 
     def header(self) -> dict[str, Any]:
         return {"format": self.format, "stream": self.stream, "on_error": self.on_error,
-                "origin": self.origin, "len": len(self.body)}
+                "origin": self.origin, "len": len(self.body), "key": self.key}
 
 
 @dataclass
@@ -132,7 +138,8 @@ def parse_input(ingest: Ingest) -> ParsedInput:
 class Deployed:
     """A deployment at work: its engine, queries and counters."""
 
-    def __init__(self, spec: Deployment, engine: Any, queries: list[Any]) -> None:
+    def __init__(self, spec: Deployment, engine: Any, queries: list[Any],
+                 recent: int = 10000) -> None:
         self.spec = spec
         self.engine = engine
         self.queries = queries
@@ -141,7 +148,7 @@ class Deployed:
         self.written = 0                  # answers in its answer file (or given, without one)
         self.late = 0                     # rows it did not process: too late
         self.error: str | None = None     # why it failed (it is not fed then)
-        self.recent: deque[tuple[int, str]] = deque()
+        self.recent: deque[tuple[int, str]] = deque(maxlen=recent)
         self.file: AnswerFile | None = None
         self.registered = time.time()
 
@@ -180,6 +187,8 @@ class EngineRoom:
         self._stop = False
         self._log: InputLog | None = None
         self._last_checkpoint = time.monotonic()
+        #: the latest inputs' idempotency keys, oldest first
+        self._keys: dict[str, None] = {}
         # counters (written by the engine room only; read anywhere)
         self.events = 0                   # rows taken in
         self.inputs = 0                   # inputs (requests, messages) taken in
@@ -300,6 +309,7 @@ class EngineRoom:
 
     # -- events ------------------------------------------------------------------
     def _apply_events(self, group: list[_Item]) -> None:
+        group = self._new_inputs(group)
         if not group:
             return
         if self._log is not None:
@@ -314,6 +324,25 @@ class EngineRoom:
         for it in group:
             if it.wait:
                 it.future.set_result(self._counts(it.payload))
+
+    def _new_inputs(self, group: list[_Item]) -> list[_Item]:
+        """The inputs of a group not taken before (by their keys); the
+        others are acknowledged as duplicates."""
+        out = []
+        for it in group:
+            key = it.payload.ingest.key
+            if key is not None:
+                if key in self._keys:
+                    it.future.set_result({"accepted": 0, "skipped": 0, "duplicate": True})
+                    continue
+                self._remember(key)
+            out.append(it)
+        return out
+
+    def _remember(self, key: str) -> None:
+        self._keys[key] = None
+        while len(self._keys) > self.config.keys:
+            del self._keys[next(iter(self._keys))]
 
     @staticmethod
     def _counts(p: ParsedInput) -> dict[str, Any]:
@@ -388,11 +417,7 @@ class EngineRoom:
             d.file.append(fresh)
         d.written += len(fresh)
         self.answers += len(fresh)
-        rec = d.recent
-        for i, line in enumerate(fresh[-self.config.recent:]):
-            rec.append((d.answers - min(len(fresh), self.config.recent) + i + 1, line))
-        while len(rec) > self.config.recent:
-            rec.popleft()
+        d.recent.extend(zip(range(first, first + len(fresh)), fresh))
         self._tick(answers=len(fresh))
         for fn in self._listeners:
             try:
@@ -435,7 +460,7 @@ class EngineRoom:
         except BaseException:
             engine.close()
             raise
-        d = Deployed(spec, engine, queries)
+        d = Deployed(spec, engine, queries, self.config.recent)
         engine.on_answers = lambda: self._drain(d)
         return d
 
@@ -549,7 +574,10 @@ class EngineRoom:
             for iri, (text, fmt) in ((k, tuple(v)) for k, v in cp.graphs.items()):
                 self.graphs[iri] = (text, fmt)
             for k, v in cp.counters.items():
-                if hasattr(self, k) and isinstance(getattr(self, k), int):
+                if k == "keys":
+                    for key in v:
+                        self._remember(key)
+                elif hasattr(self, k) and isinstance(getattr(self, k), int):
                     setattr(self, k, v)
             for rec in cp.deployments:
                 spec = Deployment.from_json(rec["spec"])
@@ -580,7 +608,9 @@ class EngineRoom:
                 chunk = body[pos:pos + part["len"]]
                 pos += part["len"]
                 ing = Ingest(chunk, part["format"], part["stream"], part["on_error"],
-                             part["origin"])
+                             part["origin"], part.get("key"))
+                if ing.key is not None:
+                    self._remember(ing.key)
                 try:
                     inputs.append(parse_input(ing))
                 except (StreamFormatError, ServiceError):   # refused then too: not logged
@@ -623,6 +653,7 @@ class EngineRoom:
                          "snapshot": b"" if d.error is not None else d.engine.snapshot()})
         counters = {k: getattr(self, k) for k in ("events", "inputs", "late", "malformed",
                                                    "answers")}
+        counters["keys"] = list(self._keys)           # type: ignore[assignment]
         Checkpoint(self._log.last, deps, {k: list(v) for k, v in self.graphs.items()},
                    counters).write(self.config.state_dir)
         self._log.rotate(self._log.last)
@@ -649,15 +680,19 @@ class EngineRoom:
                 "dialects": sorted({q.dialect for q in d.queries})}
 
     def recent(self, name: str, after: int = 0, limit: int = 1000) -> list[tuple[int, str]]:
-        """Answers numbered above ``after``: from memory, else the answer file."""
+        """Answers numbered above ``after``, each with its number: from
+        memory, else from the answer file; without a file, answers older
+        than the last ``recent`` are gone (the first number returned then
+        is above ``after + 1``)."""
         d = self._get(name)
-        rec = list(d.recent)
-        if rec and rec[0][0] <= after + 1 or not rec and d.written <= after:
-            return [(n, line) for n, line in rec if n > after][:limit]
-        if d.file is not None:
+        rec = d.recent
+        if (not rec or rec[0][0] > after + 1) and d.file is not None and after < d.written:
             lines = d.file.read(after, limit)
             return [(after + i + 1, line) for i, line in enumerate(lines)]
-        return [(n, line) for n, line in rec if n > after][:limit]
+        if not rec or after >= rec[-1][0]:
+            return []
+        start = max(0, after + 1 - rec[0][0])
+        return list(itertools.islice(rec, start, start + limit))
 
     def check_deployment(self, spec: Deployment) -> None:
         if spec.name in self.deployments:

@@ -28,6 +28,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ..io.stream_lines import StreamFormatError
 from ..io.streams import FORMATS
+from ..rdf.ntriples import absolute_iri_problem
 from ..language.errors import QueryError
 from .engine_room import EngineRoom, Ingest, ServiceError, parse_input
 from .hub import CLOSING, DROPPED, Hub
@@ -106,6 +107,7 @@ class ServiceApp:
         ] + list(extra_routes or [])
         self.app = Starlette(routes=routes, lifespan=self._lifespan)
         self.app.add_exception_handler(_Refused, self._refused)
+        self.app.add_exception_handler(Exception, self._internal)
 
     async def _lifespan(self, app: Any) -> AsyncIterator[None]:
         loop = asyncio.get_running_loop()
@@ -120,6 +122,16 @@ class ServiceApp:
         assert isinstance(exc, _Refused)
         self.refused += 1
         return _error(exc.status, exc.message, exc.headers)
+
+    async def _internal(self, request: Request, exc: Exception) -> Response:
+        """A bug: the request fails with a one-line message; the service goes on."""
+        import logging
+        import traceback
+        logging.getLogger("epsparql.serve").error(
+            "%s %s failed:\n%s", request.method, request.url.path,
+            "".join(traceback.format_exception(exc)))
+        from ..cli.common import one_line
+        return _error(500, f"internal error: {type(exc).__name__}: {one_line(exc)}")
 
     # -- access --------------------------------------------------------------
     def _token(self, request: Any) -> str | None:
@@ -243,13 +255,15 @@ class ServiceApp:
             raise _Refused(400, "on_error must be 'stop' or 'skip'")
         stream = p.get("stream")
         if stream is not None:
-            from ..rdf.prefixes import absolute_iri_problem
             problem = absolute_iri_problem(stream)
             if problem is not None:
                 raise _Refused(400, f"stream must be an absolute IRI: {problem}")
         wait = p.get("wait", "false").lower() in ("1", "true", "yes")
+        key = request.headers.get("idempotency-key") or p.get("key")
+        if key is not None and not 0 < len(key) <= 200:
+            raise _Refused(400, "an idempotency key has 1 to 200 characters")
         body = await self._body(request)
-        ingest = Ingest(body, fmt, stream, on_error, "http")
+        ingest = Ingest(body, fmt, stream, on_error, "http", key)
         try:
             parsed = await asyncio.get_running_loop().run_in_executor(None, parse_input, ingest)
         except StreamFormatError as e:
@@ -356,8 +370,12 @@ class ServiceApp:
         after, limit = _int(request, "after", 0), _int(request, "limit", 1000)
         got = await self._call(self.room.recent, name, after, min(limit, 100000))
         last = got[-1][0] if got else after
+        headers = {"X-Last-Answer": str(last)}
+        if got and got[0][0] > after + 1:
+            # no longer kept (no answer file; --keep-answers bounds memory)
+            headers["X-Answers-Gone"] = str(got[0][0] - after - 1)
         return Response("".join(line for _, line in got), media_type="application/x-ndjson",
-                        headers={"X-Last-Answer": str(last)})
+                        headers=headers)
 
     async def sse(self, request: Request) -> Response:
         """``GET /queries/NAME/stream``: Server-Sent Events, one answer each,
@@ -459,7 +477,6 @@ class ServiceApp:
         self._allow(request, "manage")
         iri = request.query_params.get("graph", "")
         if iri:
-            from ..rdf.prefixes import absolute_iri_problem
             problem = absolute_iri_problem(iri)
             if problem is not None:
                 raise _Refused(400, f"graph must be an absolute IRI: {problem}")
