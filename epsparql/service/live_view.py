@@ -20,6 +20,7 @@ script (by nonce) run and its fetches go only to this origin, and with
 from __future__ import annotations
 
 import secrets
+import time
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -72,8 +73,24 @@ async def steps(request: Request) -> Response:
     name = svc._name(request)
     svc._allow(request, "read", name)
     answer_counter(svc.room)              # (added at start-up by live_routes(room))
-    out = await svc._call(deployment_steps, svc.room, name)
+    # viewers share a reply for a moment: the engine room computes a
+    # deployment's steps at most about twice a second however many watch
+    d = svc.room.deployments.get(name)
+    now = time.monotonic()
+    got = _recent.get(name)
+    if got is not None and got[1] is d and now - got[0] < _SHARE_FOR:
+        out = got[2]
+    else:
+        out = await svc._call(deployment_steps, svc.room, name)
+        _recent[name] = (now, d, out)
+        for k in [k for k, v in _recent.items() if now - v[0] > 10]:
+            del _recent[k]
     return JSONResponse(out, headers={"Cache-Control": "no-store"})
+
+
+#: seconds a steps reply is shared between viewers
+_SHARE_FOR = 0.45
+_recent: dict[str, tuple[float, Any, dict[str, Any]]] = {}
 
 
 def live_routes(room: Any = None) -> list[Any]:

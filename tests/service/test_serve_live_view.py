@@ -39,6 +39,11 @@ FILTER (getDURATION() < "PT10S"^^xsd:duration)"""
 
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
+WINDOWED = """REGISTER QUERY w AS
+PREFIX : <http://ex.org/>
+SELECT ?s ?o FROM STREAM <http://ex.org/s> [RANGE 10s STEP 1s]
+WHERE { ?s :a ?o }"""
+
 
 class Service:
     """``epsparql serve --port 0`` with a tokens file, until stopped."""
@@ -206,6 +211,24 @@ def test_page_shows_steps_counters_and_answers(service: Service) -> None:
                 let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++;
                 return n; }""")
             assert drawn > 0
+
+            # a windowed query: its stream, window (what it holds) and answers
+            status, body = service.request("POST", "/queries?name=win", WINDOWED.encode(),
+                                           ctype="text/plain")
+            assert status == 201, body
+            page.locator("li.deployment[data-name=win]").click()
+            window = page.locator("#graph g.step.window")
+            expect(window).to_have_count(1, timeout=10000)
+            expect(page.locator("#graph g.step.stream")).to_have_count(1)
+            body = events([f"<http://ex.org/w{i}> <http://ex.org/a> <http://ex.org/o{i}> "
+                           f"<http://ex.org/s> {10 + i} .\n" for i in range(3)])
+            assert service.request("POST", "/events?format=nqt", body,
+                                   token=PUSHER)[0] == 202
+            expect(window).to_have_attribute("data-held", "3", timeout=10000)
+            expect(window.locator("text.cnt")).to_contain_text("holds 3")
+            expect(page.locator("#graph g.step.stream")).to_have_attribute("data-in", "3")
+            expect(page.locator("#answers li.answer").first).to_contain_text(
+                "http://ex.org/w", timeout=10000)
             assert not errors, errors
         finally:
             browser.close()
