@@ -17,7 +17,9 @@ events flow (input → steps → answers):
   per-stream count), its windows (``held``: what each holds now: distinct
   triples, or, for a window aggregated pane by pane, the matches its panes
   keep, as ``prolog/stream_window.pl``'s ``window_content/3`` counts them;
-  ``bounds``: the window's bounds at the windows' clock), the relation
+  ``bounds``: the window's bounds at the windows' clock; ``sample``: for a
+  window without panes, the first triples it holds, the next to leave),
+  the relation
   and its pattern, and the query's output (``out``: its answers);
 - an ``events`` node (``in``: the events fed to the deployment) and one
   ``answers`` node per query or rule (``out``: its answers).
@@ -112,6 +114,7 @@ class _Static:
         self.windows: dict[tuple[int, int], str] = {}  # (qid, window index) -> node
         self.window_defs: dict[str, tuple[Any, Any]] = {}   # node -> (WindowDef, query)
         self.streams: dict[str | None, str] = {}      # stream IRI (None: every) -> node
+        self.prefixes: Any = None
         self.has_rules = False
         self.windowed = False
 
@@ -149,6 +152,7 @@ def _build_static(d: Any, graph: Any) -> _Static:
     for q in d.queries:
         known.update(q.prefixes)
     prefixes = Prefixes(known)
+    st.prefixes = prefixes
 
     if graph is not None and graph.nodes and (eps or d.spec.rules):
         st.has_rules = True
@@ -281,6 +285,40 @@ _WINDOWS_GOAL = (
     "stream_window:window_content(M, _W, _N) ), L)")
 
 
+#: the first triples a window without panes holds (the oldest: the next to leave)
+_SAMPLE = 5
+_SAMPLE_GOAL = (
+    "stream_window:load_rt(M, rt(_, _, _, _Qs)), "
+    "findall([_Qid, _I, _Xs], ( member(q(_Qid, _Ws, _, _, _, _), _Qs), "
+    "nth0(_I, _Ws, w(_St, _, _, _, plain)), _H =.. [_St, _, _, _S, _P, _O, _T, _], "
+    f"findall([_S, _P, _O, _T1], limit({_SAMPLE}, ( M:_H, _T1 is float(_T) )), _Xs) ), L)")
+
+
+def _window_samples(engine: Any) -> dict[tuple[int, int], list[list[Any]]]:
+    """Per window without panes, the first triples it holds (encoded terms
+    and their time), one crossing; {} if the window runtime cannot say."""
+    from ..core.runtime import PrologError, runtime
+    try:
+        r = runtime().query_once(_SAMPLE_GOAL, {"M": engine.core.module})
+    except PrologError:
+        return {}
+    if not r or not r.get("truth", True):
+        return {}
+    return {(int(q), int(i)): xs for q, i, xs in r.get("L", [])}
+
+
+def _sample_text(xs: list[list[Any]], prefixes: Any) -> list[dict[str, Any]]:
+    from ..rdf.codec import decode
+    out = []
+    for s, p, o, t in xs:
+        try:
+            out.append({"s": prefixes.term(decode(s)), "p": prefixes.term(decode(p)),
+                        "o": prefixes.term(decode(o)), "time": t})
+        except (ValueError, TypeError):
+            continue
+    return out
+
+
 def _window_counts(engine: Any) -> tuple[dict[tuple[int, int], int] | None, float | None,
                                           dict[str, Any]]:
     """Per window (query id, index) what it holds now, the windows' clock,
@@ -329,8 +367,10 @@ def deployment_steps(room: Any, name: str) -> dict[str, Any]:
                  for q in d.queries}
 
     win_counts, clock, wtotals = (None, None, {})
+    samples: dict[tuple[int, int], list[list[Any]]] = {}
     if st.windowed and d.error is None:
         win_counts, clock, wtotals = _window_counts(engine)
+        samples = _window_samples(engine)
     stream_rows = engine.stream_rows() if st.windowed else {}
 
     held_total = 0
@@ -354,6 +394,9 @@ def deployment_steps(room: Any, name: str) -> dict[str, Any]:
             out["held"] = None if win_counts is None else win_counts.get(win_ids[vid], 0)
             w, alg = st.window_defs[vid]
             out["bounds"] = _bounds(w, alg, clock)
+            got = samples.get(win_ids[vid])
+            if got is not None:
+                out["sample"] = _sample_text(got, st.prefixes)
         elif vid in stream_ids:
             key = stream_ids[vid]
             out["in"] = sum(stream_rows.values()) if key is None else stream_rows.get(key, 0)

@@ -227,6 +227,7 @@ def test_page_shows_steps_counters_and_answers(service: Service) -> None:
             expect(window).to_have_attribute("data-held", "3", timeout=10000)
             expect(window.locator("text.cnt")).to_contain_text("holds 3")
             expect(page.locator("#graph g.step.stream")).to_have_attribute("data-in", "3")
+            expect(page.locator("#windows")).to_contain_text(":w0 :a :o0")
             expect(page.locator("#answers li.answer").first).to_contain_text(
                 "http://ex.org/w", timeout=10000)
             assert not errors, errors

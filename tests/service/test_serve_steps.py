@@ -171,6 +171,21 @@ def test_windowed_steps_and_counters(room: EngineRoom) -> None:
     sink = next(n for n in out["nodes"] if n["kind"] == "answers")
     assert sink["out"] == d.answers == out["answers"] > 0
     assert out["partial_matches"] == 0
+    # what it holds: the oldest first (the next to leave), in the query's prefixes
+    assert window["sample"][:2] == [{"s": ":e0", "p": ":a", "o": ":o0", "time": 0.0},
+                                    {"s": ":e1", "p": ":a", "o": ":o1", "time": 1.0}]
+    assert len(window["sample"]) == 5
+
+
+def test_window_kept_per_pane_has_no_sample(room: EngineRoom) -> None:
+    register(room, {"name": "c", "query": COUNTING})
+    push(room, [f"<http://ex.org/e{i}> <http://ex.org/a> <http://ex.org/o> <http://ex.org/t> "
+                f"{i} .\n" for i in range(3)], "nqt")
+    out = steps(room, "c")
+    window = next(n for n in out["nodes"] if n["kind"] == "window")
+    d = room.deployments["c"]
+    assert window["held"] == in_room(room, d.engine.window_stats)["content"]
+    assert "sample" not in window
 
 
 def test_several_queries_answers_counted_per_query(room: EngineRoom) -> None:

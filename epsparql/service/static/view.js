@@ -136,8 +136,31 @@
       showQueries(s);
     }
     updateGraph(s);
+    showWindows(s);
     steps = s;
     ensureSource(s.name, s.answers);
+  }
+
+  function showWindows(s) {
+    const wins = s.nodes.filter((n) => n.kind === "window");
+    $("windows-panel").hidden = wins.length === 0;
+    const box = $("windows");
+    box.textContent = "";
+    for (const n of wins) {
+      const d = el("div", { "class": "win", "data-window": n.id });
+      d.appendChild(el("span", { "class": "h" }, (n.query ? n.query + " · " : "") + n.label));
+      const held = n.held === null || n.held === undefined ? "?" : fmt(n.held);
+      d.appendChild(el("span", { "class": "b" }, "holds " + held +
+        (n.sample === undefined ? " (matches kept per pane)" : "") +
+        (n.bounds ? " · " + boundsText(n.bounds) : "")));
+      if (n.sample && n.sample.length) {
+        const ul = el("ul");
+        for (const t of n.sample) ul.appendChild(el("li", {}, t.s + " " + t.p + " " + t.o + "  @" + t.time));
+        if (n.held > n.sample.length) ul.appendChild(el("li", { "class": "muted" }, "… and " + fmt(n.held - n.sample.length) + " more"));
+        d.appendChild(ul);
+      }
+      box.appendChild(d);
+    }
   }
 
   function showQueries(s) {
