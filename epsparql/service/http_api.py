@@ -106,6 +106,7 @@ class ServiceApp:
             Route("/graphs", self.delete_graph, methods=["DELETE"]),
         ] + list(extra_routes or [])
         self.app = Starlette(routes=routes, lifespan=self._lifespan)
+        self.app.state.service = self     # the live view's routes find the service here
         self.app.add_exception_handler(_Refused, self._refused)
         self.app.add_exception_handler(Exception, self._internal)
 
