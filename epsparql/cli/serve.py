@@ -159,8 +159,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     limits = Limits(max_body=args.max_body, rate=args.rate, burst=args.burst,
                     subscriber_buffer=args.subscriber_buffer)
-    service = ServiceApp(room, tokens, limits, extra_routes=live_routes(room))
-    service.live = True                   # type: ignore[attr-defined]
+    service = ServiceApp(room, tokens, limits, extra_routes=live_routes())
 
     sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -145,12 +145,15 @@ class Deployed:
         self.queries = queries
         self.events = 0                   # rows fed to it
         self.answers = 0                  # answers it gave (numbered 1..answers)
+        self.per_query: dict[str, int] = {}   # answers given, per query
         self.written = 0                  # answers in its answer file (or given, without one)
         self.late = 0                     # rows it did not process: too late
         self.error: str | None = None     # why it failed (it is not fed then)
         self.recent: deque[tuple[int, str]] = deque(maxlen=recent)
         self.file: AnswerFile | None = None
         self.registered = time.time()
+        #: what the live view computed once for this deployment (steps.py)
+        self.view_cache: dict[str, Any] = {}
 
     @property
     def state(self) -> str:
@@ -402,11 +405,12 @@ class EngineRoom:
             if not len(res):
                 continue
             lines = [line for b in res.batches for line in batch_json_lines(b)]
-            self._emit(d, lines)
+            self._emit(d, lines, q.name)
 
-    def _emit(self, d: Deployed, lines: list[str]) -> None:
+    def _emit(self, d: Deployed, lines: list[str], query: str) -> None:
         before = d.answers
         d.answers += len(lines)
+        d.per_query[query] = d.per_query.get(query, 0) + len(lines)
         # after a restart, the answers replayed that the file already holds
         # were given before: not again
         fresh = lines[max(0, d.written - before):]
@@ -587,6 +591,7 @@ class EngineRoom:
                 else:
                     d.engine.restore(rec["snapshot"])
                 d.answers, d.events, d.late = rec["answers"], rec["events"], rec["late"]
+                d.per_query = dict(rec.get("per_query", {}))
                 self._open_answers(d)
                 d.written = d.file.count if d.file is not None else d.answers
                 self.deployments[spec.name] = d
@@ -649,6 +654,7 @@ class EngineRoom:
             if d.file is not None:
                 d.file.sync()
             deps.append({"spec": d.spec.to_json(), "answers": d.answers, "events": d.events,
+                         "per_query": d.per_query,
                          "late": d.late, "error": d.error,
                          "snapshot": b"" if d.error is not None else d.engine.snapshot()})
         counters = {k: getattr(self, k) for k in ("events", "inputs", "late", "malformed",

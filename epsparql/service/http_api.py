@@ -84,6 +84,8 @@ class ServiceApp:
         self.hub = Hub()
         self._buckets: dict[frozenset[str] | str, _Bucket] = {}
         self.refused = 0                  # requests refused (auth, limits, bad input)
+        #: the live view's steps replies, shared between viewers for a moment
+        self.shared_replies: dict[str, tuple[float, Any, dict[str, Any]]] = {}
         self._on_startup = on_startup
         routes = [
             Route("/health", self.health),

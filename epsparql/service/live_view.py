@@ -68,37 +68,31 @@ async def view(request: Request) -> Response:
 async def steps(request: Request) -> Response:
     """``GET /view/api/steps/NAME``: the deployment's processing steps and
     counters (:func:`epsparql.service.steps.deployment_steps`)."""
-    from .steps import answer_counter, deployment_steps
+    from .steps import deployment_steps
     svc = _service(request)
     name = svc._name(request)
     svc._allow(request, "read", name)
-    answer_counter(svc.room)              # (added at start-up by live_routes(room))
     # viewers share a reply for a moment: the engine room computes a
     # deployment's steps at most about twice a second however many watch
     d = svc.room.deployments.get(name)
     now = time.monotonic()
-    got = _recent.get(name)
+    recent = svc.shared_replies
+    got = recent.get(name)
     if got is not None and got[1] is d and now - got[0] < _SHARE_FOR:
         out = got[2]
     else:
         out = await svc._call(deployment_steps, svc.room, name)
-        _recent[name] = (now, d, out)
-        for k in [k for k, v in _recent.items() if now - v[0] > 10]:
-            del _recent[k]
+        recent[name] = (now, d, out)
+        for k in [k for k, v in recent.items() if now - v[0] > 10]:
+            del recent[k]
     return JSONResponse(out, headers={"Cache-Control": "no-store"})
 
 
 #: seconds a steps reply is shared between viewers
 _SHARE_FOR = 0.45
-_recent: dict[str, tuple[float, Any, dict[str, Any]]] = {}
 
 
-def live_routes(room: Any = None) -> list[Any]:
-    """The routes of the live view's page and data.  With ``room``, its
-    answers per query are counted from now on (pass it at start-up, before
-    any event)."""
-    if room is not None:
-        from .steps import answer_counter
-        answer_counter(room)
+def live_routes() -> list[Any]:
+    """The routes of the live view's page and data."""
     return [Route("/view", view, methods=["GET"]),
             Route("/view/api/steps/{name}", steps, methods=["GET"])]

@@ -100,6 +100,13 @@ PATHS: dict[str, dict[str, Any]] = {
         "Answers over a WebSocket: {\"n\": number, \"answer\": {...}} per message",
         "read:NAME", {"101": {"description": "switching protocols"}}, params=[_NAME],
         errors=())},
+    "/view": {"get": _op("The live view (an HTML page; open it as /view?access_token=TOKEN)",
+                         "read (any)", {"200": {"description": "text/html"}},
+                         errors=("401", "403"))},
+    "/view/api/steps/{name}": {"get": _op(
+        "A deployment's processing steps as a graph with live counters (the live view's data)",
+        "read:NAME", {"200": {"description": "nodes and edges", "content": _JSON}},
+        params=[_NAME], errors=("401", "403", "404"))},
     "/graphs": {
         "get": _op("Background graphs loaded", "read", {"200": {"description": "graphs"}}),
         "put": _op("Load or replace a background graph in every engine", "manage",

@@ -24,11 +24,9 @@ events flow (input → steps → answers):
 - an ``events`` node (``in``: the events fed to the deployment) and one
   ``answers`` node per query or rule (``out``: its answers).
 
-Counters that no engine keeps are not computed per event: the answers
-per query of a deployment with several queries are counted by an engine
-room listener (:func:`answer_counter`) from the runs of answers it is
-handed (one query per run; one comparison per run, none per answer).
-What a step does with each event it is offered (how many occurrences an
+Counters that no engine keeps are not computed per event: the engine
+room counts each query's answers per run of answers it hands out
+(``Deployed.per_query``, kept in checkpoints).  What a step does with each event it is offered (how many occurrences an
 inner step makes) is not counted by the core, so inner steps show what
 they hold, not what passed through them.
 
@@ -41,62 +39,10 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["AnswerCounter", "answer_counter", "deployment_steps"]
-
-
-class AnswerCounter:
-    """Answers per query, per deployment, counted from the engine room's
-    runs of answers (:meth:`EngineRoom.add_listener`).  Each run comes from
-    one query (``_drain`` hands each query's results on its own), so the
-    query's name is read once per run from its first line."""
-
-    def __init__(self) -> None:
-        self.counts: dict[str, dict[str, int]] = {}
-        self._lock = threading.Lock()
-
-    def __call__(self, deployment: str, first: int, lines: list[str]) -> None:
-        if not lines:
-            return
-        q = _query_of(lines[0])
-        with self._lock:
-            per = self.counts.setdefault(deployment, {})
-            per[q] = per.get(q, 0) + len(lines)
-
-    def of(self, deployment: str) -> dict[str, int]:
-        with self._lock:
-            return dict(self.counts.get(deployment, {}))
-
-    def forget(self, deployment: str) -> None:
-        with self._lock:
-            self.counts.pop(deployment, None)
-
-
-_QUERY = re.compile(r'\{"query": "((?:[^"\\]|\\.)*)"')
-
-
-def _query_of(line: str) -> str:
-    m = _QUERY.match(line)
-    return m.group(1) if m else ""
-
-
-_counters: dict[int, AnswerCounter] = {}
-_counters_lock = threading.Lock()
-
-
-def answer_counter(room: Any) -> AnswerCounter:
-    """The room's answer counter (added as its listener the first time)."""
-    with _counters_lock:
-        c = _counters.get(id(room))
-        if c is None or getattr(c, "_room", None) is not room:
-            c = AnswerCounter()
-            c._room = room                      # type: ignore[attr-defined]
-            _counters[id(room)] = c
-            room.add_listener(c)
-        return c
+__all__ = ["deployment_steps"]
 
 
 # ---------------------------------------------------------------------------
@@ -119,23 +65,13 @@ class _Static:
         self.windowed = False
 
 
-_static_cache: dict[str, tuple[Any, _Static]] = {}
-
-
 def _static(d: Any, graph: Any) -> _Static:
-    got = _static_cache.get(d.spec.name)
-    if got is not None and got[0] is d:
-        return got[1]
-    st = _build_static(d, graph)
-    _static_cache[d.spec.name] = (d, st)
+    """The deployment's static part, made the first time and kept on it
+    (it goes with the deployment when that is deleted)."""
+    st = d.view_cache.get("steps")
+    if st is None:
+        st = d.view_cache["steps"] = _build_static(d, graph)
     return st
-
-
-def _prune(room: Any) -> None:
-    """Forget the deployments deleted (or registered anew) since."""
-    for name, (d, _) in list(_static_cache.items()):
-        if room.deployments.get(name) is not d:
-            del _static_cache[name]
 
 
 def _build_static(d: Any, graph: Any) -> _Static:
@@ -357,14 +293,11 @@ def deployment_steps(room: Any, name: str) -> dict[str, Any]:
     graph = None
     if has_core and d.error is None:
         graph = engine.rule_graph()
-    _prune(room)
     st = _static(d, graph)
     goals: dict[int, list[Any]] = {}
     for s in (graph.stores if graph is not None else ()):
         goals.setdefault(s.node, []).append(s)
-    counts = answer_counter(room).of(name)
-    per_query = {q.name: (d.answers if len(d.queries) == 1 else counts.get(q.name, 0))
-                 for q in d.queries}
+    per_query = {q.name: d.per_query.get(q.name, 0) for q in d.queries}
 
     win_counts, clock, wtotals = (None, None, {})
     samples: dict[tuple[int, int], list[list[Any]]] = {}

@@ -439,7 +439,8 @@ def test_metrics_and_openapi(svc):
     from epsparql.service.http_api import ServiceApp
     from epsparql.service.openapi import PATHS
     from epsparql.service.tokens import Tokens
-    app = ServiceApp(EngineRoom(RoomConfig()), Tokens()).app
+    from epsparql.service.live_view import live_routes
+    app = ServiceApp(EngineRoom(RoomConfig()), Tokens(), extra_routes=live_routes()).app
     routes = {(r.path, m.lower()) for r in app.routes for m in (getattr(r, "methods", None)
                                                                    or {"GET"}) if m != "HEAD"}
     documented = {(p, m) for p, ops in PATHS.items() for m in ops}

@@ -16,7 +16,7 @@ from epsparql.service.engine_room import (
     parse_input,
 )
 from epsparql.service.registry import Deployment
-from epsparql.service.steps import answer_counter, deployment_steps
+from epsparql.service.steps import deployment_steps
 
 SEQ = """PREFIX : <http://ex.org/>
 SELECT ?x ?y WHERE { ?x :a ?y } SEQ { ?y :b ?z }
@@ -37,7 +37,6 @@ WHERE { ?s :a ?o }"""
 def room():
     r = EngineRoom(RoomConfig())
     r.start()
-    answer_counter(r)
     yield r
     r.stop(checkpoint=False)
 
