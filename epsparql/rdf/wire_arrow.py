@@ -190,9 +190,12 @@ def arrow_batch(batch: Any) -> ArrowBatch:
     long_rows = _NONE
     lengths = pc.binary_length(all_terms)
     if pc.max(lengths).as_py() > LONG_KEY:
-        is_long = pc.greater(lengths, LONG_KEY)
-        long_rows = np.flatnonzero(_numpy(is_long.cast(pa.int8()), "int8")).tolist()
-        enc = pc.dictionary_encode(pc.if_else(is_long, pa.scalar(None, pa.string()), all_terms))
+        # (in numpy: pyarrow types a Python scalar by an inference that imports pandas)
+        is_long = _numpy(lengths, "int32") > LONG_KEY
+        long_rows = np.flatnonzero(is_long).tolist()
+        mask = pa.Array.from_buffers(pa.bool_(), len(is_long), [
+            None, pa.py_buffer(np.packbits(is_long, bitorder="little"))])
+        enc = pc.dictionary_encode(pc.if_else(mask, pa.nulls(1, pa.string())[0], all_terms))
     else:
         enc = pc.dictionary_encode(all_terms)
     del lengths
