@@ -20,7 +20,7 @@ from typing import IO
 
 import numpy as np
 
-__all__ = ["LineBlocks", "decoded_lines", "MAX_BLOCK"]
+__all__ = ["LineBlocks", "decoded_lines", "MAX_BLOCK", "byte_positions"]
 
 _READ = 1 << 18            # bytes asked of the source at a time
 #: Bytes of a block, however few lines they hold (a longer line is read whole).
@@ -37,6 +37,19 @@ def _live_fd(f: IO) -> int | None:
     except (AttributeError, OSError, ValueError):
         return None
     return fd if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) else None
+
+
+def byte_positions(a: np.ndarray, byte: int) -> np.ndarray:
+    """The positions of ``byte`` in the bytes ``a`` (uint8), looked for a
+    window at a time: a comparison of the whole of a long line would make
+    a mask as large as the line."""
+    if len(a) <= _WINDOW:
+        return np.flatnonzero(a == byte)
+    return np.concatenate([np.flatnonzero(a[i:i + _WINDOW] == byte) + i
+                           for i in range(0, len(a), _WINDOW)])
+
+
+_WINDOW = 1 << 20
 
 
 class LineBlocks:
@@ -91,12 +104,13 @@ class LineBlocks:
             have += len(chunk)
             count += int(np.count_nonzero(np.frombuffer(chunk, np.uint8) == _NL))
         buf = b"".join(chunks)
+        del chunks                       # (a long line is held once, not twice)
         some = bool(buf)
         if self._first and buf:
             self._first = False
             if buf.startswith(codecs.BOM_UTF8):
                 buf = buf[len(codecs.BOM_UTF8):]
-        nl = np.flatnonzero(np.frombuffer(buf, np.uint8) == _NL)
+        nl = byte_positions(np.frombuffer(buf, np.uint8), _NL)
         if len(nl) > lines:
             self._tail_lines = len(nl) - lines
             nl = nl[:lines]

@@ -182,9 +182,17 @@ def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds", end: str 
         triples = batch_triples_json(batch)
     lines = []
     for j in range(len(starts)):
-        parts = [k + ": " + col[j] for k, col in cols if col[j] is not None]  # type: ignore[operator]
-        lines.append(head + starts[j] + ', "end": ' + ends[j] + ', "bindings": {'
-                     + ", ".join(parts) + "}" + (triples[j] if triples else "") + "}" + end)
+        # one join: a large value is copied once into its line, not once
+        # per concatenation
+        parts = [head, starts[j], ', "end": ', ends[j], ', "bindings": {']
+        sep = ""
+        for k, col in cols:
+            v = col[j]
+            if v is not None:
+                parts += (sep, k, ": ", v)
+                sep = ", "
+        parts += ("}", triples[j] if triples else "", "}", end)
+        lines.append("".join(parts))
     return lines
 
 

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from ..rdf.ntriples import (BNODE_LABEL_PATTERN, IRI_ABSOLUTE_PLAIN_PATTERN, LANG_PATTERN,
                             RDF_LANGSTRING, STRING_PLAIN_PATTERN, TermSyntaxError, format_term)
-from .line_blocks import LineBlocks, decoded_lines
+from .line_blocks import LineBlocks, byte_positions, decoded_lines
 from .stream_lines import Row, StreamFormatError, parse_jsonl_line, parse_nqt_line, parse_nt_line
 
 __all__ = ["SCHEMA", "Counters", "read_batches"]
@@ -160,7 +160,7 @@ def _separators(a: np.ndarray, sp: np.ndarray, quotes: bool) -> np.ndarray:
     a literal (a line has at most one, its only two quotes)."""
     if not quotes:
         return sp
-    qt = np.flatnonzero(a == _QUOTE)
+    qt = byte_positions(a, _QUOTE)
     lo = np.searchsorted(sp, qt[0::2])   # each literal's spaces are sp[lo:hi]
     k = np.searchsorted(sp, qt[1::2]) - lo
     inside = int(k.sum())
@@ -180,7 +180,7 @@ def _cut(data: bytes, a: np.ndarray, nl: np.ndarray, stream: bool
     spaces inside a literal aside), and the lines the row reader refuses
     although they have the shape (end before start, rdf:langString)."""
     n = len(nl)
-    sp = _separators(a, np.flatnonzero(a == _SPACE), b'"' in data)
+    sp = _separators(a, byte_positions(a, _SPACE), b'"' in data)
     cnt = np.diff(np.searchsorted(sp, nl), prepend=0)
     first = np.cumsum(cnt) - cnt          # each line's first separator in sp
     start = np.empty(n, np.int64)
@@ -266,7 +266,7 @@ def _common_rows(data: bytes, a: np.ndarray, nl: np.ndarray, fmt: str, first_lin
     if len(keep) < n:                    # the lines of the shape, as a block of their own
         a = a[np.repeat(ok, np.diff(offsets))]
         data = a.tobytes()
-        nl = np.flatnonzero(a == _NL)
+        nl = byte_positions(a, _NL)
     cols, bad = _cut(data, a, nl, fmt == "nqt")
     batch = pa.RecordBatch.from_arrays(cols + [_arrow(keep + first_line, pa.int64())], schema=SCHEMA)
     if len(bad):
@@ -288,7 +288,7 @@ def _block_rows(job: _Job, data: bytes | None, texts: list[str] | None,
     if data is not None:
         a = np.frombuffer(data, np.uint8)
         if nl is None:                   # a text source's lines, encoded
-            nl = np.flatnonzero(a == _NL)
+            nl = byte_positions(a, _NL)
         fast, ok = _common_rows(data, a, nl, job.reader.format, first_line)
     else:
         fast, ok = None, np.zeros(len(texts), bool)

@@ -13,6 +13,7 @@ makes the whole batch go the row way (:func:`arrow_rows`).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,25 +120,46 @@ _XSD_STRING = "<http://www.w3.org/2001/XMLSchema#string>"
 _NONE: Any = ()
 
 
-def _long_term(text: str, row: int) -> Any:
+def _long_term(view: memoryview, row: int) -> Any:
     """The janus data of a long term text (longer than
-    :data:`~epsparql.memo.LONG_KEY`), with one copy of its lexical form
-    where the text is a plain, language-tagged or ``xsd:string`` literal
-    without escapes (the usual large literal: a document, a payload),
-    instead of rdflib's term and the codec's copies; anything else the
-    way every term goes."""
-    close = text.rfind('"')
-    if close > 0 and text[0] == '"':
-        suffix = text[close + 1:]
-        if (not suffix or suffix == "^^" + _XSD_STRING
-                or (suffix[0] == "@" and len(suffix) < 100)):
-            if all(text.find(c, 1, close) < 0 for c in ('"', "\\", "\n", "\r")):
+    :data:`~epsparql.memo.LONG_KEY`; ``view``: its UTF-8 bytes, in the
+    Arrow column), with one copy of its lexical form where the text is a
+    plain, language-tagged or ``xsd:string`` literal without escapes (the
+    usual large literal: a document, a payload), decoded straight from the
+    column, instead of rdflib's term and the codec's copies; anything else
+    the way every term goes."""
+    tail = bytes(view[-(len(_XSD_STRING) + 4):])
+    close = len(view) - len(tail) + tail.rfind(b'"')
+    if view[:1] == b'"' and close > 0:
+        try:
+            suffix = bytes(view[close + 1:]).decode("utf-8")
+        except UnicodeDecodeError:
+            suffix = None
+        if suffix is not None and (not suffix or suffix == "^^" + _XSD_STRING
+                                   or (suffix[0] == "@" and len(suffix) < 100)):
+            if _SPECIAL.search(view, 1, close) is None:
                 probe = _term('"x"' + suffix, row) if suffix else ("s", 1, "x")
                 if type(probe) is tuple and probe[0] in ("s", "l") and probe[2] == "x":
-                    lexical = text[1:close]
-                    if valid_text(lexical):
-                        return probe[:2] + (lexical,) + probe[3:]
-    return _term(text, row)
+                    # (decoded from UTF-8: valid text for janus)
+                    return probe[:2] + (str(view[1:close], "utf-8"),) + probe[3:]
+    return _term(str(view, "utf-8"), row)
+
+
+#: what a literal's lexical form must be without to be taken as it stands
+_SPECIAL = re.compile(rb'["\\\n\r]')
+
+
+def _text_view(col: Any, j: int) -> memoryview:
+    """The UTF-8 bytes of text ``j`` of a string array, without a copy."""
+    import numpy as np
+    offsets = np.frombuffer(col.buffers()[1], np.int32, count=2, offset=(col.offset + j) * 4)
+    return memoryview(col.buffers()[2])[int(offsets[0]):int(offsets[1])]
+
+
+def _int_array(xs: Any) -> Any:
+    """A numpy int64 array as an Arrow one (``pa.array`` would import pandas)."""
+    import pyarrow as pa
+    return pa.Array.from_buffers(pa.int64(), len(xs), [None, pa.py_buffer(xs)])
 
 
 def _stream(iri: str, row: int) -> str:
@@ -184,27 +206,34 @@ def arrow_batch(batch: Any) -> ArrowBatch:
     start = _numbers(start_col, t1)
     end = start if end_col is None else _numbers(end_col, t2)
     streams = _runs(_column(batch, "stream"), n)
-    all_terms = pa.concat_arrays([cols["s"], cols["p"], cols["o"]])
     # long texts (large literals) are left out of the dictionary: encoding
-    # one would copy it twice more, and it is rarely seen twice
+    # one would copy it twice more, and it is rarely seen twice; nor are
+    # they copied into the column of every term the dictionary is made of
     long_rows = _NONE
-    lengths = pc.binary_length(all_terms)
-    if pc.max(lengths).as_py() > LONG_KEY:
+    names = ("s", "p", "o")
+    lengths = [_numpy(pc.binary_length(cols[k]), "int32") for k in names]
+    long_mask = None
+    if n and max(int(x.max()) for x in lengths) > LONG_KEY:
         # (in numpy: pyarrow types a Python scalar by an inference that imports pandas)
-        is_long = _numpy(lengths, "int32") > LONG_KEY
-        long_rows = np.flatnonzero(is_long).tolist()
-        mask = pa.Array.from_buffers(pa.bool_(), len(is_long), [
-            None, pa.py_buffer(np.packbits(is_long, bitorder="little"))])
-        enc = pc.dictionary_encode(pc.if_else(mask, pa.nulls(1, pa.string())[0], all_terms))
+        long_mask = np.concatenate([x > LONG_KEY for x in lengths])
+        long_rows = np.flatnonzero(long_mask).tolist()
+        parts = []                       # each column without its long texts
+        for k, x in zip(names, lengths):
+            short = x <= LONG_KEY
+            parts.append(cols[k] if short.all() else
+                         cols[k].take(_int_array(np.flatnonzero(short))))
+        enc = pc.dictionary_encode(pa.concat_arrays(parts))
+        del parts
     else:
-        enc = pc.dictionary_encode(all_terms)
+        enc = pc.dictionary_encode(pa.concat_arrays([cols[k] for k in names]))
     del lengths
     texts = enc.dictionary.to_pylist()
     first = {}
     idx = _numpy(enc.indices.cast(pa.int64()), "int64")
-    if len(long_rows):
-        idx = idx.copy()
-        idx[long_rows] = -1                   # (null in the dictionary's indices)
+    if long_mask is not None:
+        full = np.full(3 * n, -1, np.int64)   # (-1: a long text, not in the dictionary)
+        full[~long_mask] = idx
+        idx = full
     terms = []
     for k, text in enumerate(texts):
         d = _TERMS.get(text)
@@ -219,7 +248,7 @@ def arrow_batch(batch: Any) -> ArrowBatch:
         terms.append(d)
     places = (idx.astype(np.int64) + 1)
     for i in list(long_rows):
-        d = _long_term(all_terms[i].as_py(), i % n)
+        d = _long_term(_text_view(cols[names[i // n]], i % n), i % n)
         if d is None:
             return ArrowBatch(None, start, end, streams, t2, n)
         terms.append(d)

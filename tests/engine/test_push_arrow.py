@@ -229,3 +229,49 @@ def test_long_term_texts_give_the_data_every_term_gets(body, suffix):
     assert terms[os_[0] - 1] == term_data(parse_term(text))
     assert terms[os_[1] - 1] == ("s", 1, "short")
     assert terms[ss[1] - 1] == "http://ex/b" and ps[0] == ps[1]
+
+
+def _peak_kb(args: list[str]) -> int:
+    """The peak RSS of ``epsparql ARGS`` as a fresh process (kB)."""
+    import subprocess
+    import sys
+    code = ("import resource, sys\nfrom epsparql.cli.main import main\nrc = main(sys.argv[1:])\n"
+            "assert rc == 0, rc\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                         check=True)
+    return int(out.stdout.split()[-1])
+
+
+def test_a_large_literal_costs_a_few_times_its_size_through_the_command_line(tmp_path):
+    """A 10 MB literal: the reader's block and Arrow column, one Python
+    text of its lexical form, the Prolog string (issue 25, finding 11: it
+    cost 12x unanswered, 22x answered; a push imported pandas for it)."""
+    size = 10_000_000
+    big, small = tmp_path / "big.nt", tmp_path / "small.nt"
+    rest = '<http://ex.org/b> <http://ex.org/p> "small" 2 .\n'
+    big.write_text(f'<http://ex.org/a> <http://ex.org/p> "{"x" * size}" 1 .\n' + rest)
+    small.write_text('<http://ex.org/a> <http://ex.org/p> "x" 1 .\n' + rest)
+    answered, unanswered = tmp_path / "a.rq", tmp_path / "n.rq"
+    answered.write_text("SELECT ?s ?o WHERE { ?s <http://ex.org/p> ?o }")
+    unanswered.write_text("SELECT ?s ?o WHERE { ?s <http://ex.org/none> ?o }")
+    out = str(tmp_path / "out.jsonl")
+
+    def extra(q):
+        run = ["run", str(q), "--output-format", "jsonl", "--out", out, "--quiet", "--stream"]
+        return (_peak_kb(run + [str(big)]) - _peak_kb(run + [str(small)])) * 1000 / size
+    assert extra(unanswered) < 7
+    assert extra(answered) < 17
+
+
+def test_a_push_of_a_large_literal_does_not_load_pandas():
+    import subprocess
+    import sys
+    code = ("import io, sys\nfrom epsparql import Engine\n"
+            "from epsparql.io.streams import StreamReader\ne = Engine()\n"
+            "e.register('SELECT ?o WHERE { ?s <http://ex.org/p> ?o }')\n"
+            "line = '<http://ex.org/a> <http://ex.org/p> \"' + 'y' * 100000 + '\" 1 .\\n'\n"
+            "for b in StreamReader(io.BytesIO(line.encode()), 'nt').batches():\n"
+            "    e.push_arrow(b)\n"
+            "assert len(e.queries[0].results()) == 1\nprint('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-1] == "False"
