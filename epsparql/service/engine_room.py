@@ -626,8 +626,11 @@ class EngineRoom:
         elif kind == "register":
             try:
                 self.register(Deployment.from_json(h["deployment"]), logged=False)
-            except Exception:
-                pass
+            except Exception as e:        # compiled then; not now (another version?)
+                import sys
+                print(f"epsparql serve: the logged deployment {h['deployment'].get('name')!r} "
+                      f"no longer registers, left out: {type(e).__name__}: {e}",
+                      file=sys.stderr)
         elif kind == "delete":
             if h["name"] in self.deployments:
                 self.delete(h["name"], logged=False)
