@@ -79,7 +79,7 @@ def add_parser(sub: Any) -> None:
                    help="publish each answer to PREFIX/DEPLOYMENT (QoS 1)")
     s.add_argument("--mqtt-client-id", metavar="ID", default=None,
                    help="MQTT client id (with --state the session is persistent: default "
-                        "epsparql-<port>)")
+                        "epsparql-serve; give each service on a broker its own)")
     add_engine_options(s)
     s.set_defaults(func=cmd_serve)
 
@@ -147,11 +147,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     bridge = None
     if args.mqtt:
         from ..service.mqtt_bridge import MqttBridge, broker_address
-        host, port = broker_address(args.mqtt)
-        bridge = MqttBridge(room, host, port, inputs=args.mqtt_in, out_prefix=args.mqtt_out,
-                            fmt=args.mqtt_format,
-                            client_id=args.mqtt_client_id or None,
-                            persistent=state is not None)
+        try:
+            host, port = broker_address(args.mqtt)
+            bridge = MqttBridge(room, host, port, inputs=args.mqtt_in,
+                                out_prefix=args.mqtt_out, fmt=args.mqtt_format,
+                                client_id=args.mqtt_client_id or None,
+                                persistent=state is not None)
+        except ValueError as e:
+            room.stop(checkpoint=False)
+            raise UsageError(str(e)) from None
 
     limits = Limits(max_body=args.max_body, rate=args.rate, burst=args.burst,
                     subscriber_buffer=args.subscriber_buffer)
