@@ -205,7 +205,7 @@ class Service:
             st = self.get("/status")
             if st["events"] >= n and not st["queued"]:
                 return time.perf_counter()
-            time.sleep(0.01)
+            time.sleep(0.02)
         raise RuntimeError(f"the service took {st['events']} of {n} events")
 
     def stop(self) -> None:
@@ -304,7 +304,7 @@ def mqtt_part(query: str, lines: list[str], work: Path, broker: Mosquitto) -> di
             if st["events"] or st["inputs"]:
                 first = time.perf_counter()
             else:
-                time.sleep(0.002)
+                time.sleep(0.02)
         t1 = svc.wait_events(len(lines))
         p0, p1, _ = pipe.recv()
         p.join()

@@ -5,7 +5,8 @@ message's payload is a batch of events in the ``--mqtt-format`` (one
 event a message is the common case; several lines are allowed), its rows
 without a stream of their own going to STREAM.  paho's network thread
 only hands each message to a feeder thread; the feeder takes every
-message waiting (up to :data:`BATCH_MAX`), joins the payloads of
+message that comes within :data:`LINGER` (5 ms) of the first, up to
+:data:`BATCH_MAX`, joins the payloads of
 consecutive messages bound for the same stream into one input (a payload
 gets its final newline if it lacks one; CSV payloads, each with its
 header, stay one input each), reads it and submits it to the engine room.
@@ -63,12 +64,16 @@ __all__ = ["MqttBridge", "broker_address", "BATCH_MAX", "RECEIVE_MAXIMUM"]
 
 #: messages joined into one input at most
 BATCH_MAX = 2000
+#: seconds a batch waits for more messages after its first
+LINGER = 0.005
 #: unacknowledged messages the broker may send us (MQTT v5 Receive Maximum)
 RECEIVE_MAXIMUM = 4096
 #: seconds the broker keeps a persistent session while the service is away
 SESSION_EXPIRY = 7 * 24 * 3600
 #: answers waiting to be published before further ones are dropped
 OUT_BUFFER = 20000
+#: answers published and not yet acknowledged by the broker, at most
+OUT_WINDOW = 256
 DEFAULT_CLIENT_ID = "epsparql-serve"
 _BOM = b"\xef\xbb\xbf"
 
@@ -108,6 +113,53 @@ class MqttIngest(Ingest):
         if self.keys:
             h["mqtt"] = self.keys
         return h
+
+
+_BUFFERED: Any = None
+
+
+def _buffered_client() -> Any:
+    """paho's client, reading the socket 64 KiB at a time.
+
+    paho reads a packet with a ``recv`` for its first byte, one for each
+    byte of its length and one for the rest, and one packet per wake-up of
+    its loop when nothing of ours is in flight: with one event a message,
+    that is four system calls and a ``select`` per event.  This reads what
+    the socket holds into a buffer, hands paho its pieces from there, and
+    goes on reading packets while the buffer holds some (what is left of a
+    packet cut at the buffer's end is read when the socket has it)."""
+    global _BUFFERED
+    if _BUFFERED is not None:
+        return _BUFFERED
+    import paho.mqtt.client as mqtt
+
+    class BufferedClient(mqtt.Client):     # type: ignore[misc]
+        _rbuf = b""
+        _rpos = 0
+
+        def _sock_recv(self, bufsize: int) -> bytes:
+            buf, pos = self._rbuf, self._rpos
+            if pos >= len(buf):
+                buf = super()._sock_recv(1 << 16)    # BlockingIOError: nothing yet
+                if not buf:
+                    return buf                        # the connection closed
+                self._rbuf, pos = buf, 0
+            out = buf[pos:pos + bufsize]
+            self._rpos = pos + len(out)
+            return out
+
+        def _sock_close(self) -> None:
+            self._rbuf, self._rpos = b"", 0         # nothing of the old connection
+            super()._sock_close()
+
+        def loop_read(self, max_packets: int = 1) -> Any:
+            rc = super().loop_read(max_packets)
+            while not rc and self._rpos < len(self._rbuf) and self._sock is not None:
+                rc = super().loop_read(max_packets)
+            return rc
+
+    _BUFFERED = BufferedClient
+    return BufferedClient
 
 
 def _say(msg: str) -> None:
@@ -155,6 +207,8 @@ class MqttBridge:
         self._acks: queue.SimpleQueue[list[tuple[int, int]] | None] = queue.SimpleQueue()
         self._out: deque[tuple[str, int, list[str]]] = deque()
         self._out_lines = 0
+        self._outstanding = 0             # answers published, their PUBACK not come
+        self._window = OUT_WINDOW
         self._out_cv = threading.Condition()
         self._pending = 0                 # inputs submitted whose future has not resolved
         self._pending_cv = threading.Condition()
@@ -171,15 +225,19 @@ class MqttBridge:
     def _make_client(self) -> Any:
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
-        c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=self.client_id,
-                        protocol=mqtt.MQTTv5, manual_ack=True)
+        c = _buffered_client()(CallbackAPIVersion.VERSION2, client_id=self.client_id,
+                               protocol=mqtt.MQTTv5, manual_ack=True)
         c.on_connect = self._on_connect
         c.on_disconnect = self._on_disconnect
         c.on_connect_fail = self._on_connect_fail
         c.on_message = self._on_message
         c.reconnect_delay_set(1, 30)
+        c.on_publish = self._on_publish
+        # paho's own window rescans every message it holds at each PUBACK: it is
+        # switched off (0) and the publisher thread keeps at most OUT_WINDOW
+        # answers unacknowledged instead (the broker's Receive Maximum if lower)
+        c.max_inflight_messages_set(0)
         c.max_queued_messages_set(OUT_BUFFER)
-        c.max_inflight_messages_set(1000)
         return c
 
     def _connect_properties(self) -> Any:
@@ -262,9 +320,22 @@ class MqttBridge:
             "a new session"
         _say(f"connected to {self.host}:{self.port} as {self.client_id or '(any id)'}, "
              f"{session}")
+        with self._out_cv:                # what paho holds is sent again on this connection
+            held = getattr(client, "_out_messages", None)
+            self._outstanding = len(held) if held is not None else 0
+            rm = getattr(properties, "ReceiveMaximum", None)
+            self._window = min(OUT_WINDOW, rm) if isinstance(rm, int) and rm > 0 else \
+                OUT_WINDOW
+            self._out_cv.notify_all()
         subs = [(topic, 1) for topic, _ in self.subs]
         if subs:
             client.subscribe(subs)
+
+    def _on_publish(self, client: Any, userdata: Any, mid: int, reason: Any,
+                    properties: Any) -> None:
+        with self._out_cv:
+            self._outstanding = max(0, self._outstanding - 1)
+            self._out_cv.notify_all()
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any,
                        properties: Any) -> None:
@@ -314,9 +385,21 @@ class MqttBridge:
                 msgs = [q.get(timeout=0.2)]
             except queue.Empty:
                 continue
+            # what else comes within LINGER seconds of the first joins it: reading an
+            # input costs about a millisecond however small, and so does each group
+            # the engine room logs and pushes
+            until = time.monotonic() + LINGER
             while len(msgs) < BATCH_MAX:
                 try:
                     msgs.append(q.get_nowait())
+                    continue
+                except queue.Empty:
+                    pass
+                left = until - time.monotonic()
+                if left <= 0:
+                    break
+                try:
+                    msgs.append(q.get(timeout=left))
                 except queue.Empty:
                     break
             try:
@@ -432,15 +515,26 @@ class MqttBridge:
                 self._out_lines -= len(lines)
             topic = f"{self.out_prefix}/{name}"
             for i, line in enumerate(lines):
+                if self._outstanding >= self._window:
+                    with self._out_cv:
+                        while self._outstanding >= self._window and not self._stopping:
+                            self._out_cv.wait(1.0)
+                        if self._stopping:
+                            self.dropped += len(lines) - i
+                            return
                 props = Properties(PacketTypes.PUBLISH)
                 props.UserProperty = ("n", str(first + i))
+                with self._out_cv:        # counted before: its PUBACK may come at once
+                    self._outstanding += 1
                 try:
                     info = self._client.publish(topic, line.rstrip("\n"), qos=1,
                                                 properties=props)
+                    ok = info.rc != MQTT_ERR_QUEUE_SIZE
                 except (ValueError, RuntimeError):
-                    self.dropped += 1
-                    continue
-                if info.rc == MQTT_ERR_QUEUE_SIZE:
-                    self.dropped += 1
-                else:
+                    ok = False
+                if ok:
                     self.published += 1
+                else:
+                    self.dropped += 1
+                    with self._out_cv:
+                        self._outstanding = max(0, self._outstanding - 1)
