@@ -263,7 +263,19 @@ def _publisher(address: str, topic: str, lines: list[str], rate: float, out: Any
     c.loop_start()
     times = []
     t0 = time.perf_counter()
-    infos = []
+    infos: list[Any] = []
+    done = 0
+
+    def send(line: str) -> None:
+        nonlocal done
+        # packet ids are 16 bits: never more than 30,000 unacknowledged
+        while len(infos) - done >= 30000:
+            infos[done].wait_for_publish(600)
+            done += 1
+        info = c.publish(topic, line, qos=1)
+        if info.rc:
+            raise RuntimeError(f"publish: {info.rc}")
+        infos.append(info)
     if rate:
         step = 1.0 / rate
         for i, line in enumerate(lines):
@@ -272,11 +284,11 @@ def _publisher(address: str, topic: str, lines: list[str], rate: float, out: Any
             if due > now:
                 time.sleep(due - now)
             times.append(time.perf_counter())
-            infos.append(c.publish(topic, line, qos=1))
+            send(line)
     else:
         for line in lines:
-            infos.append(c.publish(topic, line, qos=1))
-    for i in infos:
+            send(line)
+    for i in infos[done:]:
         i.wait_for_publish(600)
     t1 = time.perf_counter()
     c.loop_stop()
@@ -355,15 +367,19 @@ def latency_part(rate: int, seconds: float, work: Path, broker: Mosquitto) -> di
         deadline = time.monotonic() + 30
         while len(got) < n - 10 and time.monotonic() < deadline:
             time.sleep(0.05)
-        lat = []
+        lat, warm = [], []
         for t, payload in got:
             end = json.loads(payload)["end"]
             i = round(end * rate)
             if 0 <= i < len(times):
                 lat.append((t - times[i]) * 1000)
+                if i >= rate:             # after the first second
+                    warm.append(lat[-1])
         row = {"rate": rate, "events": n, "answers": len(got), "seconds": round(p1 - p0, 2),
                "p50_ms": round(pct(lat, 50), 2), "p99_ms": round(pct(lat, 99), 2),
                "max_ms": round(max(lat), 2) if lat else None,
+               "after_1s_p50_ms": round(pct(warm, 50), 2),
+               "after_1s_p99_ms": round(pct(warm, 99), 2),
                "service_cpu_s": round(cpu_s(svc.pid) - cpu0, 2),
                "service_peak_rss_mb": vm(svc.pid)}
     finally:
@@ -483,7 +499,9 @@ def main() -> None:
                     s = latency_part(rate, secs, w, broker)
                     doc["latency"].append(s)
                     print(f"  {rate:>6,} ev/s offered, {s['events']:,} events: p50 "
-                          f"{s['p50_ms']} ms, p99 {s['p99_ms']} ms, max {s['max_ms']} ms "
+                          f"{s['p50_ms']} ms, p99 {s['p99_ms']} ms, max {s['max_ms']} ms; "
+                          f"after the first second p50 {s['after_1s_p50_ms']} ms, p99 "
+                          f"{s['after_1s_p99_ms']} ms "
                           f"({s['answers']:,} answers, CPU {s['service_cpu_s']} s)"
                           f"{'  target met' if rate == 1000 and s['p99_ms'] < 50 else ''}",
                           flush=True)
