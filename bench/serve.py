@@ -135,6 +135,7 @@ def run_cli(query: str, lines: list[str], work: Path) -> dict[str, Any]:
 class Service:
     def __init__(self, work: Path, queries: list[str], broker: Mosquitto | None = None,
                  extra: tuple[str, ...] = ()) -> None:
+        work.mkdir(parents=True, exist_ok=True)
         args = ["--state", str(work / "state"), "--rate", "100000", "--burst", "100000"]
         for q in queries:
             f = work / f"{q}.rq"
