@@ -83,7 +83,7 @@ def add_parser(sub: Any) -> None:
                    help="publish each answer to PREFIX/DEPLOYMENT (QoS 1)")
     s.add_argument("--mqtt-client-id", metavar="ID", default=None,
                    help="MQTT client id (with --state the session is persistent: default "
-                        "epsparql-<port>)")
+                        "epsparql-serve; give each service on a broker its own)")
     add_engine_options(s)
     s.set_defaults(func=cmd_serve)
 
@@ -151,17 +151,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
     bridge = None
     if args.mqtt:
         from ..service.mqtt_bridge import MqttBridge, broker_address
-        host, port = broker_address(args.mqtt)
-        bridge = MqttBridge(room, host, port, inputs=args.mqtt_in, out_prefix=args.mqtt_out,
-                            fmt=args.mqtt_format,
-                            client_id=args.mqtt_client_id or None,
-                            persistent=state is not None)
+        try:
+            host, port = broker_address(args.mqtt)
+            bridge = MqttBridge(room, host, port, inputs=args.mqtt_in,
+                                out_prefix=args.mqtt_out, fmt=args.mqtt_format,
+                                client_id=args.mqtt_client_id or None,
+                                persistent=state is not None)
+        except ValueError as e:
+            room.stop(checkpoint=False)
+            raise UsageError(str(e)) from None
 
     limits = Limits(max_body=args.max_body, rate=args.rate, burst=args.burst,
                     subscriber_buffer=args.subscriber_buffer)
     service = ServiceApp(room, tokens, limits, extra_routes=live_routes())
 
-    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets whose proto says TCP
+    # (accepted ones inherit 0 otherwise), and without it a response's body waits
+    # for the client's delayed ACK of its headers: 40 ms a request
+    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET,
+                         socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((args.host, args.port))

@@ -202,6 +202,10 @@ class EngineRoom:
         #: per second: [unix second, events, answers, latency samples (s)]
         self.series: deque[list[Any]] = deque(maxlen=600)
         self.fatal: str | None = None
+        #: the last MQTT messages logged, as the bridge keys them ([mid, hash]; an
+        #: input's header "mqtt"), kept in checkpoints: after a crash the bridge
+        #: knows a redelivered message it had logged but not acknowledged
+        self.mqtt_logged: deque[list[int]] = deque(maxlen=8192)
 
     # -- listeners ---------------------------------------------------------------
     def add_listener(self, fn: Callable[[str, int, list[str]], None]) -> None:
@@ -317,9 +321,12 @@ class EngineRoom:
             return
         if self._log is not None:
             parts = [it.payload.ingest for it in group]
-            self._log.append({"kind": "events", "parts": [p.header() for p in parts]},
+            heads = [p.header() for p in parts]
+            self._log.append({"kind": "events", "parts": heads},
                              b"".join(p.body for p in parts))
             self._log.sync()
+            for h in heads:
+                self.mqtt_logged.extend(h.get("mqtt", ()))
         for it in group:                  # durable (or, without a log, taken): acknowledged
             if not it.wait:
                 it.future.set_result(self._counts(it.payload))
@@ -583,6 +590,7 @@ class EngineRoom:
                         self._remember(key)
                 elif hasattr(self, k) and isinstance(getattr(self, k), int):
                     setattr(self, k, v)
+            self.mqtt_logged.extend(cp.counters.get("mqtt_logged", ()))
             for rec in cp.deployments:
                 spec = Deployment.from_json(rec["spec"])
                 d = self._make_engine(spec)
@@ -610,6 +618,7 @@ class EngineRoom:
         if kind == "events":
             inputs, pos = [], 0
             for part in h["parts"]:
+                self.mqtt_logged.extend(part.get("mqtt", ()))
                 chunk = body[pos:pos + part["len"]]
                 pos += part["len"]
                 ing = Ingest(chunk, part["format"], part["stream"], part["on_error"],
@@ -663,6 +672,7 @@ class EngineRoom:
         counters = {k: getattr(self, k) for k in ("events", "inputs", "late", "malformed",
                                                    "answers")}
         counters["keys"] = list(self._keys)           # type: ignore[assignment]
+        counters["mqtt_logged"] = list(self.mqtt_logged)   # type: ignore[assignment]
         Checkpoint(self._log.last, deps, {k: list(v) for k, v in self.graphs.items()},
                    counters).write(self.config.state_dir)
         self._log.rotate(self._log.last)

@@ -52,6 +52,20 @@ def prometheus_text(room: Any, hub: Any, refused: int) -> str:
            "Subscribers dropped for falling too far behind.", [("", hub.dropped)])
     metric("epsparql_requests_refused_total", "counter",
            "Requests refused (authentication, limits, bad input).", [("", refused)])
+    mqtt = getattr(room, "mqtt", None)    # the MQTT bridge, when there is one
+    if mqtt is not None:
+        metric("epsparql_mqtt_connected", "gauge", "1 while connected to the MQTT broker.",
+               [("", int(mqtt.connected))])
+        metric("epsparql_mqtt_messages_total", "counter", "MQTT messages received.",
+               [("", mqtt.received)])
+        metric("epsparql_mqtt_duplicates_total", "counter",
+               "Redelivered MQTT messages already logged (not taken again).",
+               [("", mqtt.duplicates)])
+        metric("epsparql_mqtt_answers_published_total", "counter",
+               "Answers handed to the MQTT broker.", [("", mqtt.published)])
+        metric("epsparql_mqtt_answers_dropped_total", "counter",
+               "Answers not published to MQTT: the broker gone or too slow.",
+               [("", mqtt.dropped)])
     try:                                  # Linux: resident pages of this process
         import os
         with open("/proc/self/statm") as f:
