@@ -14,7 +14,9 @@
     their time stamp τ (their end time) through sw_push/2.  Before an
     occurrence with τ is stored, every instant t < τ that a query's policy
     names is complete, and is evaluated (in the order of the instants,
-    then of registration).  sw_advance/2 and sw_flush/1 complete instants
+    then of registration); for a query with closed-open windows (co/5:
+    C-SPARQL's and RSP-QL's [t0 + kβ, t0 + kβ + ω), read at their closes
+    over the occurrences before them) every instant t =< τ.  sw_advance/2 and sw_flush/1 complete instants
     without data.
 
     Window state.  Each window keeps its content incrementally, in a
@@ -1196,7 +1198,7 @@ restore_window(M, W, Seq, PS) :-
 %!  win_match(+Module, +Store, +Hi, +Reasoning, ?G, ?S, ?P, ?O) is nondet.
 %
 %   A triple of a window's content at the current evaluation (time
-%   stamp at or before Hi), or entailed from one (Reasoning rdfs) as a
+%   stamp at or before Hi; before C when Hi is lt(C)), or entailed from one (Reasoning rdfs) as a
 %   stream triple is for EP-SPARQL: sub-classes and the domain and range
 %   of its property for rdf:type patterns, sub-properties otherwise.
 %   Each entailed triple once.

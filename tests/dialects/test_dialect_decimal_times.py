@@ -104,23 +104,20 @@ def test_the_issues_example():
         t = Fraction(17_000_000_000 + tenths, 10)
         return int(t) if t.denominator == 1 else float(t)
 
-    with Engine() as eng:
-        q = eng.register(QUERIES["csparql"]("300ms", "100ms"))
-        for i in range(1, 11):
-            eng.push(URIRef(f"{EX}x{i}"), URIRef(EX + "v"), Literal(i),
-                     float(f"1700000000.{i}") if i < 10 else 1700000001, stream=S)
-        eng.flush()
-        got = [(a.end, int(a["n"]), int(a["sum"])) for a in q.results()]
-    assert got == [(end(2), 1, 1), (end(3), 2, 3)] + [
+    def run(semantics):
+        with Engine(window_semantics=semantics) as eng:
+            q = eng.register(QUERIES["csparql"]("300ms", "100ms"))
+            for i in range(1, 11):
+                eng.push(URIRef(f"{EX}x{i}"), URIRef(EX + "v"), Literal(i),
+                         float(f"1700000000.{i}") if i < 10 else 1700000001, stream=S)
+            eng.flush()
+            return [(a.end, int(a["n"]), int(a["sum"])) for a in q.results()]
+
+    assert run("engine") == [(end(2), 1, 1), (end(3), 2, 3)] + [
         (end(i + 1), 3, 3 * i - 3) for i in range(3, 11)] + [(end(12), 2, 19), (end(13), 1, 10)]
-    with Engine(window_semantics="cql") as eng:          # the CQL reading: (c - 0.3, c]
-        q = eng.register(QUERIES["csparql"]("300ms", "100ms"))
-        for i in range(1, 11):
-            eng.push(URIRef(f"{EX}x{i}"), URIRef(EX + "v"), Literal(i),
-                     float(f"1700000000.{i}") if i < 10 else 1700000001, stream=S)
-        eng.flush()
-        got = [(a.end, int(a["n"]), int(a["sum"])) for a in q.results()]
-    assert got == [(end(1), 1, 1), (end(2), 2, 3)] + [(end(i), 3, 3 * i - 3) for i in range(3, 11)]
+    # the CQL reading: (c - 0.3, c]
+    assert run("cql") == [(end(1), 1, 1), (end(2), 2, 3)] + [
+        (end(i), 3, 3 * i - 3) for i in range(3, 11)]
 
 
 def test_get_duration_of_events_three_tenths_apart():
