@@ -162,12 +162,16 @@ def prepare_windowed(text: "str | DialectQuery", *, qid: int, dialect: str | Non
                      base: str | None = None,
                      is_function: Callable[[str], bool] = lambda iri: False, module: str = "",
                      reasoning: str = "rdfs", panes: bool = True,
-                     window_semantics: str = "engine") -> PreparedWindowQuery:
+                     window_semantics: str = "engine",
+                     window_t0: "Fraction | int | float | str | None" = None
+                     ) -> PreparedWindowQuery:
     """Parse, translate and compile a query of a stream dialect (``dialect``
     forces one; detected otherwise).  ``qid`` numbers its clauses, ``panes``
     keeps aggregates per pane where the query allows it (docs/DIALECTS.md,
     "Incremental aggregates"); ``window_semantics`` is ``engine`` or ``cql``
-    (docs/DIALECTS.md, "Window semantics").  ``text`` may be a parsed (or built)
+    and ``window_t0`` the origin of C-SPARQL's and RSP-QL's closed-open
+    windows (None: the dialect's default; docs/DIALECTS.md, "Window
+    semantics").  ``text`` may be a parsed (or built)
     :class:`~epsparql.language.dialects.DialectQuery` instead.  Raises
     QuerySyntaxError/QueryError with line, column and the text."""
     from .algebra.streams import translate as translate_windowed
@@ -180,7 +184,7 @@ def prepare_windowed(text: "str | DialectQuery", *, qid: int, dialect: str | Non
         syntax, text = text, ""
     try:
         # algebra/streams.py: the SPARQL algebra over windows, with policy and R2S
-        algebra = translate_windowed(syntax, window_semantics)
+        algebra = translate_windowed(syntax, window_semantics, window_t0)
         # rules/window_compile.py: clauses of prolog/stream_window.pl (per-pane
         # aggregates where the query allows them)
         compiled = compile_window_query(algebra, qid, module=module, encode=encode,

@@ -99,8 +99,8 @@
 :- use_module(stream_relation, [order_key/3]).
 
 %   Panes is pn(G, Specs, Store, Pane, Run, Live, Raw, Unf): the pane
-%   width and the aggregate specs, and the names of the window's
-%   predicates.
+%   width (a number, or at(Width, T0) for a closed-open window from T0)
+%   and the aggregate specs, and the names of the window's predicates.
 
 %!  pane_predicates(+Panes, -PIs) is det.
 %
@@ -174,14 +174,25 @@ trie_put(Trie, K, J) :-
 %!  pane_index(+Tau, +Width, -J) is det.
 %
 %   The pane of a time stamp: ((J-1)Width, J Width] holds it (a float
-%   time taken at its exact binary value).
+%   time taken at its exact binary value); Width at(G, T0) (a closed-open
+%   window from T0, docs/DIALECTS.md "Window semantics"): [T0 + (J-1)G,
+%   T0 + J G) holds it.
 pane_index(Tau, G, J) :- pane_of(Tau, G, J).
 
+pane_of(Tau, at(G, T0), J) :- !,
+    (   float(Tau) -> R is rationalize(Tau) ; R = Tau ),
+    J is floor((R - T0) / G) + 1.
 pane_of(Tau, G, J) :-
     (   G == 1 -> J is ceiling(Tau)
     ;   float(Tau) -> R is rationalize(Tau), J is ceiling(R / G)
     ;   J is ceiling(Tau / G)
     ).
+
+%   pane_limit(+Width, +X, -J): the last pane wholly at or before the
+%   bound X of a window ((Lo, Hi] or, for at(G, T0), [Lo, Hi)): JG =< X,
+%   or T0 + JG =< X.
+pane_limit(at(G, T0), X, J) :- !, J is floor((X - T0) / G).
+pane_limit(G, X, J) :- J is floor(X / G).
 
 %!  pane_raw(+Module, +Panes, +State, +Tau) is det.
 %
@@ -400,14 +411,15 @@ dropped(_, _, []).
 
 %!  pane_advance(+Module, +Panes, +State, +Lo, +Hi) is det.
 %
-%   Bring the window to (Lo, Hi] (multiples of the pane width): fold the
-%   panes up to Hi into the totals, forget the panes up to Lo and the
-%   matches whose latest occurrence is at or before Lo.
+%   Bring the window to (Lo, Hi] (multiples of the pane width; [Lo, Hi)
+%   for a closed-open window, pane width at(G, T0)): fold the panes up to
+%   Hi into the totals, forget the panes up to Lo and the matches whose
+%   latest occurrence is at or before Lo (before Lo: closed-open).
 pane_advance(M, PN, St, Lo, Hi) :-
     pane_commit(M, PN, St),
     PN = pn(G, Specs, Store, Pane, Run, Live, Raw, Unf),
-    JHi is floor(Hi / G),
-    JLo is floor(Lo / G),
+    pane_limit(G, Hi, JHi),
+    pane_limit(G, Lo, JLo),
     arg(1, St, F0),
     (   JHi > F0 -> nb_setarg(1, St, JHi) ; true ),
     first_panes(M, Unf, JHi, New),         % to fold in
@@ -464,9 +476,10 @@ forget_entries([K-_-_|Es], Trie, J) :-
 
 %!  pane_nonempty(+Module, +Panes, +Lo, +Hi) is semidet.
 %
-%   Some triple of the window's stream arrived in (Lo, Hi].
+%   Some triple of the window's stream arrived in (Lo, Hi] ([Lo, Hi) for
+%   a closed-open window).
 pane_nonempty(M, pn(G, _, _, _, _, _, Raw, _), Lo, Hi) :-
-    JLo is floor(Lo / G), JHi is floor(Hi / G),
+    pane_limit(G, Lo, JLo), pane_limit(G, Hi, JHi),
     P =.. [Raw, J],
     once(( M:P, J > JLo, J =< JHi )).
 

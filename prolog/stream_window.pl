@@ -14,7 +14,9 @@
     their time stamp τ (their end time) through sw_push/2.  Before an
     occurrence with τ is stored, every instant t < τ that a query's policy
     names is complete, and is evaluated (in the order of the instants,
-    then of registration).  sw_advance/2 and sw_flush/1 complete instants
+    then of registration); for a query with closed-open windows (co/5:
+    C-SPARQL's and RSP-QL's [t0 + kβ, t0 + kβ + ω), read at their closes
+    over the occurrences before them) every instant t =< τ.  sw_advance/2 and sw_flush/1 complete instants
     without data.
 
     Window state.  Each window keeps its content incrementally, in a
@@ -146,11 +148,18 @@ with_rt(M, Goal) :-
 %   Match)) in the order of the Bounds argument of Pred; Source all,
 %   iri(Stream) or var (one window per stream); Kind one of
 %   range(Width, Step) (Step none: no instants of its own), now, all,
-%   count(N), past(Width, Delay, Step, PendingStore); panes(...): the
+%   count(N), past(Width, Delay, Step, PendingStore), co(Width, Step,
+%   T0, Scope, PendingStore) (closed-open windows [T0 + k Step, T0 + k
+%   Step + Width), each evaluated at its close, for every integer k
+%   (Scope grid) or for k >= 0 (Scope from_t0): C-SPARQL's and RSP-QL's
+%   engine reading, docs/DIALECTS.md "Window semantics"; PendingStore
+%   none when the query is evaluated only at the window's closes);
+%   panes(...): the
 %   window keeps per-pane aggregates (Panes = pn(...), stream_panes.pl),
 %   Match(S0, P0, O0, Key, GK, AR) giving the matches of an arriving
 %   triple; Policy policy(Steps, ArrivalSources, Every, NonEmpty, Final):
-%   the step sizes whose multiples are instants, the sources whose
+%   the step sizes whose multiples are instants (or a co(...) kind: the
+%   closes of its windows), the sources whose
 %   arrival instants are instants, evaluate after every Every-th
 %   occurrence (none: never), skip instants whose windows are all empty
 %   (true/false), evaluate once at the end of input (true/false); R2S
@@ -184,7 +193,13 @@ runtime_window(M, w(Store, Src, Kind, panes(PN, Match)),
 
 declare_window(M, Store, Kind) :-
     dynamic(M:Store/7),
-    (   Kind = past(_, _, _, Pending) -> dynamic(M:Pending/6) ; true ).
+    (   pending_store(Kind, Pending) -> dynamic(M:Pending/6) ; true ).
+
+%   pending_store(+Kind, -Pending): the window keeps occurrences not yet
+%   in its content (a past window's, a closed-open window's evaluated
+%   between its closes) in Pending(Tau, Seq, G, S, P, O).
+pending_store(past(_, _, _, Pending), Pending).
+pending_store(co(_, _, _, _, Pending), Pending) :- Pending \== none.
 
 %!  sw_unregister(+Module, +Qid) is det.
 sw_unregister(M, Qid) :-
@@ -209,7 +224,7 @@ forget_window(M, w(Store, _, Kind, _, Mode)) :-
         pane_reset(St)
     ;   functor(H, Store, 7), retractall(M:H),
         retractall(M:sw_n(Store, _, _)),
-        (   Kind = past(_, _, _, P) -> functor(HP, P, 6), retractall(M:HP) ; true )
+        (   pending_store(Kind, P) -> functor(HP, P, 6), retractall(M:HP) ; true )
     ).
 
 %!  sw_destroy(+Module) is det.
@@ -297,9 +312,11 @@ push_run(N, [E|Batch], Rest, G, M, RT) :-
     ),
     arg(1, RT, Now),
     arg(3, RT, Due),
-    (   N > 1, Tau >= Now, Tau =< Due,
-        arg(4, RT, Qs), bulk_queries(Qs, G, Bulk)
-    ->  segment(N, [E|Batch], Due, Seg, K, Rest0),
+    arg(4, RT, Qs),
+    (   closed_open_due(Qs, Due) -> Cmp = (<) ; Cmp = (=<) ),
+    (   N > 1, Tau >= Now, compare_time(Cmp, Tau, Due),
+        bulk_queries(Qs, G, Bulk)
+    ->  segment(N, [E|Batch], Cmp, Due, Seg, K, Rest0),
         bulk_segment(Bulk, Seg, G, M),
         last(Seg, e(_, _, Last)),
         nb_setarg(1, RT, Last),
@@ -310,18 +327,36 @@ push_run(N, [E|Batch], Rest, G, M, RT) :-
         push_run(N1, Batch, Rest, G, M, RT)
     ).
 
-%   segment(+N, +Events, +Due, -Seg, -K, -Rest): the longest prefix (at
-%   most N) of events with time stamps at or before Due (nondecreasing:
-%   the reorder buffer's order), K long.
-segment(N, Events, Due, Seg, K, Rest) :-
-    segment_(N, Events, Due, Seg, 0, K, Rest).
+%   segment(+N, +Events, +Cmp, +Due, -Seg, -K, -Rest): the longest prefix
+%   (at most N) of events with time stamps Cmp Due (at or before it; before
+%   it when Due is the close of a closed-open window: an event at the
+%   close comes after its evaluation) (nondecreasing: the reorder
+%   buffer's order), K long.
+segment(N, Events, Cmp, Due, Seg, K, Rest) :-
+    segment_(N, Events, Cmp, Due, Seg, 0, K, Rest).
 
-segment_(0, Events, _, [], K, K, Events) :- !.
-segment_(N, [E|Es], Due, [E|Seg], K0, K, Rest) :-
-    E = e(triple(_, _, _), _, Tau), number(Tau), Tau =< Due, !,
+segment_(0, Events, _, _, [], K, K, Events) :- !.
+segment_(N, [E|Es], Cmp, Due, [E|Seg], K0, K, Rest) :-
+    E = e(triple(_, _, _), _, Tau), number(Tau), compare_time(Cmp, Tau, Due), !,
     N1 is N - 1, K1 is K0 + 1,
-    segment_(N1, Es, Due, Seg, K1, K, Rest).
-segment_(_, Events, _, [], K, K, Events).
+    segment_(N1, Es, Cmp, Due, Seg, K1, K, Rest).
+segment_(_, Events, _, _, [], K, K, Events).
+
+%   closed_open_due(+Queries, +Due): Due is the next instant of a query
+%   with closed-open windows.
+closed_open_due(Qs, Due) :-
+    member(Q, Qs), closed_open_query(Q), q_next(Q, T), T =:= Due, !.
+
+%   closed_open_query(+Q): Q has a closed-open window (co(...)): each of
+%   its instants t is evaluated over the occurrences before t, so it is
+%   complete once an occurrence at or after t arrives (not only after).
+closed_open_query(q(_, Ws, _, _, _, _)) :-
+    memberchk(w(_, _, co(_, _, _, _, _), _, _), Ws).
+
+%   query_cmp(+Q, +Cmp, -QCmp): how Q's instants compare with the time
+%   stamp of an arrival (Cmp <) or an advance (=<) that completes them.
+query_cmp(Q, Cmp, QCmp) :-
+    (   Cmp == (<), closed_open_query(Q) -> QCmp = (=<) ; QCmp = Cmp ).
 
 %   bulk_queries(+Queries, +G, -Windows): every query reading stream G
 %   can take a segment in bulk; Windows are their windows reading G
@@ -342,7 +377,9 @@ bulk_windows([W|Ws], G, Bulk, Tail) :-
     W = w(_, Src, Kind, _, Mode),
     (   source_accepts(Src, G)
     ->  Mode = panes(_, _, _),
-        Kind = range(A, B), ( B == none ; B =< A ),
+        (   Kind = range(A, B) -> ( B == none ; B =< A )
+        ;   Kind = co(A, B, _, _, _), B =< A
+        ),
         Bulk = [W|Bulk1]
     ;   Bulk = Bulk1
     ),
@@ -379,7 +416,7 @@ push_item(G, S, P, O, Tau, M, RT) :-
     ->  arg(2, RT, L), L1 is L + 1, nb_setarg(2, RT, L1)
     ;   (   Tau > Now
         ->  arg(3, RT, Due),
-            (   Due < Tau -> complete_instants(M, RT, <, Tau) ; true ),
+            (   Due =< Tau -> complete_instants(M, RT, <, Tau) ; true ),
             nb_setarg(1, RT, Tau)
         ;   true
         ),
@@ -415,12 +452,13 @@ store_all([W|Ws], M, Qid, G, S, P, O, Tau) :-
     store_all(Ws, M, Qid, G, S, P, O, Tau).
 
 %   The query's instants: start at the first arrival (first multiple of
-%   each step at or after it), remember an arrival instant, count.
+%   each step at or after it, first close strictly after it), remember an
+%   arrival instant, count.
 note_arrival(M, RT, Q, G, Tau) :-
     Q = q(_, _, policy(Steps, Arr, Every, _, _), _, _, St),
     (   arg(1, St, true)
     ->  true
-    ;   findall(n(B, Next), ( member(B, Steps), first_multiple_at_or_after(Tau, B, Next) ), Nexts),
+    ;   findall(N, ( member(Step, Steps), first_instant(Step, Tau, N) ), Nexts),
         nb_setarg(1, St, true),
         nb_setarg(2, St, Nexts),
         forall(member(n(_, X), Nexts), lower_due(RT, X))
@@ -455,6 +493,27 @@ update_due(RT) :-
 
 q_next(q(_, _, _, _, _, st(true, Nexts, Arr, _)), T) :-
     next_instant(Nexts, Arr, T).
+
+%   first_instant(+Step, +Tau, -Next): a step's first instant for a query
+%   whose first arrival is at Tau: n(B, X), X the first multiple of B at
+%   or after Tau, or for closed-open windows co(A, B, T0, Scope) the
+%   first close after Tau (a window closing at Tau does not hold it), not
+%   before the first window's (T0 + A) when they start at T0.
+first_instant(co(A, B, T0, Scope), Tau, n(B, X)) :- !,
+    exact(Tau, R),
+    Off is T0 + A,
+    X0 is Off + (floor((R - Off) / B) + 1) * B,
+    (   Scope == from_t0 -> X is max(X0, Off) ; X = X0 ).
+first_instant(B, Tau, n(B, X)) :-
+    first_multiple_at_or_after(Tau, B, X).
+
+%   co_close(+Kind, +T, -C): the latest close at or before T of a
+%   closed-open window co(A, B, T0, Scope[, Pending]) (on its grid T0 + A + kB).
+co_close(Kind, T, C) :-
+    arg(1, Kind, A), arg(2, Kind, B), arg(3, Kind, T0),
+    exact(T, R),
+    Off is T0 + A,
+    C is Off + floor((R - Off) / B) * B.
 
 %   Multiples of a step B near a time T, exactly (a float time is taken
 %   at its exact binary value).
@@ -505,12 +564,17 @@ flush(M, RT) :-
 %   first multiple of its step after Now), the pending arrival instant,
 %   the occurrences counted since the last evaluation (Every), the final
 %   evaluation.
+%   A closed-open window's pending closes count up to the last window
+%   that opened at or before Now (each window holding a triple is
+%   evaluated, as CSRBench's oracle evaluates the windows opened up to the
+%   end of the stream).
 flush_query(M, RT, Q, Now) :-
-    Q = q(_, _, policy(_, _, Every, _, Final), _, _, St),
+    Q = q(_, _, policy(Steps, _, Every, _, Final), _, _, St),
     St = st(Started, Nexts, Arr, Count),
     (   Started == true
     ->  % a step's pending instant counts when its previous one was before Now
-        findall(T, ( member(n(B, T), Nexts), T - B < Now ), Ts0),
+        findall(T, ( nth1(I, Nexts, n(B, T0)), nth1(I, Steps, Step),
+                     flush_instant(Step, B, T0, Now, T) ), Ts0),
         (   Arr \== none -> Ts1 = [Arr|Ts0] ; Ts1 = Ts0 ),
         (   ( Every \== none, Count > 0 ; Final == true ) -> Ts2 = [Now|Ts1] ; Ts2 = Ts1 ),
         sort(Ts2, Ts),
@@ -522,19 +586,21 @@ flush_query(M, RT, Q, Now) :-
 
 %   complete_instants(+M, +RT, +Cmp, +Limit): evaluate, in order of
 %   instant then registration, every instant T Cmp Limit that a started
-%   query's policy names.
+%   query's policy names (T =< Limit for a query with closed-open windows
+%   when Cmp is <: query_cmp/3).
 complete_instants(M, RT, Cmp, Limit) :-
     arg(4, RT, Qs),
-    findall(T, ( member(Q, Qs), q_next(Q, T), compare_time(Cmp, T, Limit) ), Ts),
+    findall(T, ( member(Q, Qs), q_due(Q, Cmp, Limit, T) ), Ts),
     (   Ts == []
     ->  update_due(RT)
     ;   min_list(Ts, T0),
         arg(1, RT, Now),
-        forall(( member(Q, Qs), q_next(Q, T), T =:= T0 ),
+        forall(( member(Q, Qs), q_due(Q, Cmp, Limit, T), T =:= T0 ),
                (   empty_from(Q, T0, Now)
                ->  Q = q(_, Ws, _, _, _, _),          % what the windows hold expires
                    prepare_windows(Ws, M, T0, _, _, _, _),
-                   skip_instants(Q, Cmp, Limit)
+                   query_cmp(Q, Cmp, QCmp),
+                   skip_instants(Q, QCmp, Limit)
                ;   evaluate(M, Q, T0), drop_instant(Q, T0)
                )),
         feed_derived(M, RT, T0),
@@ -552,7 +618,7 @@ empty_from(q(_, Ws, policy(_, _, _, true, _), _, _, st(true, _, none, _)), T, No
     forall(member(w(_, _, Kind, _, _), Ws), empty_window(Kind, T, Now)).
 
 empty_window(Kind, T, Now) :-
-    (   Kind = range(_, _) ; Kind == now ), !,
+    (   Kind = range(_, _) ; Kind = co(_, _, _, _, _) ; Kind == now ), !,
     window_bounds(Kind, T, _, Lo),
     (   Lo = lo(X) -> X >= Now ; Lo = ge(X) -> X > Now ).
 
@@ -565,10 +631,33 @@ skip_instants(q(_, _, _, _, _, St), Cmp, Limit) :-
     nb_setarg(2, St, Nexts).
 
 skip_step(Cmp, Limit, n(B, X0), n(B, X)) :-
-    (   Cmp == (<) -> first_multiple_at_or_after(Limit, B, X1)
-    ;   exact(Limit, R), K is floor(R / B) + 1, X1 is K * B
+    exact(Limit, R),
+    (   Cmp == (<) -> X1 is X0 + ceiling((R - X0) / B) * B
+    ;   X1 is X0 + (floor((R - X0) / B) + 1) * B
     ),
     X is max(X0, X1).
+
+%   flush_instant(+Step, +B, +Next, +Now, -T): the pending instants of a
+%   step at the end of input (see flush_query/4).
+flush_instant(Step, B, X, Now, T) :-
+    (   Step = co(A, _, _, _)
+    ->  exact(Now, R),
+        R1 is R + A,
+        co_close(Step, R1, Lim),
+        between_steps(X, B, Lim, T)
+    ;   X - B < Now, T = X
+    ).
+
+between_steps(X, B, Lim, T) :-
+    X =< Lim,
+    (   T = X
+    ;   X1 is X + B, between_steps(X1, B, Lim, T)
+    ).
+
+q_due(Q, Cmp, Limit, T) :-
+    q_next(Q, T),
+    query_cmp(Q, Cmp, QCmp),
+    compare_time(QCmp, T, Limit).
 
 compare_time(<, A, B) :- A < B.
 compare_time(=<, A, B) :- A =< B.
@@ -579,8 +668,9 @@ next_instant(Nexts, Arr, T) :-
     Xs \== [],
     min_list(Xs, T).
 
-%   The instant T has been evaluated: move each step on past it, forget
-%   the arrival instant if it was T.
+%   The instant T has been evaluated: move each step on past it (to the
+%   next instant of its grid: the multiples of B, or a closed-open
+%   window's closes), forget the arrival instant if it was T.
 drop_instant(q(_, _, _, _, _, St), T) :-
     St = st(_, Nexts0, Arr0, _),
     maplist(step_past(T), Nexts0, Nexts),
@@ -588,7 +678,7 @@ drop_instant(q(_, _, _, _, _, St), T) :-
     (   Arr0 \== none, Arr0 =< T -> nb_setarg(3, St, none) ; true ).
 
 step_past(T, n(B, X0), n(B, X)) :-
-    (   X0 =< T -> exact(T, R), K is floor(R / B) + 1, X is K * B ; X = X0 ).
+    (   X0 =< T -> exact(T, R), X is X0 + (floor((R - X0) / B) + 1) * B ; X = X0 ).
 
 		 /*******************************
 		 *        WINDOW CONTENT        *
@@ -603,6 +693,14 @@ store_occurrence(_, _, w(_, _, range(A, B), _, _), _, _, _, _, Tau) :-
     B \== none, B > A,
     first_multiple_at_or_after(Tau, B, T1),
     T1 - A >= Tau, !.
+store_occurrence(_, _, w(_, _, Kind, _, _), _, _, _, _, Tau) :-
+    Kind = co(A, B, T0, Scope, _),
+    (   Scope == from_t0, Tau < T0                  % before the first window
+    ->  true
+    ;   B > A,                                      % between two windows
+        first_instant(co(A, B, T0, Scope), Tau, n(_, C)),
+        C - A > Tau
+    ), !.
 store_occurrence(M, Qid, W, G0, S, P, O, Tau) :-
     W = w(Store, Src, Kind, _, Mode),
     (   Mode = panes(PN, Match, St)
@@ -611,7 +709,7 @@ store_occurrence(M, Qid, W, G0, S, P, O, Tau) :-
               record_error(M, E, arrival(Qid, t(S, P, O), Tau)))
     ;   (   Src == all -> G = '$all' ; G = G0 ),
         next_seq(M, W, G, Seq),
-        (   Kind = past(_, _, _, Pending)
+        (   pending_store(Kind, Pending)
         ->  Item =.. [Pending, Tau, Seq, G, S, P, O],
             assertz(M:Item)
         ;   replace_triple(M, Store, G, S, P, O, Tau, Seq)
@@ -655,13 +753,15 @@ replace_triple(M, Store, G, S, P, O, Tau, Seq) :-
 %   true/false; Last: the latest time stamp of its content (count
 %   windows' answer end).
 prepare_window(M, T, w(_, _, Kind, _, panes(PN, _, St)), Hi, Lo, Empty, Hi) :- !,
-    window_bounds(Kind, T, Hi, lo(Lo)),
-    pane_advance(M, PN, St, Lo, Hi),
-    (   pane_nonempty(M, PN, Lo, Hi) -> Empty = false ; Empty = true ).
+    window_bounds(Kind, T, Hi, L),
+    ( L = lo(Lo) -> true ; L = ge(Lo) ),
+    ( Hi = lt(Up) -> true ; Up = Hi ),
+    pane_advance(M, PN, St, Lo, Up),
+    (   pane_nonempty(M, PN, Lo, Up) -> Empty = false ; Empty = true ).
 prepare_window(M, T, W, Hi, Open, Empty, Last) :-
     W = w(Store, Src, Kind, _, _),
     window_bounds(Kind, T, Hi, Lo),
-    (   Kind = past(_, _, _, Pending) -> release_pending(M, Store, Pending, Hi) ; true ),
+    (   pending_store(Kind, Pending) -> release_pending(M, Store, Pending, Hi) ; true ),
     expire(M, W, Src, Lo),
     content_extent(M, Store, Kind, Hi, Empty, First, Last0),
     (   Empty == true -> Last = T ; Last = Last0 ),
@@ -674,8 +774,13 @@ prepare_windows([W|Ws], M, T, [H|Hs], [O|Os], [E|Es], [L|Ls]) :-
 
 %   window_bounds(+Kind, +T, -Hi, -Lo): content is Lo < τ =< Hi (Lo is
 %   lo(X) for a strict lower bound, ge(X) for τ >= X, none for none;
-%   count windows: count(N)).
+%   count windows: count(N); Hi is lt(C) for τ < C).  A closed-open
+%   window at T: its latest close C at or before T, [C - A, C); before
+%   its first window (Scope from_t0) it is empty, [T0, T0).
 window_bounds(range(A, none), T, T, lo(Lo)) :- !, Lo is T - A.
+window_bounds(co(A, B, T0, Scope, P), T, lt(C), ge(Lo)) :- !,
+    co_close(co(A, B, T0, Scope, P), T, C0),
+    (   Scope == from_t0, C0 < T0 + A -> C = T0, Lo = T0 ; C = C0, Lo is C - A ).
 window_bounds(range(A, B), T, Hi, lo(Lo)) :- !, floor_multiple(T, B, Hi), Lo is Hi - A.
 window_bounds(now, T, T, ge(T)) :- !.
 window_bounds(all, T, T, none) :- !.
@@ -685,6 +790,7 @@ window_bounds(past(A, D, B, _), T, Hi, lo(Lo)) :-
     Hi is S - D, Lo is S - A.
 
 window_open(range(_, _), _, lo(Lo), _, _, Lo) :- !.
+window_open(co(_, _, _, _, _), _, ge(Lo), _, _, Lo) :- !.
 window_open(past(_, _, _, _), _, lo(Lo), _, _, Lo) :- !.
 window_open(now, T, _, _, _, T) :- !.
 window_open(_, T, _, Empty, First, Open) :-
@@ -693,7 +799,7 @@ window_open(_, T, _, Empty, First, Open) :-
 release_pending(M, Store, Pending, Hi) :-
     Probe =.. [Pending, Tau, Seq, G, S, P, O],
     (   clause(M:Probe, true, Ref),
-        (   Tau =< Hi
+        (   below(Tau, Hi)
         ->  erase(Ref), replace_triple(M, Store, G, S, P, O, Tau, Seq), fail
         ;   true
         )
@@ -738,11 +844,12 @@ expire_count(M, Store, G, Limit0) :-
 %   Hi.  The clauses are in time order: the first one is the earliest.
 content_extent(M, Store, Kind, Hi, Empty, First, Last) :-
     Probe =.. [Store, _, _, _, _, _, Tau, _],
-    (   once(M:Probe), Tau =< Hi
+    (   once(M:Probe), below(Tau, Hi)
     ->  Empty = false, First = Tau,
         (   Kind = count(_)
         ->  Probe2 =.. [Store, _, _, _, _, _, X, _],
             aggregate_all(max(X), M:Probe2, Last)
+        ;   Hi = lt(Last) -> true
         ;   Last = Hi
         )
     ;   Empty = true, First = none, Last = none
@@ -938,7 +1045,8 @@ sw_stats(M, Stats) :-
     load_rt(M, rt(_, Late, _, Qs)),
     findall(N, ( member(q(_, Ws, _, _, _, _), Qs), member(W, Ws), window_content(M, W, N) ), Ns),
     sum_list(Ns, Content),
-    findall(N, ( member(q(_, Ws, _, _, _, _), Qs), member(w(_, _, past(_, _, _, P), _, _), Ws),
+    findall(N, ( member(q(_, Ws, _, _, _, _), Qs), member(w(_, _, Kind, _, _), Ws),
+                 pending_store(Kind, P),
                  functor(H, P, 6),
                  ( predicate_property(M:H, number_of_clauses(N)) -> true ; N = 0 ) ), Ps),
     sum_list(Ps, Pending),
@@ -1016,7 +1124,7 @@ window_pred(_, w(_, _, _, _, panes(PN, _, _)), P) :- !,
     member(P, Ps).
 window_pred(_, w(Store, Src, Kind, _, plain), P) :-
     (   P = Store/7
-    ;   Kind = past(_, _, _, Pending), P = Pending/6
+    ;   pending_store(Kind, Pending), P = Pending/6
     ;   Src == var, P = sw_n/3
     ).
 
@@ -1090,7 +1198,7 @@ restore_window(M, W, Seq, PS) :-
 %!  win_match(+Module, +Store, +Hi, +Reasoning, ?G, ?S, ?P, ?O) is nondet.
 %
 %   A triple of a window's content at the current evaluation (time
-%   stamp at or before Hi), or entailed from one (Reasoning rdfs) as a
+%   stamp at or before Hi; before C when Hi is lt(C)), or entailed from one (Reasoning rdfs) as a
 %   stream triple is for EP-SPARQL: sub-classes and the domain and range
 %   of its property for rdf:type patterns, sub-properties otherwise.
 %   Each entailed triple once.
@@ -1118,10 +1226,19 @@ win_match(M, Store, Hi, rdfs, G, S, P, O) :-
 has_sub_properties(M) :-
     sparql_background:bg_flags(M, flags(true, _)).
 
+%   The upper bound of a window's content at an evaluation: Hi (τ =< Hi)
+%   or lt(C) (τ < C: a closed-open window).
+content(M, Store, lt(C), G, S, P, O) :- !,
+    Probe =.. [Store, _, G, S, P, O, Tau, _],
+    M:Probe,
+    Tau < C.
 content(M, Store, Hi, G, S, P, O) :-
     Probe =.. [Store, _, G, S, P, O, Tau, _],
     M:Probe,
     Tau =< Hi.
+
+below(Tau, lt(C)) :- !, Tau < C.
+below(Tau, Hi) :- Tau =< Hi.
 
 %!  timestamp_value(+Module, +Windows, +ArgExprs, -Value) is det.
 %
@@ -1155,7 +1272,7 @@ stamp(M, Ws, [X, G], Tau) :-
 content_tau(M, Store, Hi, S, P, O, Tau) :-
     Probe =.. [Store, _, _, S, P, O, Tau, _],
     M:Probe,
-    Tau =< Hi.
+    below(Tau, Hi).
 
 mentions(M, Store, Hi, X, G, Tau) :-
     (   Probe =.. [Store, _, G, X, _, _, Tau, _]
@@ -1163,7 +1280,7 @@ mentions(M, Store, Hi, X, G, Tau) :-
     ;   Probe =.. [Store, _, G, _, _, X, Tau, _]
     ),
     M:Probe,
-    Tau =< Hi.
+    below(Tau, Hi).
 
 		 /*******************************
 		 *     COMPILED REGISTRATION    *

@@ -20,6 +20,7 @@ relation-to-stream operator (docs/DIALECTS.md).  The pattern nodes
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 from rdflib import URIRef
@@ -133,6 +134,14 @@ class ContinuousQuery:
     #: ``engine`` (each dialect as its reference engine answers) or ``cql``
     #: (the project's CQL reading for every dialect): :data:`WINDOW_SEMANTICS`
     semantics: str = "engine"
+    #: the origin t0 of the closed-open windows (:func:`closed_open`) in
+    #: seconds: None is the dialect's default (:data:`DEFAULT_T0`)
+    t0: Fraction | None = None
+
+    @property
+    def window_t0(self) -> Fraction:
+        """The t0 in force: the query's, else its dialect's default."""
+        return Fraction(self.t0) if self.t0 is not None else DEFAULT_T0.get(self.dialect, Fraction(0))
 
 
 def _err(msg: str, node: Any) -> QueryError:
@@ -156,6 +165,49 @@ def check_semantics(semantics: str) -> str:
         raise ValueError(f"window semantics must be one of {', '.join(WINDOW_SEMANTICS)}, "
                          f"got {semantics!r}")
     return semantics
+
+
+#: The dialects whose time windows with a step are closed-open under the
+#: engine reading, [t0 + k·β, t0 + k·β + ω), reported at their close
+#: (docs/DIALECTS.md, "Window semantics"): C-SPARQL as CSRBench's oracle
+#: reproduces C-SPARQL 0.9 (WindowOperator, WindowerWindowCloseTest), RSP-QL
+#: as YASPER (RSP4J's CSPARQLStreamToRelationOp) and rsp-js open them.
+CLOSED_OPEN_DIALECTS = ("csparql", "rspql")
+
+#: Each dialect's default t0: 0 (the oracle's ``window.firstt0 = 0`` of
+#: every CSRBench query; YASPER's ``rsp_engine.t0=ZERO``; rsp-js's
+#: ``start_time`` 0).
+DEFAULT_T0: dict[str, Fraction] = {"csparql": Fraction(0), "rspql": Fraction(0)}
+
+#: Dialects whose windows start at t0 (k ≥ 0: the oracle's first window is
+#: [t0, t0 + ω)); the others open windows for every integer k (YASPER's and
+#: rsp-js's scope(): a window holding an early event may open before t0).
+FROM_T0_DIALECTS = ("csparql",)
+
+
+def check_t0(t0: Any) -> Fraction | None:
+    """``t0`` (seconds: a number or its text) as an exact Fraction, None
+    kept; else ValueError."""
+    if t0 is None:
+        return None
+    if isinstance(t0, bool):
+        raise ValueError(f"window t0 must be a number of seconds, got {t0!r}")
+    try:
+        if isinstance(t0, float):
+            if t0 != t0 or t0 in (float("inf"), float("-inf")):
+                raise ValueError
+            return Fraction(repr(t0))
+        return Fraction(str(t0).strip()) if isinstance(t0, str) else Fraction(t0)
+    except (ValueError, TypeError, ZeroDivisionError):
+        raise ValueError(f"window t0 must be a number of seconds, got {t0!r}") from None
+
+
+def closed_open(q: "ContinuousQuery", window: D.Window) -> bool:
+    """Is this window of ``q`` closed-open from t0, [t0 + k·β, t0 + k·β + ω),
+    evaluated at its closes (the engine reading of a C-SPARQL or RSP-QL
+    time window with a step, TUMBLING included)?"""
+    return (q.semantics == "engine" and q.dialect in CLOSED_OPEN_DIALECTS
+            and window.kind == "range" and window.step is not None)
 
 
 def content_change(q: "ContinuousQuery", window: D.Window) -> bool:
@@ -213,9 +265,11 @@ class _Scope:
 WHOLE_STREAM = Source("whole-stream", None)
 
 
-def translate(q: D.DialectQuery, semantics: str = "engine") -> ContinuousQuery:
+def translate(q: D.DialectQuery, semantics: str = "engine",
+              t0: Fraction | None = None) -> ContinuousQuery:
     """The algebra of a parsed dialect query, its windows read as
-    ``semantics`` says (:data:`WINDOW_SEMANTICS`)."""
+    ``semantics`` says (:data:`WINDOW_SEMANTICS`), ``t0`` the origin of its
+    closed-open windows (None: the dialect's default)."""
     sc = _Scope(q, check_semantics(semantics))
     where = _group(q.where, sc, sc.default)
     if q.values is not None:
@@ -229,7 +283,8 @@ def translate(q: D.DialectQuery, semantics: str = "engine") -> ContinuousQuery:
         rel = Relation(where, (), False, (), (), (), False, 0, 1)
     template = tuple(Triple(t.s, t.p, t.o) for t in q.template)
     return ContinuousQuery(q.dialect, q.form, rel, tuple(sc.windows), q.policy, q.r2s,
-                           template, q.name, q.output, source=q, semantics=semantics)
+                           template, q.name, q.output, source=q, semantics=semantics,
+                           t0=check_t0(t0))
 
 
 def in_scope(p: Any) -> set[str]:

@@ -26,7 +26,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     """``epsparql check``: parse and compile each query, say ok or where it fails."""
     qfs = read_queries(args.queries)
     engine = make_engine(args.base, reasoning=args.reasoning,
-                         window_semantics=args.window_semantics)
+                         window_semantics=args.window_semantics,
+                         window_t0=args.window_t0)
     bad = 0
     for qf in qfs:
         try:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..algebra.streams import WINDOW_SEMANTICS
+from ..algebra.streams import WINDOW_SEMANTICS, check_t0
 from ..core.runtime import PrologError
 from ..language import QueryError, QueryWarning
 from ..rdf.ntriples import absolute_iri_problem
@@ -292,9 +292,19 @@ def base_iri(text: str) -> str:
     return text
 
 
+def window_t0(text: str) -> Any:
+    """``--window-t0``: seconds, a decimal number (argparse type; exit 2
+    otherwise), as an exact Fraction."""
+    try:
+        return check_t0(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r} "
+                                         f"(e.g. --window-t0 0 or --window-t0 1.5)") from None
+
+
 def add_engine_options(p: argparse.ArgumentParser) -> None:
     """The options that shape how queries compile: ``--base``, ``--reasoning``,
-    ``--window-semantics``."""
+    ``--window-semantics``, ``--window-t0``."""
     p.add_argument("--base", metavar="IRI", type=base_iri,
                    help="base IRI of the queries (bare names and relative IRIs)")
     p.add_argument("--reasoning", choices=("rdfs", "owlrl", "none"), default="rdfs",
@@ -305,6 +315,10 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
                    help="how the stream dialects' windows are read: engine (default: each "
                    "dialect as its reference engine answers, e.g. CQELS reports on content "
                    "change) or cql (the CQL reading of every dialect); docs/DIALECTS.md")
+    p.add_argument("--window-t0", metavar="T", type=window_t0, default=None,
+                   help="the origin t0 (seconds) of C-SPARQL's and RSP-QL's windows [t0 + "
+                   "k·step, t0 + k·step + width) in the engine reading (default: each "
+                   "dialect's, 0)")
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -39,7 +39,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     """``epsparql explain``: print (and draw) the algebra and the rule graph."""
     qfs = read_queries(args.queries)
     engine = make_engine(args.base, reasoning=args.reasoning,
-                         window_semantics=args.window_semantics)
+                         window_semantics=args.window_semantics,
+                         window_t0=args.window_t0)
     queries = register_queries(engine, qfs, getattr(args, "dialect", None))
     ex = explain(engine, queries, [qf.path for qf in qfs], _schema(args.background or ()))
     print("\n".join(ex.lines))

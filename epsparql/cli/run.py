@@ -152,6 +152,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     engine = make_engine(args.base, reasoning=args.reasoning, allowed_lateness=args.lateness,
                          max_goals=args.max_goals, max_answers=args.max_answers,
                          batch_size=args.batch_size, window_semantics=args.window_semantics,
+                         window_t0=args.window_t0,
                          on_late=lambda row, source: None)   # counted; LateRows names them
     queries = register_queries(engine, qfs, args.dialect)
     load_background(engine, args.background)

@@ -33,7 +33,8 @@ def _spec(args: argparse.Namespace, qfs: list) -> JobSpec:
     """The job: background files checked, every bad query named with its file,
     line and column (all of them, before Spark starts)."""
     checker = make_engine(args.base, reasoning=args.reasoning,
-                          window_semantics=args.window_semantics)
+                          window_semantics=args.window_semantics,
+                          window_t0=args.window_t0)
     try:
         register_queries(checker, qfs)
         # read once here: errors name the file (the workers get one graph: no IRI=FILE)
@@ -44,7 +45,8 @@ def _spec(args: argparse.Namespace, qfs: list) -> JobSpec:
                          reasoning=args.reasoning, background=args.background or (),
                          allowed_lateness=args.allowed_lateness,
                          partition=not args.no_partition,
-                         window_semantics=args.window_semantics)
+                         window_semantics=args.window_semantics,
+                         window_t0=args.window_t0)
 
 
 def _show_plan(spec: Any, quiet: bool) -> None:

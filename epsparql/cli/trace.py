@@ -75,7 +75,8 @@ def run_trace(args: Any, qfs: Sequence[Any]) -> int:
                              f"small streams: --trace-limit bounds it)")
     justify = bool(getattr(args, "justify", False))
     engine = make_engine(args.base, reasoning=args.reasoning, justify=justify,
-                         window_semantics=args.window_semantics)
+                         window_semantics=args.window_semantics,
+                         window_t0=args.window_t0)
     queries = register_queries(engine, qfs, getattr(args, "dialect", None))
     windowed = [q.name for q in queries if q.windowed]
     plain = [q.name for q in queries if not q.windowed]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Sequence
 
-from ..algebra.streams import WindowDef, content_change
+from ..algebra.streams import FROM_T0_DIALECTS, WindowDef, closed_open, content_change
 from ..window_runtime import stream_of
 
 __all__ = ["WindowTracer", "WindowView", "InstantView", "exact_time", "window_bounds",
@@ -41,12 +41,20 @@ def _floor_multiple(t: Fraction, b: Fraction) -> Fraction:
 
 def window_bounds(w: WindowDef, t: Any, q: Any = None) -> tuple[str, Fraction | None, Fraction | None]:
     """The bounds of window ``w`` (of query ``q``: its window semantics) at
-    instant ``t``: ``("range", lo, hi)`` (lo < τ ≤ hi), ``("now", t, t)``
-    (τ = t), ``("all", None, t)`` (τ ≤ t) or ``("count", None, t)`` (the
-    last n with τ ≤ t)."""
+    instant ``t``: ``("range", lo, hi)`` (lo < τ ≤ hi), ``("closed-open",
+    lo, hi)`` (lo ≤ τ < hi: C-SPARQL's and RSP-QL's windows from t0, the one
+    that closed last at or before t; [t0, t0) before the first), ``("now",
+    t, t)`` (τ = t), ``("all", None, t)`` (τ ≤ t) or ``("count", None, t)``
+    (the last n with τ ≤ t)."""
     win, t = w.window, exact_time(t)
     if q is not None and content_change(q, win):      # CQELS: the slide does not delay
         return "range", t - Fraction(win.width), t
+    if q is not None and closed_open(q, win):
+        a, b, t0 = Fraction(win.width), Fraction(win.step), q.window_t0
+        k = (t - t0 - a) // b                          # the close t0 + kβ + ω <= t
+        if k < 0 and q.dialect in FROM_T0_DIALECTS:
+            return "closed-open", t0, t0
+        return "closed-open", t0 + k * b, t0 + k * b + a
     if win.kind == "range":
         hi = t if win.step is None else _floor_multiple(t, Fraction(win.step))
         return "range", hi - Fraction(win.width), hi
@@ -91,6 +99,8 @@ def window_members(w: WindowDef, t: Any, rows: Sequence[Sequence[Any]],
             continue
         tau = exact_time(row_time(r))
         if kind == "range" and not (lo < tau <= hi):
+            continue
+        if kind == "closed-open" and not (lo <= tau < hi):
             continue
         if kind == "now" and tau != hi:
             continue

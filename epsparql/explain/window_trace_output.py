@@ -50,6 +50,8 @@ class WindowTextRenderer(TextRenderer):
     def bounds(self, v: WindowView) -> str:
         if v.kind == "range":
             return f"({self.time(_number(v.lo))}, {self.time(_number(v.hi))}]"
+        if v.kind == "closed-open":
+            return f"[{self.time(_number(v.lo))}, {self.time(_number(v.hi))})"
         if v.kind == "now":
             return f"τ = {self.time(_number(v.hi))}"
         if v.kind == "count":

@@ -12,7 +12,8 @@ from fractions import Fraction
 from typing import Any
 
 from ..algebra.streams import (ContinuousQuery, ExistsExpr, Minus, PerStream, Quad, Relation,
-                               SubSelect, Table, WindowDef, content_change)
+                               SubSelect, Table, WindowDef, closed_open, content_change,
+                               FROM_T0_DIALECTS)
 from ..rdf.prefixes import Prefixes
 from .algebra_tree import expr_text, term_text
 from .tree import TreeNode
@@ -28,6 +29,12 @@ def _dur(x: Fraction | None) -> str:
         if f >= n and (f / n).denominator == 1:
             return f"{f / n}{unit}"
     return f"{float(f) * 1000:g}ms"
+
+
+def _time(x: Fraction) -> str:
+    """An instant in seconds (t0 may be 0 or negative): ``0s``, ``1.5s``."""
+    f = Fraction(x)
+    return f"{f}s" if f.denominator == 1 else f"{float(f):g}s"
 
 
 def window_text(w: WindowDef, prefixes: Prefixes, q: ContinuousQuery | None = None) -> str:
@@ -61,6 +68,13 @@ def window_content(w: WindowDef, q: ContinuousQuery | None = None) -> str:
     content is the set of the triples occurring so), under the window
     semantics of ``q``."""
     win = w.window
+    if q is not None and closed_open(q, win):
+        a, b, t0 = _dur(win.width), _dur(win.step), _time(q.window_t0)
+        ks = "k ≥ 0" if q.dialect in FROM_T0_DIALECTS else "every integer k"
+        return (f"windows [t0 + k·{b}, t0 + k·{b} + {a}) with t0 = {t0}, {ks} (closed at the "
+                f"start, open at the end); instants: their closes c = t0 + k·{b} + {a} (the "
+                f"first after the first arrival); holds the triples with c − {a} ≤ τ < c "
+                f"(a set)")
     if q is not None and content_change(q, win):
         return (f"reported on content change (CQELS): instants: its stream's arrivals, the "
                 f"slide does not delay them; holds the triples with t − {_dur(win.width)} "
@@ -169,7 +183,9 @@ def window_algebra_tree(q: ContinuousQuery, prefixes: Prefixes) -> TreeNode:
     details = [window_text(w, prefixes, q) for w in q.windows] + [
         f"window semantics: {q.semantics}" + (" (each dialect as its reference engine answers)"
                                               if q.semantics == "engine" else
-                                              " (the CQL reading of every dialect)")]
+                                              " (the CQL reading of every dialect)")
+        + (f"; window t0 = {_time(q.window_t0)}"
+           if any(closed_open(q, w.window) for w in q.windows) else "")]
     if q.output is not None and q.form == "CONSTRUCT":
         details.append(f"writes its triples on stream {prefixes.term(q.output)}")
     if q.form == "CONSTRUCT":

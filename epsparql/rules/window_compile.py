@@ -44,8 +44,9 @@ from typing import Any, Callable
 from rdflib import BNode, Literal, URIRef
 
 from ..algebra.nodes import Empty, Extend, Filter, Join, LeftJoin, Union_
-from ..algebra.streams import (ContinuousQuery, ExistsExpr, Minus, PerStream, Quad, Relation,
-                               SubSelect, Table, WindowDef, content_change, in_scope)
+from ..algebra.streams import (FROM_T0_DIALECTS, ContinuousQuery, ExistsExpr, Minus, PerStream,
+                               Quad, Relation, SubSelect, Table, WindowDef, closed_open,
+                               content_change, in_scope)
 from ..core.terms import to_prolog
 from ..language import ast as A
 from ..language.dialects import ast as D
@@ -196,6 +197,13 @@ class WindowCompiler:
             # CQELS reports on content change: an arrival is in the window
             # at once, whatever its SLIDE (docs/DIALECTS.md, CQELS-QL)
             kind = f"range({number(win.width)}, none)"
+        elif closed_open(self.q, win):
+            # C-SPARQL, RSP-QL as their engines: [t0 + kβ, t0 + kβ + ω),
+            # evaluated at the close (docs/DIALECTS.md, "Window semantics");
+            # evaluated between its closes too (another window's, a period):
+            # occurrences wait until a close passes them, as for past()
+            pending = "none" if self.own_closes_only(win) else f"swp{self.qid}_{w.index}"
+            kind = self.closed_open_kind(win)[:-1] + f", {pending})"
         elif win.kind == "range" and win.step is not None and not self.own_instants_only(win.step):
             # evaluated between its steps too: its content is that of its
             # latest step, so occurrences wait until a step passes them
@@ -213,6 +221,23 @@ class WindowCompiler:
         if self.panes is not None:
             return f"w({self.store(w.index)}, {src}, {kind}, {self.pane_term()})"
         return f"w({self.store(w.index)}, {src}, {kind})"
+
+    def own_closes_only(self, win: D.Window) -> bool:
+        """Is every evaluation instant of the query a close of this
+        closed-open window (the query's closed-open windows all close
+        together)?"""
+        if self.q.policy.kind != "close":
+            return False
+        grid = (Fraction(win.step), Fraction(win.width) % Fraction(win.step))
+        return all((Fraction(w.window.step), Fraction(w.window.width) % Fraction(w.window.step))
+                   == grid for w in self.q.windows if closed_open(self.q, w.window))
+
+    def closed_open_kind(self, win: D.Window) -> str:
+        """co(Width, Step, T0, Scope) of a closed-open window: Scope
+        from_t0 (windows k >= 0 only, C-SPARQL) or grid (every k, RSP-QL)."""
+        scope = "from_t0" if self.q.dialect in FROM_T0_DIALECTS else "grid"
+        return (f"co({number(win.width)}, {number(win.step)}, {number(self.q.window_t0)}, "
+                f"{scope})")
 
     # -- per-pane aggregates (prolog/stream_panes.pl) ------------------------------
     def pane_values(self, rel: Relation, aggs: list[D.Aggregate], scope: set[str],
@@ -251,8 +276,10 @@ class WindowCompiler:
         st = self.store(0)
         specs = "[" + ", ".join(f"agg({'count_star' if a.arg is None else AGG_OPS[a.name]}, false, ' ')"
                                 for a in self.panes.aggregates) + "]"
-        return (f"pn({number(self.panes.width)}, {specs}, {st}, {st}_p, {st}_r, {st}_l, {st}_w, "
-                f"{st}_u)")
+        g = number(self.panes.width)
+        if self.panes.origin is not None:
+            g = f"at({g}, {number(self.panes.origin)})"
+        return f"pn({g}, {specs}, {st}, {st}_p, {st}_r, {st}_l, {st}_w, {st}_u)"
 
     def pane_term(self) -> str:
         return f"panes({self.pane_names()}, swe{self.qid}_m)"
@@ -330,6 +357,14 @@ class WindowCompiler:
         def uniq(xs: list[str]) -> str:
             return "[" + ", ".join(dict.fromkeys(xs)) + "]"
 
+        co = [w for w in ws if closed_open(self.q, w.window)]
+        if p.kind == "close" and co:
+            # closed-open windows (C-SPARQL, RSP-QL as their engines): the
+            # query is evaluated at their closes t0 + ω + kβ only (time-driven),
+            # over the occurrences before each (its other windows' too)
+            steps = [self.closed_open_kind(w.window) for w in co]
+            nonempty = "true" if p.non_empty else "false"
+            return f"policy({uniq(steps)}, [], none, {nonempty}, false)"
         if p.kind == "close" and ws:
             steps = [number(w.window.step) for w in ws
                      if w.window.kind in ("range", "past") and w.window.step is not None]
@@ -729,6 +764,9 @@ class PanePlan:
     backgrounds: list[Any]
     aggregates: list[D.Aggregate]
     width: Fraction                 # the pane width
+    #: panes [t0 + (J-1)·width, t0 + J·width) of a closed-open window
+    #: (:func:`~epsparql.algebra.streams.closed_open`), else None: ((J-1)·width, J·width]
+    origin: Fraction | None = None
 
 
 #: Functions whose value depends on when they are called, or that make
@@ -765,7 +803,13 @@ def pane_plan(q: ContinuousQuery) -> PanePlan | None:
     if isinstance(w.stream, A.Var) or win.kind != "range":
         return None
     p = q.policy
-    if p.kind == "close" and win.step is not None:
+    origin = None
+    if closed_open(q, win):
+        # evaluated at its closes only (the query's one window): panes from t0
+        if p.kind != "close":
+            return None
+        lattice, origin = Fraction(win.step), q.window_t0
+    elif p.kind == "close" and win.step is not None:
         lattice = Fraction(win.step)
     elif p.kind == "period" and (win.step is None or Fraction(p.period) % win.step == 0):
         lattice = Fraction(p.period)
@@ -793,7 +837,7 @@ def pane_plan(q: ContinuousQuery) -> PanePlan | None:
     exprs = filters + [e for e, _ in rel.group_by] + [a.arg for a in aggs if a.arg is not None]
     if not all(_arrival_safe(e) for e in exprs):
         return None
-    return PanePlan(pat, filters, backgrounds, aggs, _gcd(Fraction(win.width), lattice))
+    return PanePlan(pat, filters, backgrounds, aggs, _gcd(Fraction(win.width), lattice), origin)
 
 
 def _window_ref(w: WindowDef) -> str:

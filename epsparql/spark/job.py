@@ -15,6 +15,7 @@ import warnings
 import zlib
 from dataclasses import dataclass, field
 from functools import cached_property
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -38,13 +39,16 @@ class JobSpec:
     allowed_lateness: float = 0.0
     gc_every: int = 100
     window_semantics: str = "engine"
+    #: the t0 of C-SPARQL's and RSP-QL's closed-open windows (None: the dialect's)
+    window_t0: Fraction | None = None
     plan: Plan | None = field(default=None, compare=False)
 
     @classmethod
     def build(cls, queries: Sequence[tuple[str, str]], *, base: str | None = None,
               reasoning: str = "rdfs", background: Sequence[Any] = (),
               allowed_lateness: float = 0.0, gc_every: int = 100,
-              partition: bool = True, window_semantics: str = "engine") -> "JobSpec":
+              partition: bool = True, window_semantics: str = "engine",
+              window_t0: Fraction | None = None) -> "JobSpec":
         """Check the queries (a QueryError names the query, line and column),
         load the background files or graphs, and plan the partitioning.
         ``partition=False`` runs everything as one group."""
@@ -57,7 +61,8 @@ class JobSpec:
                 g.parse(str(src))
         bg_text = g.serialize(format="nt") if len(g) else ""
         spec = cls([tuple(q) for q in queries], base, reasoning, bg_text,
-                   float(allowed_lateness), gc_every, window_semantics)
+                   float(allowed_lateness), gc_every, window_semantics,
+                   None if window_t0 is None else Fraction(window_t0))
         # the queries registered in a throwaway engine: compile errors now, not
         # in a worker; their prepared algebra gives the partitioning
         eng = spec.engine([n for n, _ in spec.queries], load_background=False)
@@ -79,7 +84,7 @@ class JobSpec:
         from ..query_engine import Engine, UnboundedStateWarning
         eng = Engine(base=self.base, reasoning=self.reasoning, gc_every=self.gc_every,
                      allowed_lateness=self.allowed_lateness, on_late=on_late,
-                     window_semantics=self.window_semantics)
+                     window_semantics=self.window_semantics, window_t0=self.window_t0)
         if load_background and self.background:
             eng.load_background(self.background, format="nt")
         wanted = set(names)
@@ -131,7 +136,7 @@ class JobSpec:
         h = hashlib.sha1()
         for part in (repr(self.queries), repr(self.base), self.reasoning, self.background,
                      repr(self.allowed_lateness), repr(self.gc_every), repr(self.key_vars),
-                     self.window_semantics):
+                     self.window_semantics, repr(self.window_t0)):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\0")
         return h.hexdigest()[:16]

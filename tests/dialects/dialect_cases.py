@@ -84,8 +84,13 @@ def cqels_window(rnd: random.Random, semantics: str = "engine") -> Win:
 
 
 def ref_window(w: Win, stream_iri: str | None, default: bool = False,
-               graph: str | None = None) -> RefWindow:
-    return RefWindow(stream_iri, w.kind, w.width, w.step, w.count, default=default, graph=graph)
+               graph: str | None = None, t0: Fraction | None = None,
+               from_t0: bool = False) -> RefWindow:
+    """``t0``: a time window with a step is closed-open from t0 (C-SPARQL's
+    and RSP-QL's engine reading), from its first window on (``from_t0``)."""
+    co = t0 is not None and w.kind == "range" and w.step is not None
+    return RefWindow(stream_iri, w.kind, w.width, w.step, w.count, default=default, graph=graph,
+                     t0=t0 if co else None, from_t0=from_t0 and co)
 
 
 # --------------------------------------------------------------- CQELS queries
@@ -288,17 +293,20 @@ def csparql_window(rnd: random.Random) -> Win:
     return Win("ALL", "all")
 
 
-def csparql_query(rnd: random.Random) -> tuple[str, RefQuery]:
+def csparql_query(rnd: random.Random, semantics: str = "engine",
+                  t0: Fraction = Fraction(0)) -> tuple[str, RefQuery]:
     """A random C-SPARQL query (one default window on S1, maybe a named
-    one on S2) and its neutral form."""
+    one on S2) and its neutral form, under ``semantics``: engine, its time
+    windows closed-open from ``t0`` (k >= 0, as CSRBench's oracle), or cql."""
     w1 = csparql_window(rnd)
     named = rnd.random() < 0.5
     w2 = csparql_window(rnd) if named else None
+    co = dict(t0=t0, from_t0=True) if semantics == "engine" else {}
     clauses = f"FROM STREAM <{S1}> [{w1.text}]\n"
-    wins = [ref_window(w1, S1, default=True)]
+    wins = [ref_window(w1, S1, default=True, **co)]
     if named:
         clauses += f"FROM NAMED STREAM <{S2}> [{w2.text}]\n"
-        wins.append(ref_window(w2, S2, graph=S2))
+        wins.append(ref_window(w2, S2, graph=S2, **co))
     g2 = f"GRAPH <{S2}>" if named else ""
     shapes = [
         ("SELECT ?x ?y", "?x ex:p ?y", ""),
@@ -600,13 +608,18 @@ def rspql_window(rnd: random.Random) -> tuple[str, RefWindow]:
     return f"[RANGE PT{a}S STEP PT{b}S]", RefWindow(None, "range", Fraction(a), Fraction(b))
 
 
-def rspql_query(rnd: random.Random) -> tuple[str, RefQuery]:
+def rspql_query(rnd: random.Random, semantics: str = "engine",
+                t0: Fraction = Fraction(0)) -> tuple[str, RefQuery]:
     """Named windows <w1> on S1 and maybe <w2> on S1 or S2, read with
-    WINDOW <w> { … }; everything else reads the background."""
+    WINDOW <w> { … }; everything else reads the background.  Under the
+    engine ``semantics`` the windows are closed-open from ``t0``, for
+    every k (YASPER, rsp-js)."""
     import dataclasses
     w1, w2 = EX + "w1", EX + "w2"
     t1, r1 = rspql_window(rnd)
     t2, r2 = rspql_window(rnd)
+    if semantics == "engine":
+        r1, r2 = (dataclasses.replace(r, t0=t0) for r in (r1, r2))
 
     def reader(w):
         def read(body):
@@ -631,14 +644,16 @@ def rspql_query(rnd: random.Random) -> tuple[str, RefQuery]:
 # ---------------------------------------------------------------------------
 # running a generated case through the engine
 # ---------------------------------------------------------------------------
-def run_engine(text: str, rows, bg, dialect: str, reasoning: str = "none") -> list[tuple]:
+def run_engine(text: str, rows, bg, dialect: str, reasoning: str = "none",
+               **options) -> list[tuple]:
     """A generated query over generated rows and background in a fresh
-    Engine: its answers as (start, end, bindings); the dialect must be the
-    one detected, and the run must record no error."""
+    Engine (``options``: more of its arguments, e.g. window_semantics):
+    its answers as (start, end, bindings); the dialect must be the one
+    detected, and the run must record no error."""
     import warnings
 
     from epsparql import Engine
-    with Engine(reasoning=reasoning) as eng:
+    with Engine(reasoning=reasoning, **options) as eng:
         for g, triples in bg.items():
             eng.add_background(triples, graph=g)
         with warnings.catch_warnings():
@@ -651,14 +666,15 @@ def run_engine(text: str, rows, bg, dialect: str, reasoning: str = "none") -> li
         return [(a.start, a.end, a.bindings) for a in q.results()]
 
 
-def check_against_reference(seed: int, make_query, dialect: str) -> None:
+def check_against_reference(seed: int, make_query, dialect: str, **options) -> None:
     """One generated stream, background and query of ``dialect`` (from
-    ``make_query``): the engine's answers equal the brute-force reference's."""
+    ``make_query``): the engine's answers (an Engine with ``options``)
+    equal the brute-force reference's."""
     from dialect_reference import evaluate
     rnd = random.Random(seed)
     rows = stream(rnd, rnd.randint(0, 25))
     bg = background(rnd)
     text, ref = make_query(rnd)
     expected = evaluate(ref, rows, bg)
-    got = run_engine(text, rows, bg, dialect)
+    got = run_engine(text, rows, bg, dialect, **options)
     assert answers_key(got) == answers_key(expected), (text, rows)

@@ -7,6 +7,11 @@ policy names, it computes each window's content from the whole stream
 docs/DIALECTS.md), builds an rdflib Dataset from it (the default graph,
 a named graph per window, the background graphs), evaluates a plain
 SPARQL 1.1 text with rdflib, and applies the relation-to-stream operator.
+A window may instead be closed-open from a t0 (``RefWindow.t0``), as
+C-SPARQL's and RSP-QL's engines read theirs (docs/DIALECTS.md, "Window
+semantics"): the windows [t0 + k·β, t0 + k·β + ω), each evaluated at its
+close t0 + k·β + ω, for k ≥ 0 (``from_t0``, CSRBench's oracle) or every
+integer k (YASPER, rsp-js).
 The query is given in that neutral form (:class:`RefQuery`), so the
 generator of a differential test writes each query twice: in the dialect
 under test, and as plain SPARQL whose window patterns are
@@ -73,6 +78,8 @@ class RefWindow:
     graph: str | None = None           # read as this named graph (default: urn:window:i)
     default: bool = False              # part of the default graph
     with_background: bool = False      # its named graph also holds the default background
+    t0: Fraction | None = None         # range with step: closed-open windows from t0
+    from_t0: bool = False              # ... only those with k >= 0 (none before t0)
 
 
 @dataclass
@@ -114,15 +121,59 @@ def _ceil_multiple(t, b: Fraction) -> Fraction:
     return math.ceil(_exact(t) / b) * b
 
 
+def _ge(tau, x) -> bool:
+    """tau >= x as the engine compares."""
+    return tau >= (float(x) if isinstance(tau, float) else x)
+
+
+def _below(tau, x) -> bool:
+    """tau < x as the engine compares."""
+    return tau < (float(x) if isinstance(tau, float) else x)
+
+
+def _closes(w: RefWindow):
+    """The windows of a closed-open window: (k, open, close) from k = 0 on
+    (or every k), as its definition lists them."""
+    return lambda k: (k, w.t0 + k * w.step, w.t0 + k * w.step + w.width)
+
+
+def closed_open_window(w: RefWindow, t):
+    """The closed-open window evaluated at instant t: the one that closed
+    last at or before t, (open, close); None before the first (from_t0)."""
+    win = _closes(w)
+    k = math.floor((_exact(t) - w.t0 - w.width) / w.step)     # close <= t
+    if w.from_t0 and k < 0:
+        return None
+    _, o, c = win(k)
+    return o, c
+
+
+def closed_open_instants(w: RefWindow, first, last) -> list:
+    """The closes of a closed-open window after the first time stamp
+    ``first`` (the window closing at it cannot hold it) up to the last
+    window opened at or before ``last`` (every window holding a triple)."""
+    win = _closes(w)
+    k = math.floor((_exact(first) - w.t0 - w.width) / w.step) + 1
+    if w.from_t0:
+        k = max(k, 0)
+    out = []
+    while _ge(last, win(k)[1]):
+        out.append(win(k)[2])
+        k += 1
+    return out
+
+
 def _accepts(w: RefWindow, stream: str) -> bool:
     return w.stream in (None, "?") or w.stream == stream
 
 
-def content(w: RefWindow, rows: list[Row], t) -> dict[str, dict[tuple, Any]]:
+def content(w: RefWindow, rows: list[Row], t, before: bool = False) -> dict[str, dict[tuple, Any]]:
     """The window's content at instant t: per stream key ('' unless one
     window per stream), each distinct triple -> the time stamp of its
-    latest occurrence in the window."""
-    seen = [r for r in rows if _accepts(w, r.stream) and _le(r.tau, t)]
+    latest occurrence in the window; ``before``: of the occurrences
+    before t only (a query with closed-open windows sees those at t)."""
+    seen = [r for r in rows if _accepts(w, r.stream)
+            and (_below(r.tau, t) if before else _le(r.tau, t))]
     groups: dict[str, list[Row]] = {}
     for r in seen:
         groups.setdefault(r.stream if w.stream == "?" else "", []).append(r)
@@ -134,6 +185,10 @@ def content(w: RefWindow, rows: list[Row], t) -> dict[str, dict[tuple, Any]]:
             inside = [r for r in rs if not _lt(t, r.tau) and _le(r.tau, t) and r.tau == t]
         elif w.kind == "all":
             inside = rs
+        elif w.t0 is not None:
+            oc = closed_open_window(w, t)
+            inside = [] if oc is None else [r for r in rs if _ge(r.tau, oc[0])
+                                            and _below(r.tau, oc[1])]
         else:
             s = t if w.step is None else _floor_multiple(t, w.step)
             hi = s - w.delay if w.kind == "past" else s
@@ -148,6 +203,9 @@ def content(w: RefWindow, rows: list[Row], t) -> dict[str, dict[tuple, Any]]:
 
 def opening(w: RefWindow, cont: dict[str, dict[tuple, Any]], t):
     """The window's opening at t (docs/DIALECTS.md, "Answers")."""
+    if w.t0 is not None:
+        oc = closed_open_window(w, t)
+        return w.t0 if oc is None else oc[0]
     if w.kind in ("range", "past"):
         s = t if w.step is None else _floor_multiple(t, w.step)
         return s - w.width
@@ -165,7 +223,11 @@ def instants(q: RefQuery, rows: list[Row]) -> list:
     first, last = mine[0].tau, rows[-1].tau
     kind = q.policy[0]
     ts: set = set()
-    if kind == "close" and q.windows:
+    if kind == "close" and _closed_open(q):
+        for w in q.windows:         # time-driven: the closed-open windows' closes only
+            if w.t0 is not None:
+                ts.update(closed_open_instants(w, first, last))
+    elif kind == "close" and q.windows:
         for w in q.windows:
             if w.kind in ("range", "past") and w.step is not None:
                 k = _ceil_multiple(first, w.step)
@@ -186,6 +248,12 @@ def instants(q: RefQuery, rows: list[Row]) -> list:
     elif kind == "final" or (kind == "close" and not q.windows):
         ts.add(last)
     return sorted(ts, key=lambda x: (float(x), x))
+
+
+def _closed_open(q: RefQuery) -> bool:
+    """Has q a closed-open window?  Then each of its evaluations at t reads
+    the occurrences before t, in every window."""
+    return any(w.t0 is not None for w in q.windows)
 
 
 def _dedupe_instants(ts: list) -> list:
@@ -247,7 +315,7 @@ def _report(q: RefQuery, res, prev: Counter):
 def _evaluate_at(q: RefQuery, rows, background, t):
     """(start, end, [bindings]) of one evaluation, or None when it is
     skipped (C-SPARQL, every window empty)."""
-    conts = [content(w, rows, t) for w in q.windows]
+    conts = [content(w, rows, t, _closed_open(q)) for w in q.windows]
     _STAMPS.clear()
     for c in conts:
         for triples in c.values():

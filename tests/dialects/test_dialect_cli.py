@@ -52,12 +52,13 @@ def _jsonl(stdout):
 
 def test_every_format_with_a_stream_column_gives_the_engines_answers(streams):
     want = _engine_answers()
-    assert len(want) == 12 and want[0][:2] == (1714557300, 1714557900)   # (09:55, 10:05]
+    # C-SPARQL's windows [09:55, 10:05), … up to the last opened by the last reading
+    assert len(want) == 15 and want[0][:2] == (1714557300, 1714557900)
     for fmt, path in streams.items():
         r = cli("run", AVERAGE, "--stream", path, "--output-format", "jsonl")
         assert r.returncode == 0, r.stderr
         assert _jsonl(r.stdout) == want, fmt
-        assert "average" in r.stderr and "12 answers" in r.stderr
+        assert "average" in r.stderr and "15 answers" in r.stderr
     # the same rows without streams: nothing is on the temperature stream
     r = cli("run", AVERAGE, "--stream", FORMATS / "readings.nt")
     assert r.returncode == 0 and r.stdout == ""
@@ -79,13 +80,13 @@ def test_every_output_format_carries_start_and_end(streams, fmt):
     out = r.stdout
     if fmt == "csv":
         lines = out.splitlines()
-        assert lines[0] == "query,start,end,sensor,avg,n" and len(lines) == 13
+        assert lines[0] == "query,start,end,sensor,avg,n" and len(lines) == 16
         assert lines[1].startswith("average,2024-05-01T09:55:00Z,2024-05-01T10:05:00Z,")
     elif fmt == "sparql-json":
         doc = json.loads(out)
         assert doc["head"]["vars"][-2:] == ["start", "end"]
         rows = doc["results"]["bindings"]
-        assert len(rows) == 12 and rows[0]["end"]["value"] == "2024-05-01T10:05:00Z"
+        assert len(rows) == 15 and rows[0]["end"]["value"] == "2024-05-01T10:05:00Z"
     else:
         assert "2024-05-01T09:55:00Z  2024-05-01T10:05:00Z" in out and out.count("\n") >= 14
 
@@ -143,8 +144,17 @@ def test_explain_shows_windows_policy_and_key():
     assert "RSTREAM at each window close, non-empty windows only" in out
     assert "window 0 on <http://example.org/stream/temperature>: RANGE 10min STEP 5min" in out
     # boundaries, first instant and set semantics (issue 25, finding 12)
+    assert ("RANGE 10min STEP 5min; windows [t0 + k·5min, t0 + k·5min + 10min) with t0 = 0s, "
+            "k ≥ 0 (closed at the start, open at the end); instants: their closes c = t0 + "
+            "k·5min + 10min (the first after the first arrival); holds the triples with "
+            "c − 10min ≤ τ < c (a set)") in out
+    assert "window semantics: engine (each dialect as its reference engine answers); " \
+        "window t0 = 0s" in out
+    r = cli("explain", AVERAGE, "--window-t0", "-2.5")
+    assert r.returncode == 0 and "window t0 = -2.5s" in r.stdout, r.stderr
+    r = cli("explain", AVERAGE, "--window-semantics", "cql")
     assert ("RANGE 10min STEP 5min; instants t = k·5min (the first at or after the first "
-            "arrival), holds the triples with t − 10min < τ ≤ t (a set)") in out
+            "arrival), holds the triples with t − 10min < τ ≤ t (a set)") in r.stdout
     assert "(AVG(?t) AS ?avg)" in out and "aggregates kept per pane" in out
     assert "average: key ?sensor" in out and "rise: key ?sensor" in out
     assert "SeqJoin (SEQ)" in out and "rule graph:" in out        # the EP-SPARQL query beside it

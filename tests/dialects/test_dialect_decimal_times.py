@@ -97,16 +97,27 @@ def test_decimal_stamps_answer_as_their_integer_scaling(name, seed, base):
 
 
 def test_the_issues_example():
-    # value i at 1700000000.i, [RANGE 300ms STEP 100ms]: three rows a window
-    with Engine() as eng:
-        q = eng.register(QUERIES["csparql"]("300ms", "100ms"))
-        for i in range(1, 11):
-            eng.push(URIRef(f"{EX}x{i}"), URIRef(EX + "v"), Literal(i),
-                     float(f"1700000000.{i}") if i < 10 else 1700000001, stream=S)
-        eng.flush()
-        got = [(a.end, int(a["n"]), int(a["sum"])) for a in q.results()]
-    assert got == [(1700000000.1, 1, 1), (1700000000.2, 2, 3)] + [
-        (1700000000 + i / 10 if i < 10 else 1700000001, 3, 3 * i - 3) for i in range(3, 11)]
+    # value i at 1700000000.i, [RANGE 300ms STEP 100ms]: three rows a window,
+    # C-SPARQL's windows [c - 0.3, c) reported at their closes c (each
+    # window holding a row, up to the last opened by 1700000001)
+    def end(tenths):
+        t = Fraction(17_000_000_000 + tenths, 10)
+        return int(t) if t.denominator == 1 else float(t)
+
+    def run(semantics):
+        with Engine(window_semantics=semantics) as eng:
+            q = eng.register(QUERIES["csparql"]("300ms", "100ms"))
+            for i in range(1, 11):
+                eng.push(URIRef(f"{EX}x{i}"), URIRef(EX + "v"), Literal(i),
+                         float(f"1700000000.{i}") if i < 10 else 1700000001, stream=S)
+            eng.flush()
+            return [(a.end, int(a["n"]), int(a["sum"])) for a in q.results()]
+
+    assert run("engine") == [(end(2), 1, 1), (end(3), 2, 3)] + [
+        (end(i + 1), 3, 3 * i - 3) for i in range(3, 11)] + [(end(12), 2, 19), (end(13), 1, 10)]
+    # the CQL reading: (c - 0.3, c]
+    assert run("cql") == [(end(1), 1, 1), (end(2), 2, 3)] + [
+        (end(i), 3, 3 * i - 3) for i in range(3, 11)]
 
 
 def test_get_duration_of_events_three_tenths_apart():

@@ -52,7 +52,8 @@ def test_ep_sparql_sees_every_stream_and_windows_see_theirs():
         got = [(str(a["p"]), a.start) for a in e.results()]
         assert sorted(got) == sorted([(str(ann), 1), (str(bob), 2), (str(ann), 3), (str(bob), 4)])
         [ans] = w.results()                    # only <a> is windowed: ann at 1
-        assert ans.bindings == {"p": ann, "n": Literal(1)} and (ans.start, ans.end) == (-5, 5)
+        # C-SPARQL's first window [0, 10) (t0 = 0), reported at its close
+        assert ans.bindings == {"p": ann, "n": Literal(1)} and (ans.start, ans.end) == (0, 10)
 
 
 def test_rows_and_streams_are_checked():
@@ -149,7 +150,7 @@ def test_on_result_and_dataframe():
         df = q.to_dataframe()
         assert list(df.columns[:3]) == ["query", "start", "end"]
         assert sorted(df["p"]) == [str(ann), str(bob)] and list(df["n"]) == [1, 1]
-        assert set(df["end"]) == {5.0} and len(got) == 2
+        assert set(df["end"]) == {10} and len(got) == 2      # the window [0, 10)
 
 
 def test_function_errors_name_the_windowed_query():

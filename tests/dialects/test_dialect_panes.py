@@ -76,7 +76,9 @@ def pane_query(rnd: random.Random, numeric_only: bool) -> tuple[str, RefQuery]:
     text = (f"REGISTER QUERY agg AS\n{PREFIX}SELECT {select}\nFROM STREAM <{S1}> {wtext}\n"
             f"WHERE {{ {body} }}\n{mods}")
     ref = f"{PREFIX}SELECT {select}\nWHERE {{ {body} }}\n{mods}"
-    win = RefWindow(S1, "range", Fraction(a), Fraction(b), default=True)
+    # C-SPARQL's engine reading: closed-open windows from t0 = 0
+    win = RefWindow(S1, "range", Fraction(a), Fraction(b), default=True, t0=Fraction(0),
+                    from_t0=True)
     return text, RefQuery([win], ref, ("close", True), "rstream")
 
 
@@ -159,7 +161,8 @@ def test_pane_memory_is_bounded_by_the_window():
             sizes.append(eng.window_stats()["content"])
             answers += len(q.results())
         eng.flush()
-        # instant 0 (k0 alone), then 1 ... 250 with the 7 keys each
-        assert answers + len(q.results()) == 1 + 250 * 7
+        # the closes 10 ... 259 of the windows [c - 10, c) opened by 249.99,
+        # with the 7 keys each
+        assert answers + len(q.results()) == 250 * 7
         # 100 rows a second, a 10 s window: about 1,000 matches whatever the length
         assert max(sizes) <= 1100 and sizes[-1] == sizes[1]

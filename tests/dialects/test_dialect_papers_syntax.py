@@ -34,8 +34,18 @@ def test_csparql_computed_every():
     text = (f"REGISTER QUERY q COMPUTED EVERY 5s AS SELECT (COUNT(*) AS ?n) FROM STREAM <{S}> "
             f"[RANGE 10s STEP 1s] WHERE {{ ?s ?p ?o }}")
     got = answers(text, range(12))
-    assert [(a, b, dict(c)["n"]) for a, b, c in got] == [(-10, 0, "1"), (-5, 5, "6"),
-                                                         (0, 10, "10"), (5, 15, "6")]
+    # every 5 s, each window with its latest close's content: [c - 10, c) for
+    # the closes c = 10, 11, … (C-SPARQL's windows from t0 = 0; none yet at 0
+    # and 5: empty, opening at t0)
+    assert [(a, b, dict(c)["n"]) for a, b, c in got] == [(0, 0, "0"), (0, 5, "0"),
+                                                         (0, 10, "10"), (5, 15, "7")]
+    with Engine(window_semantics="cql") as eng:       # the CQL reading: (t - 10, t]
+        q = eng.register(text)
+        for t in range(12):
+            eng.push(URIRef(EX + "a"), URIRef(EX + "p"), Literal(t), t, stream=S)
+        eng.flush()
+        assert [(a.start, a.end, str(a["n"])) for a in q.results()] == [
+            (-10, 0, "1"), (-5, 5, "6"), (0, 10, "10"), (5, 15, "6")]
     with pytest.raises(QuerySyntaxError):
         answers(text.replace("EVERY 5s", "EVERY"), [])
 

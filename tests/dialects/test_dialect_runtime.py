@@ -46,9 +46,11 @@ WHERE { ?p ex:detectedAt ex:hall }""")
     eng.push(ann, at, hall, 1, stream=RFID)
     eng.push(bob, at, hall, 2, stream=RFID)
     eng.advance(5)                       # (flush() would end the stream)
-    assert rows_of(q) == [(-5, 5, {"n": "2"})]
-    eng.advance(15)                      # 10 has both rows; 15 is empty: not evaluated
+    assert rows_of(q) == []              # the first window is [0, 10) (t0 = 0)
+    eng.advance(10)                      # [0, 10) closes with both rows
     assert rows_of(q) == [(0, 10, {"n": "2"})]
+    eng.advance(15)                      # [5, 15) is empty: not evaluated
+    assert rows_of(q) == []
 
 
 def test_advance_evaluates_up_to_the_watermark(eng):

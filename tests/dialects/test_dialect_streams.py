@@ -33,10 +33,12 @@ def push_rfid(eng):
 
 def test_csparql_register_stream_feeds_other_queries(eng):
     up = eng.register("REGISTER STREAM seen AS " + P + """CONSTRUCT { ?p ex:seenIn ?r }
-FROM STREAM <http://example.org/rfid> [RANGE 5s TUMBLING] WHERE { ?p ex:at ?r }""")
+FROM STREAM <http://example.org/rfid> [RANGE 5s TUMBLING] WHERE { ?p ex:at ?r }""",
+                      window_semantics="cql")       # (the windows (c - a, c] of the numbers below)
     assert str(up.algebra.output) == "urn:epsparql:stream:seen"
     down = eng.register("REGISTER QUERY counts AS " + P + """SELECT ?r (COUNT(?p) AS ?n)
-FROM STREAM <urn:epsparql:stream:seen> [RANGE 10s STEP 5s] WHERE { ?p ex:seenIn ?r } GROUP BY ?r""")
+FROM STREAM <urn:epsparql:stream:seen> [RANGE 10s STEP 5s] WHERE { ?p ex:seenIn ?r } GROUP BY ?r""",
+                        window_semantics="cql")
     push_rfid(eng)
     eng.advance(20)
     assert [a.triples for a in up.results()] == [
@@ -107,7 +109,7 @@ def test_paths_over_window_and_background(eng):
     nxt = URIRef(EX + "next")
     eng.add_background([(URIRef(EX + "c"), nxt, URIRef(EX + "d"))])
     q = eng.register("REGISTER QUERY t AS " + P + """SELECT ?y FROM STREAM <http://example.org/rfid>
-[RANGE 10s STEP 5s] WHERE { ex:a ex:next+ ?y }""")
+[RANGE 10s STEP 5s] WHERE { ex:a ex:next+ ?y }""", window_semantics="cql")
     eng.push_many([(URIRef(EX + "a"), nxt, URIRef(EX + "b"), 1),
                    (URIRef(EX + "b"), nxt, URIRef(EX + "c"), 2)], stream=RFID)
     eng.advance(5)
@@ -122,7 +124,7 @@ def test_graph_var_ranges_over_named_windows_and_background(eng):
     q = eng.register("REGISTER QUERY g AS " + P + """SELECT ?g ?x
 FROM NAMED STREAM <http://example.org/s1> [RANGE 10s STEP 5s]
 FROM NAMED STREAM <http://example.org/s2> [RANGE 10s STEP 5s]
-WHERE { GRAPH ?g { ?x ?p ?y } }""")
+WHERE { GRAPH ?g { ?x ?p ?y } }""", window_semantics="cql")
     eng.push(ann, at, hall, 1, stream=EX + "s1")
     eng.push(bob, at, hall, 2, stream=EX + "s2")
     eng.flush()
@@ -139,5 +141,8 @@ WHERE { WINDOW ?w { ?x ?p ?y } }""")
     eng.push(ann, at, hall, 6, stream=EX + "s1")
     eng.push(bob, at, hall, 7, stream=EX + "s2")
     eng.flush()
+    # RSP-QL's windows [5k, 5k + 10) (t0 = 0): 6 and 7 are in [0, 10) and [5, 15)
     assert rows_of(q) == sorted([(0, 10, {"w": EX + "w1", "x": str(ann)}),
-                                 (0, 10, {"w": EX + "w2", "x": str(bob)})], key=str)
+                                 (0, 10, {"w": EX + "w2", "x": str(bob)}),
+                                 (5, 15, {"w": EX + "w1", "x": str(ann)}),
+                                 (5, 15, {"w": EX + "w2", "x": str(bob)})], key=str)

@@ -80,7 +80,20 @@ def test_cli_trace_of_a_sub_second_window(tmp_path):
     s = tmp_path / "s.nqt"
     s.write_text("".join(f'<{EX}x{i}> <{EX}v> "{i}"^^<http://www.w3.org/2001/XMLSchema#integer> '
                          f'<{S}> 1700000000.{i} .\n' for i in range(1, 6)))
+    # C-SPARQL's engine reading: windows [c - 300ms, c) reported at their closes
     r = cli("run", q, "--stream", s, "--trace")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "with t0 = 0s, k ≥ 0" in out and "c − 300ms ≤ τ < c" in out
+    block = out[out.index("instant   1700000000.4"):out.index("[5] ")]
+    assert "window 0 [1700000000.1, 1700000000.4) holds 3 triples" in block
+    assert "answer  q {?n=3, ?sum=6}" in block
+    assert out.rstrip().endswith("totals: 5 triples processed, 7 instants with answers, 7 answers")
+    r = cli("run", q, "--stream", s, "--trace", "--window-t0", "0.05")
+    assert r.returncode == 0, r.stderr
+    assert "window 0 [1700000000.05, 1700000000.35) holds 3 triples" in r.stdout
+
+    r = cli("run", q, "--stream", s, "--trace", "--window-semantics", "cql")
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "RANGE 300ms STEP 100ms" in out and "t − 300ms < τ ≤ t" in out
@@ -90,7 +103,8 @@ def test_cli_trace_of_a_sub_second_window(tmp_path):
     assert "answer  q {?n=3, ?sum=9}" in block
     assert out.rstrip().endswith("totals: 5 triples processed, 5 instants with answers, 5 answers")
 
-    r = cli("run", q, "--stream", s, "--trace", "--output-format", "jsonl")
+    r = cli("run", q, "--stream", s, "--trace", "--output-format", "jsonl",
+            "--window-semantics", "cql")
     assert r.returncode == 0, r.stderr
     objs = [json.loads(line) for line in r.stdout.splitlines()]
     assert objs[0]["type"] == "header" and objs[0]["queries"][0]["windows"][0]["index"] == 0

@@ -54,14 +54,19 @@ def run() -> dict[str, list]:
 
 
 def rolling(days, distinct: bool) -> list[tuple[int, Decimal, int]]:
-    """Every day's (day, mean, count) over the last 10 days' prices (each
-    distinct price once with ``distinct``)."""
+    """Every midnight's (close, mean, count) over the prices of the 10 days
+    before it (C-SPARQL's windows [c - 10 days, c), reported at their close
+    c, t0 = 0), each distinct price once with ``distinct``: from the first
+    close after the first day to the last window opened by the last day."""
     out = []
-    for i, (t, _) in enumerate(days):
-        window = [p for s, p in days if t - 10 * DAY < s <= t]
+    t = days[0][0] + DAY
+    while t - 10 * DAY <= days[-1][0]:
+        window = [p for s, p in days if t - 10 * DAY <= s < t]
         if distinct:
             window = list(set(window))
-        out.append((t, sum(window) / len(window), len(window)))
+        if window:
+            out.append((t, sum(window) / len(window), len(window)))
+        t += DAY
     return out
 
 

@@ -41,15 +41,17 @@ def run() -> list:
 
 
 def expected(data) -> list[tuple[int, str, int]]:
-    """(instant, room, distinct people read there in (t - 30, t]) for every
-    multiple of 10 s from the first read's to the first at or after the last."""
-    first = -(-data[0][0] // 10) * 10
-    last = -(-data[-1][0] // 10) * 10
+    """(close, room, distinct people read there in [t - 30, t)) for every
+    window [10k, 10k + 30) (RSP-QL's, closed at the start, open at the end,
+    t0 = 0) reported at its close t: from the first close after the first
+    read to the last window opened by the last read."""
+    first = (data[0][0] // 10 + 1) * 10
+    last = (data[-1][0] + 30) // 10 * 10
     out = []
     for t in range(first, last + 1, 10):
         people = defaultdict(set)
         for tau, p, room in data:
-            if t - 30 < tau <= t:
+            if t - 30 <= tau < t:
                 people[room].add(p)
         out.extend((t, room, len(ps)) for room, ps in sorted(people.items()))
     return out
