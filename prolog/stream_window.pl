@@ -79,6 +79,7 @@
             sw_clear/1,          % +Module
             sw_destroy/1,        % +Module
             sw_stats/2,          % +Module, -Stats
+            sw_windows/3,        % +Module, +SampleSize, -Windows
             win_match/8,         % +Module, +Store, +Hi, +Reasoning, ?G, ?S, ?P, ?O
             timestamp_value/4,   % +Module, +Windows, +ArgExprs, -Value
             fresh_bnode/1,       % -BlankNode
@@ -1054,6 +1055,31 @@ sw_stats(M, Stats) :-
     load_rt(M, rt(_, _, Due0, _)),
     (   Due0 == inf -> Due = null ; rational(Due0), \+ integer(Due0) -> Due is float(Due0) ; Due = Due0 ),
     Stats = [content-Content, pending-Pending, late-Late, queries-Q, due-Due].
+
+%!  sw_windows(+Module, +SampleSize, -Windows) is det.
+%
+%   What each window holds now, for a live view: Windows is
+%   windows(Clock, List), Clock the windows' clock as a float (none
+%   before any row), List a list of [Qid, Index, Count, Sample] per window
+%   of every query (Index: its place in the query, from 0), Count as
+%   sw_stats/2 counts content, Sample the first SampleSize triples a window
+%   without panes holds (the oldest: the next to leave) as [S, P, O, Time]
+%   (encoded terms, Time a float), [] for a window kept per pane.  Call
+%   sw_stats/2 first for counts with the panes' pending matches committed.
+sw_windows(M, Max, windows(Clock, List)) :-
+    load_rt(M, rt(C0, _, _, Qs)),
+    (   number(C0), C0 =\= inf, C0 =\= -inf -> Clock is float(C0) ; Clock = none ),
+    findall([Qid, I, N, Xs],
+            ( member(q(Qid, Ws, _, _, _, _), Qs), nth0(I, Ws, W),
+              window_content(M, W, N),
+              window_sample(M, W, Max, Xs) ),
+            List).
+
+window_sample(M, w(Store, _, _, _, plain), Max, Xs) :- !,
+    functor(H, Store, 7),
+    arg(3, H, S), arg(4, H, P), arg(5, H, O), arg(6, H, T),
+    findall([S, P, O, T1], limit(Max, ( M:H, T1 is float(T) )), Xs).
+window_sample(_, _, _, []).
 
 window_content(M, w(Store, _, _, _, Mode), N) :-
     (   Mode = panes(PN, _, _)

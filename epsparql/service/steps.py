@@ -16,7 +16,7 @@ events flow (input → steps → answers):
   the streams it reads (``in``: the rows pushed on each, the engine's own
   per-stream count), its windows (``held``: what each holds now: distinct
   triples, or, for a window aggregated pane by pane, the matches its panes
-  keep, as ``prolog/stream_window.pl``'s ``window_content/3`` counts them;
+  keep, as ``prolog/stream_window.pl``'s ``sw_windows/3`` counts them;
   ``bounds``: the window's bounds at the windows' clock; ``sample``: for a
   window without panes, the first triples it holds, the next to leave),
   the relation
@@ -214,33 +214,27 @@ def _secs(x: Any) -> float | None:
 # ---------------------------------------------------------------------------
 # the counters, at each call
 
-_WINDOWS_GOAL = (
-    "stream_window:load_rt(M, rt(_C0, _, _, _Qs)), "
-    "( number(_C0), _C0 =\\= inf, _C0 =\\= -inf -> C is float(_C0) ; C = none ), "
-    "findall([_Qid, _I, _N], ( member(q(_Qid, _Ws, _, _, _, _), _Qs), nth0(_I, _Ws, _W), "
-    "stream_window:window_content(M, _W, _N) ), L)")
-
-
 #: the first triples a window without panes holds (the oldest: the next to leave)
 _SAMPLE = 5
-_SAMPLE_GOAL = (
-    "stream_window:load_rt(M, rt(_, _, _, _Qs)), "
-    "findall([_Qid, _I, _Xs], ( member(q(_Qid, _Ws, _, _, _, _), _Qs), "
-    "nth0(_I, _Ws, w(_St, _, _, _, plain)), _H =.. [_St, _, _, _S, _P, _O, _T, _], "
-    f"findall([_S, _P, _O, _T1], limit({_SAMPLE}, ( M:_H, _T1 is float(_T) )), _Xs) ), L)")
 
 
-def _window_samples(engine: Any) -> dict[tuple[int, int], list[list[Any]]]:
-    """Per window without panes, the first triples it holds (encoded terms
-    and their time), one crossing; {} if the window runtime cannot say."""
+def _windows(engine: Any) -> tuple[dict[tuple[int, int], int] | None, float | None,
+                                   dict[tuple[int, int], list[list[Any]]]]:
+    """Per window (query id, index) what it holds now and, for a window
+    without panes, its first triples; the windows' clock
+    (``prolog/stream_window.pl``'s ``sw_windows/3``, one crossing)."""
     from ..core.runtime import PrologError, runtime
     try:
-        r = runtime().query_once(_SAMPLE_GOAL, {"M": engine.core.module})
+        r = runtime().query_once("stream_window:sw_windows(M, N, windows(C, L))",
+                                 {"M": engine.core.module, "N": _SAMPLE})
     except PrologError:
-        return {}
+        return None, None, {}
     if not r or not r.get("truth", True):
-        return {}
-    return {(int(q), int(i)): xs for q, i, xs in r.get("L", [])}
+        return None, None, {}
+    counts = {(int(q), int(i)): int(n) for q, i, n, _ in r["L"]}
+    samples = {(int(q), int(i)): xs for q, i, _, xs in r["L"] if xs}
+    clock = r.get("C")
+    return counts, clock if isinstance(clock, (int, float)) else None, samples
 
 
 def _sample_text(xs: list[list[Any]], prefixes: Any) -> list[dict[str, Any]]:
@@ -255,30 +249,20 @@ def _sample_text(xs: list[list[Any]], prefixes: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _window_counts(engine: Any) -> tuple[dict[tuple[int, int], int] | None, float | None,
-                                          dict[str, Any]]:
-    """Per window (query id, index) what it holds now, the windows' clock,
-    and the totals of ``engine.window_stats()`` (which also commits the
-    panes' pending matches, as the totals need)."""
-    from ..core.runtime import PrologError, runtime
-    totals = engine.window_stats()
-    try:
-        r = runtime().query_once(_WINDOWS_GOAL, {"M": engine.core.module})
-    except PrologError:                   # the window runtime changed: totals only
-        return None, None, totals
-    if not r or not r.get("truth", True):
-        return None, None, totals
-    counts = {(int(q), int(i)): int(n) for q, i, n in r.get("L", [])}
-    clock = r.get("C")
-    return counts, clock if isinstance(clock, (int, float)) else None, totals
-
-
 def _bounds(w: Any, alg: Any, clock: float | None) -> dict[str, Any] | None:
     if clock is None:
         return None
     from ..explain.window_trace import window_bounds
     kind, lo, hi = window_bounds(w, clock, alg)
     f = (lambda x: None if x is None else float(Fraction(x)))
+    if kind == "closed-open":
+        # the window filling now: the next to close (after the clock), not
+        # the last closed (what a C-SPARQL window holds is reported at its close)
+        step = Fraction(w.window.step if w.window.step is not None else w.window.width)
+        kind, lo, hi = window_bounds(w, Fraction(clock) + step, alg)
+        if lo == hi:                      # before the first close
+            lo, hi = alg.window_t0, alg.window_t0 + Fraction(w.window.width)
+        return {"kind": kind, "from": f(lo), "to": f(hi), "filling": True}
     return {"kind": kind, "from": f(lo), "to": f(hi)}
 
 
@@ -302,8 +286,8 @@ def deployment_steps(room: Any, name: str) -> dict[str, Any]:
     win_counts, clock, wtotals = (None, None, {})
     samples: dict[tuple[int, int], list[list[Any]]] = {}
     if st.windowed and d.error is None:
-        win_counts, clock, wtotals = _window_counts(engine)
-        samples = _window_samples(engine)
+        wtotals = engine.window_stats()   # (commits the panes' pending matches first)
+        win_counts, clock, samples = _windows(engine)
     stream_rows = engine.stream_rows() if st.windowed else {}
 
     held_total = 0

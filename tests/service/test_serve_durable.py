@@ -82,8 +82,7 @@ def test_kill_9_mid_stream_loses_nothing_and_repeats_nothing(tmp_path, seed):
     want_pairs = run_answers(tmp_path, "pairs", SEQ_QUERY, lines, "nqt")
     want_avg = run_answers(tmp_path, "avg", CSPARQL_QUERY, lines, "nqt")
     assert Counter(pairs) == Counter(want_pairs)
-    last = 3000
-    assert Counter(a for a in avg if json.loads(a)["end"] <= last) == Counter(want_avg)
+    assert Counter(avg) == Counter(want_avg)
     # the answer files hold each answer once, numbered as served
     assert (state / "answers" / "pairs.jsonl").read_text().splitlines() == pairs
 

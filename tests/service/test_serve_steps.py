@@ -166,14 +166,20 @@ def test_windowed_steps_and_counters(room: EngineRoom) -> None:
         "http://ex.org/s"]
     assert node(out, "events")["in"] == 7
     assert out["window_clock"] == 6.0
-    assert window["bounds"] == {"kind": "range", "from": -4.0, "to": 6.0}
+    # C-SPARQL's window from t0 = 0 that fills now and closes next
+    assert window["bounds"] == {"kind": "closed-open", "from": 0.0, "to": 10.0, "filling": True}
     sink = next(n for n in out["nodes"] if n["kind"] == "answers")
-    assert sink["out"] == d.answers == out["answers"] > 0
+    assert sink["out"] == d.answers == out["answers"] == 0      # [0, 10) closes at 10
     assert out["partial_matches"] == 0
     # what it holds: the oldest first (the next to leave), in the query's prefixes
     assert window["sample"][:2] == [{"s": ":e0", "p": ":a", "o": ":o0", "time": 0.0},
                                     {"s": ":e1", "p": ":a", "o": ":o1", "time": 1.0}]
     assert len(window["sample"]) == 5
+    push(room, ["<http://ex.org/e11> <http://ex.org/a> <http://ex.org/o> <http://ex.org/s> 11 .\n"],
+         "nqt")
+    out = steps(room, "win")
+    sink = next(n for n in out["nodes"] if n["kind"] == "answers")
+    assert sink["out"] == d.answers == out["answers"] > 0
 
 
 def test_window_kept_per_pane_has_no_sample(room: EngineRoom) -> None:
