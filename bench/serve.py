@@ -50,7 +50,6 @@ import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -60,6 +59,7 @@ from harness import OUT, ROOT, describe, machine, pct, results_path, write_resul
 
 sys.path.insert(0, str(ROOT / "tests" / "service"))
 from mqtt_broker import Mosquitto  # noqa: E402
+from service_proc import ServiceProcess  # noqa: E402
 
 EX = "http://example.org/"
 STREAM = EX + "s"
@@ -145,37 +145,9 @@ class Service:
             args += ["--mqtt", broker.address, "--mqtt-in", f"sensors/#={STREAM}",
                      "--mqtt-client-id", f"bench-{os.getpid()}-{time.time_ns()}"]
         args += list(extra)
-        self.proc = subprocess.Popen([PY, "-m", "epsparql.cli", "serve", "--port", "0", *args],
-                                     cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True)
-        self.token, self.port, self.lines = "", 0, []
-        ready = threading.Event()
-
-        def read() -> None:
-            for line in self.proc.stderr:        # type: ignore[union-attr]
-                self.lines.append(line)
-                m = re.search(r"admin token: (\S+)", line)
-                if m:
-                    self.token = m.group(1)
-                m = re.search(r"listening on http://[^:]+:(\d+)", line)
-                if m:
-                    self.port = int(m.group(1))
-                    ready.set()
-            ready.set()
-        threading.Thread(target=read, daemon=True).start()
-        ready.wait(120)
-        if not self.port:
-            raise RuntimeError("".join(self.lines))
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                self.get("/health")
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+        self.svc = ServiceProcess(*args, timeout=120)
+        self.proc, self.token, self.port, self.lines = (self.svc.proc, self.svc.token,
+                                                        self.svc.port, self.svc.lines)
         if broker is not None:
             while "mqtt: connected" not in "".join(self.lines):
                 time.sleep(0.05)

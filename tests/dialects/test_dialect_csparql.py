@@ -12,7 +12,7 @@ import pytest
 from dialect_cases import check_against_reference, csparql_query
 
 
-@pytest.mark.parametrize("seed", range(150))
+@pytest.mark.parametrize("seed", range(100))
 def test_csparql_matches_reference(seed):
     check_against_reference(1000 + seed, csparql_query, "csparql")
 

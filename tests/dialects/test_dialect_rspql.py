@@ -12,7 +12,7 @@ import pytest
 from dialect_cases import check_against_reference, rspql_query
 
 
-@pytest.mark.parametrize("seed", range(120))
+@pytest.mark.parametrize("seed", range(80))
 def test_rspql_matches_reference(seed):
     check_against_reference(6000 + seed, rspql_query, "rspql")
 

@@ -38,7 +38,7 @@ def quads(rows):
     return [(r.s, r.p, r.o, r.tau, None, r.stream) for r in rows]
 
 
-@pytest.mark.parametrize("seed", range(70))
+@pytest.mark.parametrize("seed", range(50))
 def test_restored_engine_continues_as_the_original(seed):
     rnd = random.Random(9000 + seed)
     dialect, gen = GENERATORS[seed % len(GENERATORS)]

@@ -6,7 +6,7 @@ import pytest
 from dialect_cases import check_against_reference, sparqlstream_query
 
 
-@pytest.mark.parametrize("seed", range(120))
+@pytest.mark.parametrize("seed", range(80))
 def test_sparqlstream_matches_reference(seed):
     check_against_reference(2000 + seed, sparqlstream_query, "sparqlstream")
 

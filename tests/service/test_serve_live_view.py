@@ -10,20 +10,14 @@ its data endpoint refuses a token that may not read.
 from __future__ import annotations
 
 import json
-import os
-import re
 import shutil
 import subprocess
-import sys
-import threading
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from service_proc import ServiceProcess
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no chromium")
@@ -37,73 +31,34 @@ SELECT ?x ?y WHERE { ?x :a ?y } SEQ { ?y :b ?z }
 FILTER (getDURATION() < "PT10S"^^xsd:duration)"""
 
 
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
 WINDOWED = """REGISTER QUERY w AS
 PREFIX : <http://ex.org/>
 SELECT ?s ?o FROM STREAM <http://ex.org/s> [RANGE 10s STEP 1s]
 WHERE { ?s :a ?o }"""
 
 
-class Service:
-    """``epsparql serve --port 0`` with a tokens file, until stopped."""
+class Service(ServiceProcess):
+    """``epsparql serve --port 0`` with a tokens file (service_proc.py)."""
 
     def __init__(self, tmp: Path) -> None:
         tokens = tmp / "tokens"
         tokens.write_text(f"{ADMIN} admin\n{PUSHER} push\n{READER} read\n", encoding="utf-8")
-        env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "epsparql.cli", "serve", "--port", "0", "--tokens", str(tokens)],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.lines: list[str] = []
-        found = threading.Event()
-        self.url = ""
+        super().__init__("--tokens", str(tokens))
+        self.token = ADMIN
+        self.url = f"http://127.0.0.1:{self.port}"
 
-        def read() -> None:
-            assert self.proc.stderr is not None
-            for line in self.proc.stderr:
-                self.lines.append(line)
-                m = re.search(r"listening on (http://[^\s]+)", line)
-                if m:
-                    self.url = m.group(1)
-                    found.set()
-            found.set()
-        threading.Thread(target=read, daemon=True).start()
-        if not found.wait(60) or not self.url:
-            self.stop()
-            raise RuntimeError("the service did not start: " + "".join(self.lines))
-        deadline = time.monotonic() + 30      # it says where before it accepts
-        while True:
-            try:
-                if self.request("GET", "/health", token=None)[0] == 200:
-                    break
-            except urllib.error.URLError:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    self.stop()
-                    raise RuntimeError("the service did not answer: " + "".join(self.lines))
-                time.sleep(0.05)
-
-    def request(self, method: str, path: str, body: bytes | None = None,
+    def request(self, method: str, path: str, body: bytes | None = None,  # type: ignore[override]
                 token: str | None = ADMIN, ctype: str | None = None) -> tuple[int, bytes]:
-        req = urllib.request.Request(self.url + path, data=body, method=method)
-        if token is not None:
-            req.add_header("Authorization", f"Bearer {token}")
-        if ctype:
-            req.add_header("Content-Type", ctype)
-        try:
-            with _OPENER.open(req, timeout=30) as r:
-                return r.status, r.read()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read()
+        status, _, out = super().request(method, path, body, token=token,
+                                         headers={"Content-Type": ctype} if ctype else None)
+        return status, out
 
     def stop(self) -> None:
         if self.proc.poll() is None:
-            self.proc.terminate()
             try:
-                self.proc.wait(15)
+                self.terminate(15)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                self.kill()
 
 
 @pytest.fixture(scope="module")

@@ -14,14 +14,12 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -30,6 +28,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mqtt_broker import Mosquitto, available  # noqa: E402
+from service_proc import ServiceProcess  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not available(), reason="mosquitto is not installed")
 mqtt = pytest.importorskip("paho.mqtt.client")
@@ -81,70 +80,23 @@ def norm(lines: list[str]) -> Counter:
     return out
 
 
-class Service:
-    """``epsparql serve --port 0 ARGS`` as a subprocess (this tree's code)."""
-
-    def __init__(self, *args: str) -> None:
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        self.proc = subprocess.Popen([sys.executable, "-m", "epsparql.cli", "serve", "--port",
-                                      "0", *args], cwd=ROOT, env=env,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True)
-        self.lines: list[str] = []
-        self.token = ""
-        self.port = 0
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.proc.stderr is not None
-            for line in self.proc.stderr:
-                self.lines.append(line)
-                m = re.search(r"admin token: (\S+)", line)
-                if m:
-                    self.token = m.group(1)
-                m = re.search(r"listening on http://[^:]+:(\d+)", line)
-                if m:
-                    self.port = int(m.group(1))
-                    ready.set()
-            ready.set()
-        threading.Thread(target=read, daemon=True).start()
-        ready.wait(60)
-        assert self.port, "the service did not start:\n" + "".join(self.lines)
-        deadline = time.monotonic() + 30  # "listening" is said just before it listens
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=5)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "".join(self.lines)
-                time.sleep(0.05)
+class Service(ServiceProcess):
+    """``epsparql serve --port 0 ARGS`` (service_proc.py) with what these
+    tests ask of it."""
 
     def http(self, method: str, path: str, body: Any = None) -> tuple[Any, dict[str, str]]:
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data,
-                                     method=method,
-                                     headers={"Authorization": f"Bearer {self.token}",
-                                              "Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.read(), {k.lower(): v for k, v in r.headers.items()}
+        status, headers, out = self.request(
+            method, path, None if body is None else json.dumps(body),
+            headers={"Content-Type": "application/json"})
+        assert status < 400, f"{method} {path}: {status} {out[:300]!r}"
+        return out, headers
 
     def status(self) -> dict[str, Any]:
         try:
             return json.loads(self.http("GET", "/status")[0])
         except OSError as e:
             time.sleep(0.5)
-            raise AssertionError(f"{e}: the service said:\n" + "".join(self.lines)) from None
-
-    def answers(self, name: str) -> list[str]:
-        out: list[str] = []
-        after = 0
-        while True:
-            body, h = self.http("GET", f"/queries/{name}/answers?after={after}&limit=100000")
-            lines = body.decode().splitlines()
-            if not lines:
-                return out
-            out += lines
-            after = int(h["x-last-answer"])
+            raise AssertionError(f"{e}: the service said:\n" + self.stderr) from None
 
     def wait_events(self, n: int, timeout: float = 60.0) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
@@ -160,12 +112,10 @@ class Service:
 
     def stop(self) -> None:
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(30)
+                self.terminate()
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                self.kill()
 
 
 def client(broker: Mosquitto, **kw: Any) -> Any:
