@@ -26,15 +26,7 @@ ADMIN = "admin-token-0123456789abcdef"
 PUSHER = "push-token-0123456789abcdef"
 READER = "read-token-0123456789abcdef"
 
-SEQ = """PREFIX : <http://ex.org/>
-SELECT ?x ?y WHERE { ?x :a ?y } SEQ { ?y :b ?z }
-FILTER (getDURATION() < "PT10S"^^xsd:duration)"""
-
-
-WINDOWED = """REGISTER QUERY w AS
-PREFIX : <http://ex.org/>
-SELECT ?s ?o FROM STREAM <http://ex.org/s> [RANGE 10s STEP 1s]
-WHERE { ?s :a ?o }"""
+from test_serve_steps import SEQ, WINDOWED  # noqa: E402  (the same queries, in the page)
 
 
 class Service(ServiceProcess):
