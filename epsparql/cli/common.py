@@ -21,6 +21,7 @@ from ..algebra.streams import WINDOW_SEMANTICS, check_t0
 from ..core.runtime import PrologError
 from ..language import QueryError, QueryWarning
 from ..rdf.ntriples import absolute_iri_problem
+from ..messages import flat, one_line  # noqa: F401  (the commands' and tests' names)
 
 __all__ = ["EXIT_OK", "EXIT_RUNTIME", "EXIT_USAGE", "PROG", "UsageError", "QueryFileError",
            "say", "warning_hook", "QueryFile", "read_queries", "format_query_error",
@@ -186,22 +187,6 @@ def register_queries(engine: Any, qfs: Sequence[QueryFile],
     if errors:
         raise QueryFileError("\n".join(errors))
     return queries
-
-
-def flat(e: BaseException, limit: int = 300) -> str:
-    """An error's whole message on one line (a parser's message spread
-    over lines), cut at ``limit`` characters."""
-    text = " ".join(str(e).split()) or type(e).__name__
-    return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-def one_line(e: BaseException) -> str:
-    """The first line of an error's message (Prolog's messages go on with
-    stack sizes, goals and advice a command-line user cannot act on)."""
-    text = (getattr(e, "message", None) or str(e)).strip()
-    text = re.sub(r"^bridge_python:\w+/\d+ raised: ", "", text)
-    line = text.splitlines()[0].strip() if text else type(e).__name__
-    return line if len(line) <= 500 else line[:499] + "…"
 
 
 def engine_failure(e: BaseException) -> str:

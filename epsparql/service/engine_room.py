@@ -401,7 +401,7 @@ class EngineRoom:
                 self._drain(d)
 
     def _failed(self, d: Deployed, e: BaseException) -> None:
-        from ..cli.common import one_line
+        from ..messages import one_line
         d.error = f"{type(e).__name__}: {one_line(e)}"
         self._drain(d)                    # what it gave before it failed
 

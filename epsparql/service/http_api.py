@@ -133,7 +133,7 @@ class ServiceApp:
         logging.getLogger("epsparql.serve").error(
             "%s %s failed:\n%s", request.method, request.url.path,
             "".join(traceback.format_exception(exc)))
-        from ..cli.common import one_line
+        from ..messages import one_line
         return _error(500, f"internal error: {type(exc).__name__}: {one_line(exc)}")
 
     # -- access --------------------------------------------------------------
@@ -495,7 +495,7 @@ class ServiceApp:
         except _Refused:
             raise
         except Exception as e:           # rdflib's parsers raise many kinds
-            from ..cli.common import flat
+            from ..messages import flat
             raise _Refused(400, f"cannot read the graph as {fmt}: {flat(e)}") from None
         return JSONResponse({"graph": iri or None, "triples": n})
 
