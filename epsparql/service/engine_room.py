@@ -38,7 +38,7 @@ from ..io.results import batch_json_lines
 from ..io.stream_lines import StreamFormatError
 from ..io.streams import FORMATS, StreamReader
 from .durable import AnswerFile, Checkpoint, InputLog, read_checkpoint
-from .registry import Deployment, DeploymentError
+from .registry import Deployment
 
 __all__ = ["EngineRoom", "RoomConfig", "Ingest", "ParsedInput", "parse_input", "Deployed",
            "ServiceError", "NotFound", "Conflict"]
@@ -166,7 +166,7 @@ class Deployed:
         return self.error is None and not self.spec.paused
 
 
-@dataclass(order=True)
+@dataclass
 class _Item:
     kind: str
     payload: Any = field(compare=False)
@@ -712,10 +712,3 @@ class EngineRoom:
             return []
         start = max(0, after + 1 - rec[0][0])
         return list(itertools.islice(rec, start, start + limit))
-
-    def check_deployment(self, spec: Deployment) -> None:
-        if spec.name in self.deployments:
-            raise Conflict(f"a deployment named {spec.name!r} exists: delete it first")
-
-
-__all__ += ["DeploymentError"]

@@ -145,18 +145,23 @@ class ServiceApp:
             return request.query_params.get("access_token")
         return None
 
-    def _allow(self, request: Any, need: str, name: str | None = None) -> frozenset[str]:
+    def _known(self, request: Any) -> tuple[str, frozenset[str]]:
+        """The request's token and its scopes; 401 without a valid one."""
         token = self._token(request)
         scopes = self.tokens.scopes(token)
         if scopes is None:
             raise _Refused(401, "a valid token is needed (Authorization: Bearer TOKEN)"
                            if token else "no token: send Authorization: Bearer TOKEN",
                            {"WWW-Authenticate": "Bearer"})
+        return token or "", scopes
+
+    def _allow(self, request: Any, need: str, name: str | None = None) -> frozenset[str]:
+        token, scopes = self._known(request)
         if not allows(scopes, need, name):
             what = f"{need} {name!r}" if name and need == "read" else need
             raise _Refused(403, f"this token may not {what} (its scopes: "
                            f"{', '.join(sorted(scopes))})")
-        self._rate(token or "")
+        self._rate(token)
         return scopes
 
     def _rate(self, key: str) -> None:
@@ -294,14 +299,10 @@ class ServiceApp:
 
     def _scopes_any(self, request: Request) -> frozenset[str]:
         """A token that may read something (filtered by name after)."""
-        token = self._token(request)
-        scopes = self.tokens.scopes(token)
-        if scopes is None:
-            raise _Refused(401, "a valid token is needed (Authorization: Bearer TOKEN)",
-                           {"WWW-Authenticate": "Bearer"})
+        token, scopes = self._known(request)
         if not ({"read", "manage"} & scopes or any(s.startswith("read:") for s in scopes)):
             raise _Refused(403, "this token may not read queries")
-        self._rate(token or "")
+        self._rate(token)
         return scopes
 
     async def register(self, request: Request) -> Response:
