@@ -1,0 +1,297 @@
+"""CSRBench as an acceptance test (issue 23): its 21 queries (C-SPARQL,
+CQELS and SPARQLstream q1-q7, byte for byte) over its 34-second SRBench
+stream, through ``epsparql.Engine`` and the command line, against the
+port of its oracle (csrbench_oracle.py, which shares no code with the
+engine) and against the answers the engines themselves recorded.
+
+Two comparisons of an engine's output with the oracle's:
+
+- **the oracle's verdict** (``contains``): the output's relations (the
+  answers of one report instant each), in order and timestamps ignored,
+  are a contiguous run of the oracle's for some t0 in [firstt0,
+  firstt0 + width]; empty relations are left out on both sides (an
+  engine's answer stream cannot show an empty result);
+- **strict**: at the t0 that the dialect's reading fixes, each instant's
+  set of bindings (numbers by value) equals the oracle's evaluation at the
+  same instant, and no instant more or less.
+
+examples/csrbench/README.md has the score and what differs, query by query.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+import csrbench_oracle as O
+
+CS = O.CSRBENCH
+ROOT = CS.parent.parent
+STREAM_FILE = {"csparql": CS / "stream" / "srbench-test.nqt.gz",
+               "cqels": CS / "stream" / "srbench-test.nqt.gz",
+               "sparqlstream": CS / "stream" / "srbench-observations.nqt.gz"}
+QUERIES = range(1, 8)
+#: the windows (ms) of the queries the engines ran; srbench-queries.properties
+#: says the same except q6: 50 s there, 5 s in every engine's q6 (checked below)
+WINDOWS = {1: (10000, 10000), 2: (1000, 1000), 3: (4000, 4000), 4: (4000, 4000),
+           5: (5000, 1000), 6: (5000, 5000), 7: (5000, 5000)}
+#: the oracle's verdicts on the engines' recorded answers (CSRBench's own
+#: result, reproduced by the port): the first t0 (ms) at which each passes
+RECORDED_PASS = {("csparql", 1): 0, ("csparql", 2): 0, ("csparql", 4): 0, ("csparql", 7): 0,
+                 ("cqels", 1): 0, ("cqels", 2): 0, ("cqels", 5): 0,
+                 ("sparqlstream", 1): 2000, ("sparqlstream", 2): 0, ("sparqlstream", 3): 3000,
+                 ("sparqlstream", 5): 0, ("sparqlstream", 7): 4000}
+
+
+def query_text(dialect: str, n: int) -> str:
+    return (CS / dialect / f"q{n}.rq").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def stream():
+    return O.load_stream()
+
+
+@cache
+def engine_answers(dialect: str) -> dict[int, list[tuple[float, dict]]]:
+    """The seven queries of ``dialect`` registered unchanged in one engine,
+    the stream file pushed, then flushed: per query, (end, bindings)."""
+    from epsparql import Engine
+    from epsparql.io import read_stream
+    with Engine(reasoning="none") as eng:
+        qs = {n: eng.register(query_text(dialect, n), name=f"q{n}", dialect=dialect)
+              for n in QUERIES}
+        eng.push_many(read_stream(STREAM_FILE[dialect]))
+        eng.flush()
+        return {n: [(a.end, dict(a.bindings)) for a in q.results()] for n, q in qs.items()}
+
+
+def relations(answers: list[tuple[float, dict]], shift: int = 0, *, exact: bool = True,
+              bags: bool = False) -> list[O.Relation]:
+    """An engine's answers as the oracle's relations, one per report
+    instant, stamped end·1000 + shift (ms); ``exact``: bindings compared
+    exactly (else with the oracle's Java equality); ``bags``: a binding
+    as many times as it was answered."""
+    by_end: dict[float, list[dict]] = defaultdict(list)
+    for end, b in answers:
+        by_end[end].append(b)
+    stamp = {t: int(round(t * 1000)) + shift for t in by_end}
+    if bags:
+        return [O.Relation(stamp[t], [O.Element(b, True) for b in by_end[t]]) for t in sorted(by_end)]
+    return [O.relation_of(stamp[t], by_end[t], exact=exact) for t in sorted(by_end)]
+
+
+def oracle(stream, dialect: str, n: int, t0: int, *, exact: bool = True, **variant
+           ) -> list[O.Relation]:
+    """The oracle's non-empty relations for query n configured for
+    ``dialect``, at t0, with the query's own window, bindings exact
+    (``variant``: O.run's sliding and bags)."""
+    policy, queries, setup = O.system_config(dialect)
+    q = queries[f"srb.query{n}"]
+    rels = O.run(q, policy, stream, t0, window=WINDOWS[n], exact=exact,
+                 last_timestamp=O.last_timestamp(setup, q, WINDOWS[n][0]), **variant)
+    return [r for r in rels if r.bindings()]
+
+
+def accepted(stream, dialect: str, n: int, t0: int, answers, shift: int = 0) -> bool:
+    """The oracle's own verdict at t0 (Java equality, relations as a
+    contiguous run of its output's non-empty ones)."""
+    return O.contains(oracle(stream, dialect, n, t0, exact=False),
+                      relations(answers, shift, exact=False))
+
+
+def table(rels: list[O.Relation]) -> list[tuple[int, list]]:
+    """Relations as comparable data: (timestamp, sorted bindings)."""
+    return [(r.timestamp, sorted(sorted((k, str(v)) for k, v in e.key) for e in r.elements))
+            for r in rels]
+
+
+# -- the material ----------------------------------------------------------------
+def test_the_queries_windows_are_the_ones_compared():
+    """WINDOWS holds what each engine's query says (q6: 5 s, where the
+    oracle's srbench-queries.properties says 50 s), and the oracle's
+    configuration reads as expected (Commons Configuration lines)."""
+    secs = {n: (w[0] // 1000, w[1] // 1000) for n, w in WINDOWS.items()}
+    for n in QUERIES:
+        a, b = secs[n]
+        assert f"[RANGE {a}s STEP {b}s]" in query_text("csparql", n)
+        assert f"[RANGE {a}s SLIDE {b}s]" in query_text("cqels", n)
+        assert re.search(rf"\[NOW ?- {a} S SLIDE {b} S\]", query_text("sparqlstream", n))
+    _, queries, setup = O.system_config("csparql")
+    assert {n: (queries[f"srb.query{n}"].size, queries[f"srb.query{n}"].slide)
+            for n in QUERIES} == {**WINDOWS, 6: (50000, 50000)}
+    assert queries["srb.query7"].boolean_query.startswith("PREFIX om-owl: <http://knoesis")
+    # each line trimmed, its final backslash dropped, joined to the next
+    assert ("WHERE { ?ob  om-owl:procedure sens-obs:System_C1190 ; om-owl:observedProperty"
+            in queries["srb.query7"].boolean_query)
+    assert (setup["importer.data.maxtime"], setup["system.timeunit"]) == ("33", "1000")
+
+
+def test_the_stream_is_csrbench_s(stream):
+    """34 seconds, 15,188 triples, 1,890 observations (data_00 … data_33)."""
+    assert sorted(stream) == [1000 * t for t in range(34)]
+    assert sum(len(g) for g in stream.values()) == 15188
+
+
+@pytest.mark.parametrize("dialect,n", sorted(RECORDED_PASS))
+def test_the_port_passes_the_recorded_answers_csrbench_passed(stream, dialect, n):
+    """The port's verdict on the engines' own recorded answers (t0 as
+    found by Oracle.main): the oracle proper, Java equality quirks and
+    all.  Checked at the t0 found, and not at the t0 before it."""
+    policy, queries, setup = O.system_config(dialect)
+    q = queries[f"srb.query{n}"]
+    answer = O.recorded_answer(dialect, n)
+    t0 = RECORDED_PASS[(dialect, n)]
+    last = O.last_timestamp(setup, q)
+    assert O.contains(O.run(q, policy, stream, t0, last_timestamp=last), answer)
+    if t0 > 0:
+        assert not O.contains(O.run(q, policy, stream, t0 - 1000, last_timestamp=last), answer)
+
+
+def test_the_port_fails_c_sparql_q3_as_csrbench_did(stream):
+    """C-SPARQL 0.9's recorded q3 put the 07:45 humidity of C1190 in the
+    window closing at 20 s (its feeder's second 23 arrived early): not a
+    run of the oracle's output for t0 = 0 (nor any t0: Oracle.main)."""
+    policy, queries, setup = O.system_config("csparql")
+    q = queries["srb.query3"]
+    answer = O.recorded_answer("csparql", 3)
+    assert not O.contains(O.run(q, policy, stream, 0, last_timestamp=O.last_timestamp(setup, q)),
+                          answer)
+
+
+# -- epsparql against the oracle ---------------------------------------------------
+@pytest.mark.parametrize("n", QUERIES)
+def test_csparql(stream, n):
+    """C-SPARQL: closed-open windows from t0 = 0 (the oracle's firstt0 and
+    epsparql's default), each evaluated at its close: strict."""
+    answers = engine_answers("csparql")[n]
+    assert answers, "no answers"
+    assert table(relations(answers)) == table(oracle(stream, "csparql", n, 0))
+    assert accepted(stream, "csparql", n, 0, answers)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_cqels(stream, n):
+    """CQELS: reported at each arrival t (content change, ISTREAM); the
+    oracle stamps an evaluation at t with t + 1 s (its scope's end) and
+    never evaluates at t0 itself (these queries match nothing at 0 s).
+    The oracle's own verdict takes q3 at t0 = 2 s, not 0: its HashSet
+    holds one binding per humidity value, and C1415's 28 % at 31 s
+    "equals" C1122's 28 % of 30 s, still in the window, so its ISTREAM
+    drops it; epsparql reports it, as the exact comparison expects."""
+    answers = engine_answers("cqels")[n]
+    assert answers, "no answers"
+    assert table(relations(answers, 1000)) == table(oracle(stream, "cqels", n, 0))
+    t0 = 2000 if n == 3 else 0
+    assert accepted(stream, "cqels", n, t0, answers, 1000)
+    if n == 3:
+        assert not accepted(stream, "cqels", n, 0, answers, 1000)
+
+
+@pytest.mark.parametrize("n", [4, pytest.param(6, marks=pytest.mark.slow), 7])
+def test_cqels_windows_slide_as_cqels_1_x_not_as_the_oracle(stream, n):
+    """q4, q6, q7 (a 4-5 s SLIDE equal to the width, and an aggregate or a
+    join across seconds).  The oracle's CQELS window at an arrival t is
+    the earliest still open of the windows [t0 + a·β, t0 + a·β + ω), cut
+    at t (WindowOperator, content change), and its ISTREAM is a set
+    difference; CQELS 1.x's RangeWindow ignores SLIDE (purge() keeps the
+    last width) and its operators push every new mapping, and epsparql
+    does the same: (t − ω, t] at every arrival, 0 s included, ISTREAM on
+    bags (a binding again when its multiplicity grows: q7's pairs, when
+    a new C1190 reading joins them).  Matching the oracle would need a
+    report on change over windows from t0 with their slide, which no
+    parameter offers.  Strict against the port with those two changes
+    (``sliding``, ``bags``); for q4 and q7, also unlike the oracle's own
+    output for t0 = 0 (q6 costs too much in rdflib to run twice)."""
+    answers = engine_answers("cqels")[n]
+    got = relations(answers, 1000, bags=True)
+    assert table(got) == table(oracle(stream, "cqels", n, -1000, sliding=True, bags=True))
+    if n != 6:
+        assert table(relations(answers, 1000)) != table(oracle(stream, "cqels", n, 0))
+
+
+def flushed(rels: list[O.Relation], n: int) -> list[O.Relation]:
+    """The relations up to epsparql's last SPARQLstream evaluation: at
+    flush() the first instant k·β at or after the last time stamp (33 s),
+    stamped + 1 s."""
+    beta = WINDOWS[n][1] // 1000
+    last = -(-33 // beta) * beta
+    return [r for r in rels if r.timestamp <= last * 1000 + 1000]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, pytest.param(6, marks=pytest.mark.slow), 7])
+def test_sparqlstream(stream, n):
+    """SPARQLstream: windows (t − ω, t] at t = k·β; over whole seconds
+    that is [t − ω + 1, t + 1), the oracle's window-close scope for
+    t0 = 1 s, stamped t + 1 s.  The evaluation at 0 s ((−ω, 0]) finds
+    nothing in these queries.  Up to the stream's end: after it, the
+    oracle goes on closing the windows that still hold its last seconds
+    (q5's (29, 34] … (32, 37], with answers); epsparql's flush() stops at
+    the first instant at or after the last time stamp."""
+    answers = engine_answers("sparqlstream")[n]
+    assert answers, "no answers"
+    expected = oracle(stream, "sparqlstream", n, 1000)
+    assert table(relations(answers, 1000)) == table(flushed(expected, n))
+    assert accepted(stream, "sparqlstream", n, 1000, answers, 1000)
+    after = [r.timestamp for r in expected[len(flushed(expected, n)):]]
+    assert after == ([35000, 36000, 37000, 38000] if n == 5 else [])
+
+
+def test_sparqlstream_q4_reports_a_window_before_the_stream(stream):
+    """q4 (AVG over [NOW - 4 S SLIDE 4 S]): epsparql evaluates at 0 s the
+    window (−4, 0], which holds second 0 and no temperature over 80, and
+    reports AVG = 0 there; morph-streams' (Esper's) batches start at the
+    query's start, as the oracle's window-close scope [t0 + k·β, …) with
+    t0 >= 0: no window opens before the stream, and the leading 0 is in
+    no run of the oracle's output.  Everything after it is the oracle's
+    output for t0 = 1 s."""
+    answers = engine_answers("sparqlstream")[4]
+    got = relations(answers, 1000)
+    assert table(got[:1]) == [(1000, [[("avg", "('number', 0.0)")]])]
+    assert table(got[1:]) == table(flushed(oracle(stream, "sparqlstream", 4, 1000), 4))
+    assert not accepted(stream, "sparqlstream", 4, 1000, answers, 1000)
+    assert not accepted(stream, "sparqlstream", 4, 0, answers, 1000)
+
+
+def test_sparqlstream_q4_with_the_secret_parameters(stream):
+    """The parameters that make q4 the oracle's: windows [t0 + k·β, …)
+    with t0 = 0, content [o,c), reported at their close when non-empty
+    (sparqlstream.properties: windowclose, nonemptycontent).  They are
+    the SECRET parameters of register() (branch ``secret``); without
+    them this test is skipped, naming them."""
+    import inspect
+    from epsparql import Engine
+    from epsparql.io import read_stream
+    if "window_content" not in inspect.signature(Engine.register).parameters:
+        pytest.skip("needs register(window_t0=0, window_content='[o,c)', "
+                    "window_report='close,non-empty') (the SECRET parameters)")
+    with Engine(reasoning="none") as eng:
+        q = eng.register(query_text("sparqlstream", 4), dialect="sparqlstream", window_t0=0,
+                         window_content="[o,c)", window_report="close,non-empty")
+        eng.push_many(read_stream(STREAM_FILE["sparqlstream"]))
+        eng.flush()
+        got = relations([(a.end, dict(a.bindings)) for a in q.results()])
+    assert table(got) == table(oracle(stream, "sparqlstream", 4, 0))
+
+
+def test_from_the_command_line(stream, tmp_path):
+    """``epsparql run`` with two queries of two dialects over the stream
+    file, JSON lines out: the answers of the Engine runs above."""
+    out = tmp_path / "answers.jsonl"
+    subprocess.run([sys.executable, "-m", "epsparql.cli", "run",
+                    str(CS / "csparql" / "q4.rq"), str(CS / "cqels" / "q7.rq"),
+                    "--stream", str(STREAM_FILE["csparql"]), "--output-format", "jsonl",
+                    "--reasoning", "none", "--out", str(out), "-q"],
+                   check=True, cwd=ROOT, timeout=120)
+    from epsparql.io import read_answers
+    by_query: dict[str, list] = defaultdict(list)
+    for a in read_answers(str(out)):
+        by_query[a.query].append((a.end, dict(a.bindings)))
+    assert table(relations(by_query["q4"])) == table(oracle(stream, "csparql", 4, 0))
+    assert table(relations(by_query["q7"])) == table(relations(engine_answers("cqels")[7]))
