@@ -74,8 +74,11 @@ class SparqlBuilder(Transformer_NonRecursive):
         self.prefixes: list[tuple[str, str]] = []
         self._fresh = 0
         #: IRIs left relative (no BASE to resolve them), each with where it
-        #: first appears: they never match a stream's or the background's
+        #: first appears as data: they never match a stream's or the
+        #: background's (a name, such as RSP-QL's <q1> or WINDOW <w1>, is
+        #: not data: :meth:`name_at`)
         self.relative: dict[str, tuple[int, int]] = {}
+        self._relative_uses: list[tuple[int, int, str]] = []
 
     # -- prologue and IRIs -------------------------------------------------
     def _resolve(self, iri: str) -> str:
@@ -108,10 +111,26 @@ class SparqlBuilder(Transformer_NonRecursive):
             iri = self._resolve(str(tok)[1:-1])
             if not _ABSOLUTE_IRI.match(iri):
                 self.relative.setdefault(iri, (tok.line, tok.column))
+                self._relative_uses.append((tok.line, tok.column, iri))
             return URIRef(iri)
         prefix, _, local = str(tok).partition(":")
         local = re.sub(r"\\(.)", r"\1", local)
         return URIRef(self.namespace(prefix, tok) + local)
+
+    def name_at(self, iri: object, after: Token) -> None:
+        """The first use of ``iri`` after the token ``after`` names
+        something (a query, a window), it is not matched against data: a
+        relative IRI there is not warned about."""
+        key = (after.line, after.column)
+        for i, (line, column, used) in enumerate(self._relative_uses):
+            if used == str(iri) and (line, column) > key:
+                del self._relative_uses[i]
+                break
+        else:
+            return
+        self.relative = {}
+        for line, column, used in self._relative_uses:
+            self.relative.setdefault(used, (line, column))
 
     def rdf_type(self, meta, c):
         return RDF.type

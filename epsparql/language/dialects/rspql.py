@@ -14,6 +14,7 @@ import re
 from fractions import Fraction
 
 from lark import Token, v_args
+from rdflib import URIRef
 
 from . import ast as D
 from .builder import SparqlBuilder, check_window, error_at, pos_of
@@ -59,11 +60,13 @@ class RspqlBuilder(SparqlBuilder):
     default_r2s = "rstream"
 
     def rspql_register(self, meta, c):
+        self.name_at(c[2], c[1])                  # the query's name: not data
         return ("register", {"r2s": str(c[1]).lower(), "output": c[2], "name": str(c[2])})
 
     def window_clause(self, meta, c):
         iris = [x for x in c if not isinstance(x, Token) and not isinstance(x, D.Window)]
         name, stream = iris[0], iris[1]
+        self.name_at(name, next(x for x in c if isinstance(x, Token) and x.type == "WINDOW"))
         return D.StreamDecl(stream, c[-1], name, pos_of(meta))
 
     def rsp_window(self, meta, c):
@@ -71,6 +74,8 @@ class RspqlBuilder(SparqlBuilder):
         return check_window(D.Window("range", width, step, pos=pos_of(c[0])), c[1], c[3])
 
     def window_pattern(self, meta, c):
+        if isinstance(c[1], URIRef):
+            self.name_at(c[1], c[0])              # WINDOW <w> { … }: a window's name
         return D.WindowPattern(c[1], c[2], pos_of(c[0]))
 
     def policy(self, parts, streams):
