@@ -6,7 +6,8 @@ import argparse
 from typing import Any
 
 from .common import (EXIT_OK, EXIT_USAGE, QueryFileError, add_dialect_option,
-                     add_engine_options, make_engine, read_queries, register_query, say)
+                     add_engine_options, make_engine, read_queries, register_query, say,
+                     window_options)
 
 __all__ = ["add_parser", "cmd_check"]
 
@@ -26,8 +27,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """``epsparql check``: parse and compile each query, say ok or where it fails."""
     qfs = read_queries(args.queries)
     engine = make_engine(args.base, reasoning=args.reasoning,
-                         window_semantics=args.window_semantics,
-                         window_t0=args.window_t0)
+                         **window_options(args))
     bad = 0
     for qf in qfs:
         try:
