@@ -592,7 +592,8 @@ flush(M, RT) :-
 %   A closed-open window's pending closes count up to the last window
 %   that opened at or before Now (each window holding a triple is
 %   evaluated, as CSRBench's oracle evaluates the windows opened up to the
-%   end of the stream).
+%   end of the stream); an open-closed one's up to its first close at or
+%   after Now (as a step's instants).
 flush_query(M, RT, Q, Now) :-
     Q = q(_, _, policy(Steps, _, Every, _, Final), _, _, St),
     St = st(Started, Nexts, Arr, Count),
@@ -670,11 +671,8 @@ flush_instant(Step, B, X, Now, T) :-
         R1 is R + A,
         co_close(Step, R1, Lim),
         between_steps(X, B, Lim, T)
-    ;   Step = oc(A, _, _, _)                   % windows opened before Now: (o, c], o < Now
-    ->  exact(Now, R),
-        R1 is R + A,
-        co_close(Step, R1, Lim0),
-        (   Lim0 =:= R1 -> Lim is Lim0 - B ; Lim = Lim0 ),
+    ;   Step = oc(_, _, _, _)                   % up to the first close at or after Now,
+    ->  first_instant(Step, Now, n(_, Lim)),    % as the CQL grid's instants
         between_steps(X, B, Lim, T)
     ;   X - B < Now, T = X
     ).

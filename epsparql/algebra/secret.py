@@ -356,4 +356,5 @@ def resolve(q: D.DialectQuery, args: WindowSettings | None = None,
                   Param(content, CONTENT_TEXT[content], content_src),
                   Param(report, report.text(), report_src),
                   Param(tick, f"{tick}-driven", tick_src),
-                  "from_t0" if q.dialect in FROM_T0_DIALECTS else "grid")
+                  "from_t0" if semantics == "engine" and q.dialect in FROM_T0_DIALECTS
+                  else "grid")

@@ -152,6 +152,15 @@ class ContinuousQuery:
             return T0_FIRST
         return Fraction(self.t0) if self.t0 is not None else DEFAULT_T0.get(self.dialect, Fraction(0))
 
+    @property
+    def scope(self) -> str:
+        """``from_t0`` (windows k >= 0 only: C-SPARQL's, engine reading) or
+        ``grid`` (every integer k)."""
+        if self.secret is not None:
+            return self.secret.scope
+        return "from_t0" if self.semantics == "engine" and self.dialect in FROM_T0_DIALECTS \
+            else "grid"
+
     def origin(self, window: D.Window) -> Fraction | str:
         """The t0 of one window on a grid: the query's, else the one that
         closes its windows on multiples of its step (the CQL grid)."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Sequence
 
-from ..algebra.streams import FROM_T0_DIALECTS, T0_FIRST, WindowDef, closed_open, content_change
+from ..algebra.streams import T0_FIRST, WindowDef, closed_open, content_change
 from ..window_runtime import stream_of
 
 __all__ = ["WindowTracer", "WindowView", "InstantView", "exact_time", "window_bounds",
@@ -59,7 +59,7 @@ def window_bounds(w: WindowDef, t: Any, q: Any = None,
                 return kind, t, t
             t0 = exact_time(first)
         k = (t - t0 - a) // b                          # the close t0 + kβ + ω <= t
-        if k < 0 and q.dialect in FROM_T0_DIALECTS:
+        if k < 0 and q.scope == "from_t0":
             return kind, t0, t0
         return kind, t0 + k * b, t0 + k * b + a
     if win.kind == "range":

@@ -12,8 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..algebra.streams import (ContinuousQuery, ExistsExpr, Minus, PerStream, Quad, Relation,
-                               SubSelect, Table, WindowDef, closed_open, content_change,
-                               FROM_T0_DIALECTS)
+                               SubSelect, Table, WindowDef, closed_open, content_change)
 from ..rdf.prefixes import Prefixes
 from .algebra_tree import expr_text, term_text
 from .tree import TreeNode
@@ -71,7 +70,7 @@ def window_content(w: WindowDef, q: ContinuousQuery | None = None) -> str:
     if q is not None and closed_open(q, win):
         a, b, o = _dur(win.width), _dur(win.step), q.origin(win)
         t0 = "the first arrival's time" if o == "first" else _time(o)
-        ks = "k ≥ 0" if q.dialect in FROM_T0_DIALECTS else "every integer k"
+        ks = "k ≥ 0" if q.scope == "from_t0" else "every integer k"
         if q.content == "co":
             return (f"windows [t0 + k·{b}, t0 + k·{b} + {a}) with t0 = {t0}, {ks} (closed at "
                     f"the start, open at the end); instants: their closes c = t0 + k·{b} + {a} "

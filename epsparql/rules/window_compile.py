@@ -44,7 +44,7 @@ from typing import Any, Callable
 from rdflib import BNode, Literal, URIRef
 
 from ..algebra.nodes import Empty, Extend, Filter, Join, LeftJoin, Union_
-from ..algebra.streams import (FROM_T0_DIALECTS, T0_FIRST, ContinuousQuery, ExistsExpr, Minus, PerStream,
+from ..algebra.streams import (T0_FIRST, ContinuousQuery, ExistsExpr, Minus, PerStream,
                                Quad, Relation, SubSelect, Table, WindowDef, closed_open,
                                content_change, in_scope)
 from ..core.terms import to_prolog
@@ -240,7 +240,7 @@ class WindowCompiler:
         """co(Width, Step, T0, Scope) of a closed-open window (oc(...): an
         open-closed one): T0 a number or first (the first arrival's time),
         Scope from_t0 (windows k >= 0 only, C-SPARQL) or grid (every k)."""
-        scope = "from_t0" if self.q.dialect in FROM_T0_DIALECTS else "grid"
+        scope = self.q.scope
         o = self.q.origin(win)
         t0 = "first" if o == T0_FIRST else number(o)
         return f"{self.q.content}({number(win.width)}, {number(win.step)}, {t0}, {scope})"
