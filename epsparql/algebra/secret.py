@@ -36,6 +36,24 @@ from ..language.errors import QueryError, QuerySyntaxError
 __all__ = ["Report", "WindowSettings", "Param", "Secret", "T0_FIRST", "parse_report",
            "parse_content", "parse_tick", "parse_t0", "read_pragmas", "resolve"]
 
+#: The readings of a dialect query's windows (docs/DIALECTS.md, "Window
+#: semantics"): ``engine``, each dialect as its reference engine answers
+#: (CQELS reports on content change: a SLIDE does not delay answers;
+#: SPARQLstream's named stream windows are in the default graph, as
+#: morph-streams reads them); ``cql``, the CQL reading the project gave
+#: every dialect before (a CQELS window with SLIDE has the content of its
+#: latest step; a named stream is read only with GRAPH).
+WINDOW_SEMANTICS = ("engine", "cql")
+
+
+def check_semantics(semantics: str) -> str:
+    """``semantics`` if it is one of :data:`WINDOW_SEMANTICS`, else ValueError."""
+    if semantics not in WINDOW_SEMANTICS:
+        raise ValueError(f"window semantics must be one of {', '.join(WINDOW_SEMANTICS)}, "
+                         f"got {semantics!r}")
+    return semantics
+
+
 #: ``t0=first``: the windows start at the first event on the query's streams.
 T0_FIRST = "first"
 #: content boundaries: closed-open [o, c) and open-closed (o, c]
@@ -182,7 +200,6 @@ class WindowSettings:
     @classmethod
     def of(cls, semantics: str | None = None, t0: Any = None, report: Any = None,
            content: Any = None, tick: Any = None) -> "WindowSettings":
-        from .streams import check_semantics
         return cls(None if semantics is None else check_semantics(semantics),
                    parse_t0(t0), None if report is None else parse_report(report),
                    None if content is None else parse_content(content),

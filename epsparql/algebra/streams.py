@@ -174,24 +174,6 @@ def _err(msg: str, node: Any) -> QueryError:
     return QueryError(msg, p.line if p else None, p.column if p else None)
 
 
-#: The readings of a dialect query's windows (docs/DIALECTS.md, "Window
-#: semantics"): ``engine``, each dialect as its reference engine answers
-#: (CQELS reports on content change: a SLIDE does not delay answers;
-#: SPARQLstream's named stream windows are in the default graph, as
-#: morph-streams reads them); ``cql``, the CQL reading the project gave
-#: every dialect before (a CQELS window with SLIDE has the content of its
-#: latest step; a named stream is read only with GRAPH).
-WINDOW_SEMANTICS = ("engine", "cql")
-
-
-def check_semantics(semantics: str) -> str:
-    """``semantics`` if it is one of :data:`WINDOW_SEMANTICS`, else ValueError."""
-    if semantics not in WINDOW_SEMANTICS:
-        raise ValueError(f"window semantics must be one of {', '.join(WINDOW_SEMANTICS)}, "
-                         f"got {semantics!r}")
-    return semantics
-
-
 #: The dialects whose time windows with a step are closed-open under the
 #: engine reading, [t0 + k·β, t0 + k·β + ω), reported at their close
 #: (docs/DIALECTS.md, "Window semantics"): C-SPARQL as CSRBench's oracle
@@ -200,7 +182,8 @@ def check_semantics(semantics: str) -> str:
 #: Dialects whose windows start at t0 (k ≥ 0: the oracle's first window is
 #: [t0, t0 + ω)); the others open windows for every integer k (YASPER's and
 #: rsp-js's scope(): a window holding an early event may open before t0).
-from .secret import CLOSED_OPEN_DIALECTS, FROM_T0_DIALECTS, T0_FIRST  # noqa: E402
+from .secret import (CLOSED_OPEN_DIALECTS, FROM_T0_DIALECTS, T0_FIRST,  # noqa: E402,F401
+                     WINDOW_SEMANTICS, check_semantics)
 
 #: Each dialect's default t0: 0 (the oracle's ``window.firstt0 = 0`` of
 #: every CSRBench query; YASPER's ``rsp_engine.t0=ZERO``; rsp-js's
