@@ -311,3 +311,16 @@ def test_command_line_and_explain(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["check", str(qf), "--window-report", "periodic"])
     assert e.value.code == 2 and "periodic needs its period" in capsys.readouterr().err
+
+
+def test_first_t0_is_not_partitioned():
+    """Each Spark group would find its own first event: one group runs it."""
+    from epsparql.algebra.partition import NO_SCHEMA
+    text = (f"REGISTER QUERY q AS SELECT ?s (COUNT(*) AS ?n) FROM STREAM <{S}> [RANGE 4s STEP 2s] "
+            f"WHERE {{ ?s <{P}> ?o }} GROUP BY ?s")
+    with Engine() as eng:
+        eng.register(text, name="keyed")
+        eng.register(text, name="first", window_t0="first")
+        plans = {k.query: k for k in eng.partitioning(NO_SCHEMA).queries}
+    assert plans["keyed"].variable == "s"
+    assert plans["first"].variable is None and "t0 = first" in plans["first"].reason
