@@ -294,6 +294,17 @@ class Secret:
     tick: Param
     scope: str
 
+    def chosen(self) -> list[str]:
+        """``key=value`` for each parameter set by an argument or a pragma."""
+        out = []
+        for key in ("semantics", "t0", "content", "report", "tick"):
+            p = getattr(self, key)
+            if not p.source.startswith("default"):
+                value = "first" if p.value == T0_FIRST else (
+                    _dur(p.value) if key == "t0" else p.text.replace("-driven", ""))
+                out.append(f"{key}={value}")
+        return out
+
     def lines(self) -> list[str]:
         """One line per parameter, for explain."""
         scope = ("windows from t0 on (k >= 0)" if self.scope == "from_t0"

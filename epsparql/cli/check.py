@@ -38,5 +38,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             continue
         what = q.form if q.form == "ASK" else f"{q.form} " + " ".join("?" + v for v in q.variables)
         dialect = q.dialect if q.windowed else None
-        print(f"{qf.path}: ok ({dialect + ': ' if dialect else ''}{what.strip()})", flush=True)
+        secret = q.algebra.secret if q.windowed else None
+        chosen = secret.chosen() if secret is not None else []
+        params = "; window " + " ".join(chosen) if chosen else ""     # set by argument or pragma
+        print(f"{qf.path}: ok ({dialect + ': ' if dialect else ''}{what.strip()}{params})",
+              flush=True)
     return EXIT_USAGE if bad else EXIT_OK

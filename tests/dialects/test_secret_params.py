@@ -308,6 +308,8 @@ def test_command_line_and_explain(tmp_path, capsys):
                  "SECRET report    close,non-empty  [argument]",
                  "SECRET tick      time-driven  [argument]"):
         assert line in out, out
+    assert main(["check", str(qf), "--window-t0", "first"]) == 0
+    assert capsys.readouterr().out == f"{qf}: ok (csparql: SELECT ?n; window t0=first report=close)\n"
     with pytest.raises(SystemExit) as e:
         main(["check", str(qf), "--window-report", "periodic"])
     assert e.value.code == 2 and "periodic needs its period" in capsys.readouterr().err
