@@ -39,7 +39,7 @@ from rdflib.term import BNode, Literal, Node, URIRef
 
 from .algebra.partition import NO_SCHEMA, Plan, Schema, plan
 from .algebra.window_partition import window_plan
-from .algebra.secret import WindowSettings
+from .algebra.secret import WindowSettings, pragma_at
 from .answer import Answer
 from .answers import TermNodes
 from .core import CoreEngine, Compound
@@ -59,6 +59,7 @@ from .prepare import EP_SPARQL, dialect_of, prepare, prepare_windowed
 from .query import Query
 from .times import seconds
 from .language.dialects import DialectQuery
+from .language.errors import QueryWarning
 from .window_runtime import DEFAULT_STREAM, UnboundedWindowWarning, WindowQuery, WindowRuntime
 
 __all__ = ["Engine", "Query", "EPQuery", "WindowQuery", "Answer", "EngineError", "LimitError",
@@ -322,6 +323,11 @@ class Engine:
             settings = WindowSettings.of(window_semantics, window_t0, window_report,
                                          window_content, window_tick).over(self.window_settings)
             return self._register_windowed(text, on_result, name, dialect, keep, settings)
+        at = pragma_at(text)
+        if at is not None:
+            warnings.warn(QueryWarning(
+                "a '#pragma window' sets the windows of a stream dialect's query; this is an "
+                "EP-SPARQL query (no windows), so the pragma has no effect", *at), stacklevel=2)
         qid = self._next_qid
         name = name or f"q{qid}"
         if name in self._queries:

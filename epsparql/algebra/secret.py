@@ -34,7 +34,7 @@ from ..language.dialects import ast as D
 from ..language.errors import QueryError, QuerySyntaxError
 
 __all__ = ["Report", "WindowSettings", "Param", "Secret", "T0_FIRST", "parse_report",
-           "parse_content", "parse_tick", "parse_t0", "read_pragmas", "resolve"]
+           "parse_content", "parse_tick", "parse_t0", "read_pragmas", "pragma_at", "resolve"]
 
 #: The readings of a dialect query's windows (docs/DIALECTS.md, "Window
 #: semantics"): ``engine``, each dialect as its reference engine answers
@@ -222,6 +222,15 @@ _PRAGMA = re.compile(r"#\s*pragma\b", re.IGNORECASE)
 _KEYS = ("semantics", "t0", "report", "content", "tick")
 
 
+def pragma_at(text: str) -> tuple[int, int] | None:
+    """The (line, column) of the first ``#pragma`` comment of ``text``, or None."""
+    for m in _NOISE.finditer(text):
+        if m.group(0).startswith("#") and _PRAGMA.match(m.group(0)):
+            start = m.start()
+            return text.count("\n", 0, start) + 1, start - (text.rfind("\n", 0, start) + 1) + 1
+    return None
+
+
 def read_pragmas(text: str) -> tuple[WindowSettings, dict[str, tuple[int, int]]]:
     """The settings of the query's ``#pragma window`` comments, and the
     (line, column) each key was set at.  A pragma is a comment (so every
@@ -248,7 +257,8 @@ def read_pragmas(text: str) -> tuple[WindowSettings, dict[str, tuple[int, int]]]
         target = re.match(r"\s*(\S+)", comment[body_at:])
         if target is None or target.group(1).lower() != "window":
             raise QuerySyntaxError("a pragma is '#pragma window key=value ...' (keys: "
-                                   + ", ".join(_KEYS) + ")", *at(body_at + (target.start(1) if target else 0)))
+                                   + ", ".join(_KEYS) + ")",
+                                   *at(body_at + (target.start(1) if target else 0)))
         pos = body_at + target.end()
         for item in re.finditer(r"\S+", comment[pos:]):
             word, off = item.group(0), pos + item.start()
@@ -262,7 +272,7 @@ def read_pragmas(text: str) -> tuple[WindowSettings, dict[str, tuple[int, int]]]
                                        f"(first at line {where[key][0]}, column {where[key][1]})",
                                        *at(off))
             try:
-                values[key] = WindowSettings.of(**{key: value}).__getattribute__(key)
+                values[key] = getattr(WindowSettings.of(**{key: value}), key)
             except ValueError as e:
                 raise QuerySyntaxError(f"window pragma: {e}", *at(off + len(key) + 1)) from None
             where[key] = at(off)

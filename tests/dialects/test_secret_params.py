@@ -326,3 +326,10 @@ def test_first_t0_is_not_partitioned():
         plans = {k.query: k for k in eng.partitioning(NO_SCHEMA).queries}
     assert plans["keyed"].variable == "s"
     assert plans["first"].variable is None and "t0 = first" in plans["first"].reason
+
+
+def test_a_pragma_on_an_ep_sparql_query_is_warned_about():
+    from epsparql.language.errors import QueryWarning
+    with Engine() as eng, pytest.warns(QueryWarning, match="line 2, column 1: a '#pragma window'"):
+        eng.register("PREFIX ex: <http://ex.org/>\n#pragma window t0=first\n"
+                     "SELECT ?x WHERE { ?x ex:p ?y }")
