@@ -1159,7 +1159,8 @@ sw_export(M, sw_state(1, rt(Clock, Late, Due), Queries, Facts)) :-
               M:sw_q(Qid, Def),
               ( M:sw_prev(Qid, Prev) -> true ; Prev = [] ),
               maplist(window_state, Ws, WStates0),
-              first_t0_state(Ws, WStates0, WStates) ),
+              arg(3, Def, DefWs),
+              first_t0_state(DefWs, Ws, WStates0, WStates) ),
             Queries),
     findall(F, ( member(q(_, Ws, _, _, _, _), Qs), member(W, Ws), window_fact(M, W, F) ),
             Facts).
@@ -1171,15 +1172,15 @@ commit_panes(M, RT) :-
     forall(( member(q(_, Ws, _, _, _, _), Qs), member(w(_, _, _, _, panes(PN, _, St)), Ws) ),
            pane_commit(M, PN, St)).
 
-%   first_t0_state(+Ws, +WStates0, -WStates): a window whose t0 was the
-%   first arrival's (t0 = first) carries the t0 found, w(Seq, PS, t0(T0)).
-first_t0_state([], [], []).
-first_t0_state([w(_, _, Kind, _, _)|Ws], [w(Seq, PS)|S0], [S|Ss]) :-
-    (   compound(Kind), functor(Kind, F, 5), ( F == co ; F == oc ), arg(3, Kind, T0), number(T0)
+%   first_t0_state(+DefWs, +Ws, +WStates0, -WStates): a window registered
+%   with t0 = first carries the t0 its first arrival gave, w(Seq, PS, t0(T0)).
+first_t0_state([], [], [], []).
+first_t0_state([D|Ds], [w(_, _, Kind, _, _)|Ws], [w(Seq, PS)|S0], [S|Ss]) :-
+    (   arg(3, D, DKind), compound(DKind), arg(3, DKind, first), arg(3, Kind, T0), number(T0)
     ->  S = w(Seq, PS, t0(T0))
     ;   S = w(Seq, PS)
     ),
-    first_t0_state(Ws, S0, Ss).
+    first_t0_state(Ds, Ws, S0, Ss).
 
 window_state(w(_, _, _, Seq, Mode), w(Seq, PS)) :-
     (   Mode = panes(_, _, ps(F0, L, _, _, _))
