@@ -363,7 +363,7 @@ def resolve(q: D.DialectQuery, args: WindowSettings | None = None,
     content, content_src = pick("content", "co" if engine_co else "oc", reading)
     default_report = Report.of_policy(q.policy)
     report, report_src = pick("report", default_report, f"default of {title}")
-    tick, tick_src = pick("tick", "tuple" if q.policy.kind == "triples" else "time",
+    tick, tick_src = pick("tick", "tuple" if report.kind == "triples" else "time",
                           f"default of {title}")
 
     def fail(msg: str, *keys: str) -> Exception:

@@ -194,6 +194,17 @@ def test_luposdate_report_and_tick():
             assert engine_answers(q, "count") == reference_answers(rows, params, "count"), args
 
 
+def test_luposdate_triples_report_can_be_replaced():
+    text = (f"SELECT (COUNT(*) AS ?n) STREAM INTERMEDIATERESULT TRIPLES 2 WHERE {{ "
+            f"WINDOW TYPE SLIDINGDURATION 1200 {{ ?s <{P}> ?o }} }}")
+    with Engine() as eng:
+        q = eng.register(text)
+        assert (q.algebra.secret.report.text, q.algebra.secret.tick.text) == (
+            "every 2 triples", "tuple-driven")
+        q = eng.register(text, window_report="periodic(1s)")
+        assert (q.algebra.policy.kind, q.algebra.tick) == ("period", "time")
+
+
 def _run(text, rows, **kw):
     with Engine() as eng:
         q = eng.register(text, **kw)
