@@ -317,10 +317,12 @@ class Secret:
 
     def lines(self) -> list[str]:
         """One line per parameter, for explain."""
-        scope = ("windows from t0 on (k >= 0)" if self.scope == "from_t0"
-                 else "windows for every k (one may open before t0)")
+        scope = ("; windows from t0 on (k >= 0)" if self.scope == "from_t0"
+                 else "; windows for every k (one may open before t0)")
+        if self.t0.text.startswith("none"):
+            scope = ""
         return [f"semantics {self.semantics.text}  [{self.semantics.source}]",
-                f"scope     t0 = {self.t0.text}; {scope}  [{self.t0.source}]",
+                f"scope     t0 = {self.t0.text}{scope}  [{self.t0.source}]",
                 f"content   {self.content.text}  [{self.content.source}]",
                 f"report    {self.report.text}  [{self.report.source}]",
                 f"tick      {self.tick.text}  [{self.tick.source}]"]
@@ -383,7 +385,10 @@ def resolve(q: D.DialectQuery, args: WindowSettings | None = None,
                    "tick", "report")
     if report.kind == "change" and content == "co":
         content = "oc"                      # the dialect's default, read at arrivals
-    if t0 is None:
+    if report.kind == "change" and semantics == "engine":
+        # content change: a window with a step ends at each arrival (no grid)
+        t0_text = "none (a window with a step is (t - width, t] at each arrival t)"
+    elif t0 is None:
         t0_text = "closes on multiples of the step"
     elif t0 == T0_FIRST:
         t0_text = "the first event's time"
