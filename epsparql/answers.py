@@ -30,6 +30,7 @@ from rdflib.term import BNode, Node, URIRef
 
 from .answer import Answer
 from .core.terms import Compound
+from .memo import LONG_KEY
 from .rdf.codec import decode, encode
 
 __all__ = ["AnswerBatch", "AnswerShape", "LazyBindings", "LazyTriples", "RepeatFilter", "Results",
@@ -94,7 +95,9 @@ class TermNodes:
         v = nodes[i]
         if v is _UNSET:
             t = self.terms[i]
-            v = nodes[i] = None if t is None or t == ERROR else decode(t)
+            v = None if t is None or t == ERROR else decode(t)
+            if not (isinstance(v, str) and len(v) > LONG_KEY):
+                nodes[i] = v              # a long text's term is made when read, not kept
         return v
 
     def bound(self, i: int) -> bool:
@@ -123,12 +126,18 @@ class TermNodes:
         terms = self.terms
         todo = [i for i in {i for i in ids} if vals[i] is _UNSET]
         got = direct([terms[i] for i in todo]) if direct is not None and todo else None
+        long: dict[int, Any] = {}
         for k, i in enumerate(todo):
             v = None if got is None else got[k]
             if v is None:
                 n = self.node(i)
                 v = None if n is None else fn(n)
-            vals[i] = v
+            if isinstance(v, str) and len(v) > LONG_KEY:
+                long[i] = v               # a long text's view is not kept beyond this call
+            else:
+                vals[i] = v
+        if long:
+            return [long[i] if i in long else vals[i] for i in ids]
         return list(map(vals.__getitem__, ids))
 
 

@@ -162,29 +162,40 @@ def prepare_windowed(text: "str | DialectQuery", *, qid: int, dialect: str | Non
                      base: str | None = None,
                      is_function: Callable[[str], bool] = lambda iri: False, module: str = "",
                      reasoning: str = "rdfs", panes: bool = True,
-                     window_semantics: str = "engine",
-                     window_t0: "Fraction | int | float | str | None" = None
+                     window_semantics: str | None = None,
+                     window_t0: "Fraction | int | float | str | None" = None,
+                     window_report: Any = None, window_content: Any = None,
+                     window_tick: Any = None
                      ) -> PreparedWindowQuery:
     """Parse, translate and compile a query of a stream dialect (``dialect``
     forces one; detected otherwise).  ``qid`` numbers its clauses, ``panes``
     keeps aggregates per pane where the query allows it (docs/DIALECTS.md,
-    "Incremental aggregates"); ``window_semantics`` is ``engine`` or ``cql``
-    and ``window_t0`` the origin of C-SPARQL's and RSP-QL's closed-open
-    windows (None: the dialect's default; docs/DIALECTS.md, "Window
-    semantics").  ``text`` may be a parsed (or built)
+    "Incremental aggregates").  The window parameters (SECRET's:
+    ``window_semantics`` engine or cql, ``window_t0`` seconds or ``first``,
+    ``window_report``, ``window_content``, ``window_tick``; None: not said)
+    win over the query's ``#pragma window`` comments, which win over the
+    dialect's defaults (algebra/secret.py; docs/DIALECTS.md, "The SECRET
+    parameters").  ``text`` may be a parsed (or built)
     :class:`~epsparql.language.dialects.DialectQuery` instead.  Raises
-    QuerySyntaxError/QueryError with line, column and the text."""
+    QuerySyntaxError/QueryError with line, column and the text, ValueError
+    for a bad argument."""
+    from .algebra.secret import WindowSettings, read_pragmas, resolve
     from .algebra.streams import translate as translate_windowed
     from .language.dialects import parse_dialect
     from .rules.window_compile import compile_window_query
+    args = WindowSettings.of(window_semantics, window_t0, window_report, window_content,
+                             window_tick)
     # language/dialects/: text -> syntax tree of the dialect (errors: line, column)
     if isinstance(text, str):
         syntax = parse_dialect(text, dialect=dialect, base=base)
     else:
         syntax, text = text, ""
     try:
+        # algebra/secret.py: the SECRET parameters in force (argument, pragma, default)
+        pragma, where = read_pragmas(text)
+        secret = resolve(syntax, args, pragma, where)
         # algebra/streams.py: the SPARQL algebra over windows, with policy and R2S
-        algebra = translate_windowed(syntax, window_semantics, window_t0)
+        algebra = translate_windowed(syntax, secret)
         # rules/window_compile.py: clauses of prolog/stream_window.pl (per-pane
         # aggregates where the query allows them)
         compiled = compile_window_query(algebra, qid, module=module, encode=encode,

@@ -39,7 +39,7 @@ from rdflib.term import BNode, Literal, Node, URIRef
 
 from .algebra.partition import NO_SCHEMA, Plan, Schema, plan
 from .algebra.window_partition import window_plan
-from .algebra.streams import check_semantics, check_t0
+from .algebra.secret import WindowSettings, pragma_at
 from .answer import Answer
 from .answers import TermNodes
 from .core import CoreEngine, Compound
@@ -59,6 +59,7 @@ from .prepare import EP_SPARQL, dialect_of, prepare, prepare_windowed
 from .query import Query
 from .times import seconds
 from .language.dialects import DialectQuery
+from .language.errors import QueryWarning
 from .window_runtime import DEFAULT_STREAM, UnboundedWindowWarning, WindowQuery, WindowRuntime
 
 __all__ = ["Engine", "Query", "EPQuery", "WindowQuery", "Answer", "EngineError", "LimitError",
@@ -200,10 +201,15 @@ class Engine:
     ``window_semantics`` (``"engine"``: each stream dialect as its reference
     engine answers; ``"cql"``: the CQL reading of every dialect;
     docs/DIALECTS.md, "Window semantics"; ``register`` can set it per query),
-    ``window_t0`` (seconds: the origin t0 of C-SPARQL's and RSP-QL's
-    closed-open windows [t0 + k·β, t0 + k·β + ω) under the engine reading;
-    None, the default, is each dialect's own, 0; ``register`` can set it per
-    query),
+    ``window_t0`` (seconds, or ``"first"``: the first event's time: the
+    origin t0 of the windows [t0 + k·β, t0 + k·β + ω); None, the default, is
+    each dialect's own), ``window_report`` (``"close"``, ``"change"``,
+    ``"periodic(5s)"``, each maybe with ``",non-empty"``),
+    ``window_content`` (``"[o,c)"`` or ``"(o,c]"``), ``window_tick``
+    (``"time"`` or ``"tuple"``): the SECRET parameters of every windowed
+    query, over its ``#pragma window`` and its dialect's defaults
+    (docs/DIALECTS.md, "The SECRET parameters"; ``register`` can set each
+    per query),
     ``gc_every``, ``gc_period``, ``batch_size``, ``max_depth`` (the core's,
     docs/CORE.md).
 
@@ -224,8 +230,10 @@ class Engine:
                  gc_period: float | None = None, batch_size: int = 5000,
                  max_depth: int = 200, justify: bool = False,
                  incremental_windows: bool = True,
-                 window_semantics: str = "engine",
+                 window_semantics: str | None = None,
                  window_t0: "Fraction | int | float | str | None" = None,
+                 window_report: Any = None, window_content: Any = None,
+                 window_tick: Any = None,
                  max_answers: int | None = None,
                  on_answers: Callable[[], None] | None = None) -> None:
         if reasoning not in ("rdfs", "owlrl", "none"):
@@ -275,9 +283,12 @@ class Engine:
         #: the stream dialects' windows (created with the first windowed query)
         self._windows: WindowRuntime | None = None
         self.incremental_windows = incremental_windows
-        self.window_semantics = check_semantics(window_semantics)
-        #: the t0 of the closed-open windows (None: each dialect's default)
-        self.window_t0 = check_t0(window_t0)
+        #: the window parameters asked for every windowed query (None: not said)
+        self.window_settings = WindowSettings.of(window_semantics, window_t0, window_report,
+                                                 window_content, window_tick)
+        self.window_semantics = self.window_settings.semantics or "engine"
+        #: the t0 of the windows (None: each dialect's default)
+        self.window_t0 = self.window_settings.t0
         self._core_fed = False          # has the core rules that read the stream?
         self._ended = False             # flush() ended the stream
 
@@ -285,7 +296,9 @@ class Engine:
     def register(self, text: "str | DialectQuery", on_result: Callable[[Answer], None] | None = None,
                  name: str | None = None, *, dialect: str | None = None,
                  keep: bool | None = None, window_semantics: str | None = None,
-                 window_t0: "Fraction | int | float | str | None" = None) -> Query:
+                 window_t0: "Fraction | int | float | str | None" = None,
+                 window_report: Any = None, window_content: Any = None,
+                 window_tick: Any = None) -> Query:
         """Parse, compile and start a continuous query.
 
         Its answers are kept for :meth:`Query.results` unless it has an
@@ -302,14 +315,19 @@ class Engine:
         :class:`~epsparql.Query`, with the same results API.
         ``text`` may also be a parsed dialect query
         (:class:`~epsparql.language.dialects.DialectQuery`, e.g. built in
-        code); ``window_semantics`` and ``window_t0`` override the engine's
-        for this query.
+        code); ``window_semantics``, ``window_t0``, ``window_report``,
+        ``window_content`` and ``window_tick`` override the engine's for
+        this query (and the query's pragma).
         Raises QuerySyntaxError (with line and column) or QueryError."""
         if not isinstance(text, str) or dialect_of(text, dialect) != EP_SPARQL:
-            t0 = check_t0(window_t0)
-            return self._register_windowed(text, on_result, name, dialect, keep,
-                                           window_semantics or self.window_semantics,
-                                           self.window_t0 if t0 is None else t0)
+            settings = WindowSettings.of(window_semantics, window_t0, window_report,
+                                         window_content, window_tick).over(self.window_settings)
+            return self._register_windowed(text, on_result, name, dialect, keep, settings)
+        at = pragma_at(text)
+        if at is not None:
+            warnings.warn(QueryWarning(
+                "a '#pragma window' sets the windows of a stream dialect's query; this is an "
+                "EP-SPARQL query (no windows), so the pragma has no effect", *at), stacklevel=2)
         qid = self._next_qid
         name = name or f"q{qid}"
         if name in self._queries:
@@ -338,8 +356,7 @@ class Engine:
     def _register_windowed(self, text: "str | DialectQuery", on_result: Callable[[Answer], None] | None,
                            name: str | None, dialect: str | None,
                            keep: bool | None = None,
-                           window_semantics: str = "engine",
-                           window_t0: Fraction | None = None) -> WindowQuery:
+                           settings: WindowSettings | None = None) -> WindowQuery:
         """A query of a stream dialect: prepared (prepare.py), then started
         in the window runtime of this engine's module."""
         qid = self._next_qid
@@ -349,8 +366,7 @@ class Engine:
                                     is_function=self.has_function, module=self.core.module,
                                     reasoning="none" if self.reasoning == "none" else "rdfs",
                                     panes=self.incremental_windows,
-                                    window_semantics=window_semantics,
-                                    window_t0=window_t0)
+                                    **(settings or WindowSettings()).arguments())
         name = name or prepared.syntax.name or f"q{qid}"
         if name in self._queries:
             raise ValueError(f"a query named {name!r} is registered already")

@@ -154,7 +154,10 @@ with_rt(M, Goal) :-
 %   Step + Width), each evaluated at its close, for every integer k
 %   (Scope grid) or for k >= 0 (Scope from_t0): C-SPARQL's and RSP-QL's
 %   engine reading, docs/DIALECTS.md "Window semantics"; PendingStore
-%   none when the query is evaluated only at the window's closes);
+%   none when the query is evaluated only at the window's closes),
+%   oc(Width, Step, T0, Scope, PendingStore) (the same windows
+%   open-closed, (T0 + k Step, T0 + k Step + Width]; T0 of either may be
+%   first: the time stamp of the query's first arrival);
 %   panes(...): the
 %   window keeps per-pane aggregates (Panes = pn(...), stream_panes.pl),
 %   Match(S0, P0, O0, Key, GK, AR) giving the matches of an arriving
@@ -201,6 +204,7 @@ declare_window(M, Store, Kind) :-
 %   between its closes) in Pending(Tau, Seq, G, S, P, O).
 pending_store(past(_, _, _, Pending), Pending).
 pending_store(co(_, _, _, _, Pending), Pending) :- Pending \== none.
+pending_store(oc(_, _, _, _, Pending), Pending) :- Pending \== none.
 
 %!  sw_unregister(+Module, +Qid) is det.
 sw_unregister(M, Qid) :-
@@ -427,13 +431,27 @@ push_item(G, S, P, O, Tau, M, RT) :-
 
 arrive_all([], _, _, _, _, _, _, _).
 arrive_all([Q|Qs], M, RT, G, S, P, O, Tau) :-
-    Q = q(Qid, Ws, Policy, _, _, _),
+    Q = q(Qid, Ws, Policy, _, _, St),
     (   accepts_any(Ws, Policy, G)
-    ->  store_all(Ws, M, Qid, G, S, P, O, Tau),
+    ->  (   arg(1, St, false) -> exact(Tau, R), set_first_t0(Q, R) ; true ),
+        store_all(Ws, M, Qid, G, S, P, O, Tau),
         note_arrival(M, RT, Q, G, Tau)
     ;   true
     ),
     arrive_all(Qs, M, RT, G, S, P, O, Tau).
+
+%   set_first_t0(+Q, +T0): the windows on a grid from the first event
+%   (T0 first: SECRET's t0 = the first time stamp on the query's streams)
+%   start at T0, the query's first arrival (as are the steps of its policy).
+set_first_t0(q(_, Ws, policy(Steps, _, _, _, _), _, _, _), T0) :-
+    forall(member(w(_, _, Kind, _, _), Ws), set_first(Kind, T0)),
+    forall(member(Step, Steps), set_first(Step, T0)).
+
+set_first(Kind, T0) :-
+    (   compound(Kind), functor(Kind, F, _), ( F == co ; F == oc ), arg(3, Kind, first)
+    ->  nb_setarg(3, Kind, T0)
+    ;   true
+    ).
 
 accepts_any(Ws, policy(_, Arr, _, _, _), G) :-
     (   member(w(_, Src, _, _, _), Ws), source_accepts(Src, G)
@@ -505,11 +523,17 @@ first_instant(co(A, B, T0, Scope), Tau, n(B, X)) :- !,
     Off is T0 + A,
     X0 is Off + (floor((R - Off) / B) + 1) * B,
     (   Scope == from_t0 -> X is max(X0, Off) ; X = X0 ).
+first_instant(oc(A, B, T0, Scope), Tau, n(B, X)) :- !,   % the first close at or after Tau
+    exact(Tau, R),
+    Off is T0 + A,
+    X0 is Off + ceiling((R - Off) / B) * B,
+    (   Scope == from_t0 -> X is max(X0, Off) ; X = X0 ).
 first_instant(B, Tau, n(B, X)) :-
     first_multiple_at_or_after(Tau, B, X).
 
 %   co_close(+Kind, +T, -C): the latest close at or before T of a
-%   closed-open window co(A, B, T0, Scope[, Pending]) (on its grid T0 + A + kB).
+%   window on a grid co(A, B, T0, Scope[, Pending]) or oc(...) (its
+%   closes T0 + A + kB).
 co_close(Kind, T, C) :-
     arg(1, Kind, A), arg(2, Kind, B), arg(3, Kind, T0),
     exact(T, R),
@@ -568,7 +592,8 @@ flush(M, RT) :-
 %   A closed-open window's pending closes count up to the last window
 %   that opened at or before Now (each window holding a triple is
 %   evaluated, as CSRBench's oracle evaluates the windows opened up to the
-%   end of the stream).
+%   end of the stream); an open-closed one's up to its first close at or
+%   after Now (as a step's instants).
 flush_query(M, RT, Q, Now) :-
     Q = q(_, _, policy(Steps, _, Every, _, Final), _, _, St),
     St = st(Started, Nexts, Arr, Count),
@@ -619,7 +644,7 @@ empty_from(q(_, Ws, policy(_, _, _, true, _), _, _, st(true, _, none, _)), T, No
     forall(member(w(_, _, Kind, _, _), Ws), empty_window(Kind, T, Now)).
 
 empty_window(Kind, T, Now) :-
-    (   Kind = range(_, _) ; Kind = co(_, _, _, _, _) ; Kind == now ), !,
+    (   Kind = range(_, _) ; Kind = co(_, _, _, _, _) ; Kind = oc(_, _, _, _, _) ; Kind == now ), !,
     window_bounds(Kind, T, _, Lo),
     (   Lo = lo(X) -> X >= Now ; Lo = ge(X) -> X > Now ).
 
@@ -645,6 +670,9 @@ flush_instant(Step, B, X, Now, T) :-
     ->  exact(Now, R),
         R1 is R + A,
         co_close(Step, R1, Lim),
+        between_steps(X, B, Lim, T)
+    ;   Step = oc(_, _, _, _)                   % up to the first close at or after Now,
+    ->  first_instant(Step, Now, n(_, Lim)),    % as the CQL grid's instants
         between_steps(X, B, Lim, T)
     ;   X - B < Now, T = X
     ).
@@ -701,6 +729,14 @@ store_occurrence(_, _, w(_, _, Kind, _, _), _, _, _, _, Tau) :-
     ;   B > A,                                      % between two windows
         first_instant(co(A, B, T0, Scope), Tau, n(_, C)),
         C - A > Tau
+    ), !.
+store_occurrence(_, _, w(_, _, Kind, _, _), _, _, _, _, Tau) :-
+    Kind = oc(A, B, T0, Scope, _),
+    (   Scope == from_t0, Tau =< T0                 % before the first window (T0, T0 + A]
+    ->  true
+    ;   B > A,                                      % between two windows
+        first_instant(oc(A, B, T0, Scope), Tau, n(_, C)),
+        C - A >= Tau
     ), !.
 store_occurrence(M, Qid, W, G0, S, P, O, Tau) :-
     W = w(Store, Src, Kind, _, Mode),
@@ -777,10 +813,14 @@ prepare_windows([W|Ws], M, T, [H|Hs], [O|Os], [E|Es], [L|Ls]) :-
 %   lo(X) for a strict lower bound, ge(X) for τ >= X, none for none;
 %   count windows: count(N); Hi is lt(C) for τ < C).  A closed-open
 %   window at T: its latest close C at or before T, [C - A, C); before
-%   its first window (Scope from_t0) it is empty, [T0, T0).
+%   its first window (Scope from_t0) it is empty, [T0, T0); an
+%   open-closed one (C - A, C], before its first window (T0, T0].
 window_bounds(range(A, none), T, T, lo(Lo)) :- !, Lo is T - A.
 window_bounds(co(A, B, T0, Scope, P), T, lt(C), ge(Lo)) :- !,
     co_close(co(A, B, T0, Scope, P), T, C0),
+    (   Scope == from_t0, C0 < T0 + A -> C = T0, Lo = T0 ; C = C0, Lo is C - A ).
+window_bounds(oc(A, B, T0, Scope, P), T, C, lo(Lo)) :- !,
+    co_close(oc(A, B, T0, Scope, P), T, C0),
     (   Scope == from_t0, C0 < T0 + A -> C = T0, Lo = T0 ; C = C0, Lo is C - A ).
 window_bounds(range(A, B), T, Hi, lo(Lo)) :- !, floor_multiple(T, B, Hi), Lo is Hi - A.
 window_bounds(now, T, T, ge(T)) :- !.
@@ -792,6 +832,7 @@ window_bounds(past(A, D, B, _), T, Hi, lo(Lo)) :-
 
 window_open(range(_, _), _, lo(Lo), _, _, Lo) :- !.
 window_open(co(_, _, _, _, _), _, ge(Lo), _, _, Lo) :- !.
+window_open(oc(_, _, _, _, _), _, lo(Lo), _, _, Lo) :- !.
 window_open(past(_, _, _, _), _, lo(Lo), _, _, Lo) :- !.
 window_open(now, T, _, _, _, T) :- !.
 window_open(_, T, _, Empty, First, Open) :-
@@ -1117,7 +1158,9 @@ sw_export(M, sw_state(1, rt(Clock, Late, Due), Queries, Facts)) :-
             ( member(q(Qid, Ws, _, _, _, St), Qs),
               M:sw_q(Qid, Def),
               ( M:sw_prev(Qid, Prev) -> true ; Prev = [] ),
-              maplist(window_state, Ws, WStates) ),
+              maplist(window_state, Ws, WStates0),
+              arg(3, Def, DefWs),
+              first_t0_state(DefWs, Ws, WStates0, WStates) ),
             Queries),
     findall(F, ( member(q(_, Ws, _, _, _, _), Qs), member(W, Ws), window_fact(M, W, F) ),
             Facts).
@@ -1128,6 +1171,16 @@ commit_panes(M, RT) :-
     arg(4, RT, Qs),
     forall(( member(q(_, Ws, _, _, _, _), Qs), member(w(_, _, _, _, panes(PN, _, St)), Ws) ),
            pane_commit(M, PN, St)).
+
+%   first_t0_state(+DefWs, +Ws, +WStates0, -WStates): a window registered
+%   with t0 = first carries the t0 its first arrival gave, w(Seq, PS, t0(T0)).
+first_t0_state([], [], [], []).
+first_t0_state([D|Ds], [w(_, _, Kind, _, _)|Ws], [w(Seq, PS)|S0], [S|Ss]) :-
+    (   arg(3, D, DKind), compound(DKind), arg(3, DKind, first), arg(3, Kind, T0), number(T0)
+    ->  S = w(Seq, PS, t0(T0))
+    ;   S = w(Seq, PS)
+    ),
+    first_t0_state(Ds, Ws, S0, Ss).
 
 window_state(w(_, _, _, Seq, Mode), w(Seq, PS)) :-
     (   Mode = panes(_, _, ps(F0, L, _, _, _))
@@ -1190,6 +1243,9 @@ import_query_ok(Qid-Def, q(Qid, Ws, _, _, _, _), q(Qid, Def1, St, WStates, Prev)
     same_length(Ws, WStates),
     maplist(window_state_ok, Ws, WStates).
 
+window_state_ok(W, w(Seq, PS, t0(T0))) :- !,
+    number(T0),
+    window_state_ok(W, w(Seq, PS)).
 window_state_ok(w(_, _, _, _, Mode), w(Seq, PS)) :-
     integer(Seq), Seq >= 0,
     (   Mode = panes(_, _, _) -> PS = ps(F, L), ( number(F) ; F == none ), ( L == none ; integer(L) )
@@ -1201,10 +1257,15 @@ import(M, plan(Clock, Late, Due, Queries, Facts), RT) :-
     forall(member(f(Name, Args), Facts), ( H =.. [Name|Args], assertz(M:H) )),
     nb_setarg(1, RT, Clock), nb_setarg(2, RT, Late), nb_setarg(3, RT, Due),
     arg(4, RT, Qs),
-    forall(nth1(I, Qs, q(Qid, Ws, _, _, _, St)),
+    forall(nth1(I, Qs, q(Qid, Ws, Pol, _, _, St)),
            ( nth1(I, Queries, q(Qid, _, St1, WStates, Prev)),
              forall(between(1, 4, J), ( arg(J, St1, V), nb_setarg(J, St, V) )),
-             forall(nth1(K, Ws, W), ( nth1(K, WStates, w(Seq, PS)), restore_window(M, W, Seq, PS) )),
+             forall(nth1(K, Ws, W), ( nth1(K, WStates, WS), arg(1, WS, Seq), arg(2, WS, PS),
+                                      restore_window(M, W, Seq, PS) )),
+             (   member(w(_, _, t0(T0)), WStates)
+             ->  set_first_t0(q(Qid, Ws, Pol, x, x, St), T0)
+             ;   true
+             ),
              retractall(M:sw_prev(Qid, _)), assertz(M:sw_prev(Qid, Prev)) )).
 
 restore_window(M, W, Seq, PS) :-

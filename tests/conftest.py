@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,28 @@ if str(TESTS) not in sys.path:          # tests import core_reference
     sys.path.insert(0, str(TESTS))
 
 from epsparql.core import CoreEngine, Compound  # noqa: E402
+
+
+#: The longest test files (about 40 to 140 s each, with two workers on
+#: two cores, 2026-11-28), in that order, then every other file by its
+#: number of tests: scripts/test.sh runs xdist with --no-loadscope-reorder,
+#: so files are handed out in this order and the long ones do not start
+#: last and leave one worker running alone at the end.  Order only.
+LONGEST_FIRST = (
+    "spark/test_spark.py", "spark/test_spark_memory.py", "spark/test_spark_cluster.py",
+    "engine/test_long_queries.py", "spark/test_spark_windowed.py",
+    "engine/test_reliability.py", "dialects/test_dialect_cli_runs.py",
+    "explain/test_explain_deep.py", "io/test_stream_batches.py", "cli/test_cli.py",
+    "cli/test_cli_stops.py", "etalis/test_etalis_examples.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rank = {f"tests/{name}": i for i, name in enumerate(LONGEST_FIRST)}
+    files = [item.nodeid.split("::")[0] for item in items]
+    count = Counter(files)
+    order = {id(item): (rank.get(f, len(rank)), -count[f], f) for item, f in zip(items, files)}
+    items.sort(key=lambda item: order[id(item)])
 
 
 @pytest.fixture

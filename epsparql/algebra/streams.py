@@ -134,14 +134,39 @@ class ContinuousQuery:
     #: ``engine`` (each dialect as its reference engine answers) or ``cql``
     #: (the project's CQL reading for every dialect): :data:`WINDOW_SEMANTICS`
     semantics: str = "engine"
-    #: the origin t0 of the closed-open windows (:func:`closed_open`) in
-    #: seconds: None is the dialect's default (:data:`DEFAULT_T0`)
-    t0: Fraction | None = None
+    #: the origin t0 of the windows on a grid (:func:`closed_open`) in
+    #: seconds, or ``first`` (the first event's time): None is the
+    #: dialect's default (windows closing on multiples of their step)
+    t0: Fraction | str | None = None
+    #: which boundary of a window on a grid is closed: ``co`` [o, c) or ``oc`` (o, c]
+    content: str = "oc"
+    #: ``time`` (evaluated after every event of one time stamp) or ``tuple``
+    tick: str = "time"
+    #: the SECRET parameters in force and where each came from (secret.Secret)
+    secret: Any = field(default=None, compare=False)
 
     @property
-    def window_t0(self) -> Fraction:
+    def window_t0(self) -> Fraction | str:
         """The t0 in force: the query's, else its dialect's default."""
+        if self.t0 == T0_FIRST:
+            return T0_FIRST
         return Fraction(self.t0) if self.t0 is not None else DEFAULT_T0.get(self.dialect, Fraction(0))
+
+    @property
+    def scope(self) -> str:
+        """``from_t0`` (windows k >= 0 only: C-SPARQL's, engine reading) or
+        ``grid`` (every integer k)."""
+        if self.secret is not None:
+            return self.secret.scope
+        return "from_t0" if self.semantics == "engine" and self.dialect in FROM_T0_DIALECTS \
+            else "grid"
+
+    def origin(self, window: D.Window) -> Fraction | str:
+        """The t0 of one window on a grid: the query's, else the one that
+        closes its windows on multiples of its step (the CQL grid)."""
+        if self.t0 is not None:
+            return self.window_t0
+        return (-Fraction(window.width)) % Fraction(window.step)
 
 
 def _err(msg: str, node: Any) -> QueryError:
@@ -149,72 +174,47 @@ def _err(msg: str, node: Any) -> QueryError:
     return QueryError(msg, p.line if p else None, p.column if p else None)
 
 
-#: The readings of a dialect query's windows (docs/DIALECTS.md, "Window
-#: semantics"): ``engine``, each dialect as its reference engine answers
-#: (CQELS reports on content change: a SLIDE does not delay answers;
-#: SPARQLstream's named stream windows are in the default graph, as
-#: morph-streams reads them); ``cql``, the CQL reading the project gave
-#: every dialect before (a CQELS window with SLIDE has the content of its
-#: latest step; a named stream is read only with GRAPH).
-WINDOW_SEMANTICS = ("engine", "cql")
-
-
-def check_semantics(semantics: str) -> str:
-    """``semantics`` if it is one of :data:`WINDOW_SEMANTICS`, else ValueError."""
-    if semantics not in WINDOW_SEMANTICS:
-        raise ValueError(f"window semantics must be one of {', '.join(WINDOW_SEMANTICS)}, "
-                         f"got {semantics!r}")
-    return semantics
-
-
 #: The dialects whose time windows with a step are closed-open under the
 #: engine reading, [t0 + k·β, t0 + k·β + ω), reported at their close
 #: (docs/DIALECTS.md, "Window semantics"): C-SPARQL as CSRBench's oracle
 #: reproduces C-SPARQL 0.9 (WindowOperator, WindowerWindowCloseTest), RSP-QL
 #: as YASPER (RSP4J's CSPARQLStreamToRelationOp) and rsp-js open them.
-CLOSED_OPEN_DIALECTS = ("csparql", "rspql")
+#: Dialects whose windows start at t0 (k ≥ 0: the oracle's first window is
+#: [t0, t0 + ω)); the others open windows for every integer k (YASPER's and
+#: rsp-js's scope(): a window holding an early event may open before t0).
+from .secret import (CLOSED_OPEN_DIALECTS, FROM_T0_DIALECTS, T0_FIRST,  # noqa: E402,F401
+                     WINDOW_SEMANTICS, check_semantics)
 
 #: Each dialect's default t0: 0 (the oracle's ``window.firstt0 = 0`` of
 #: every CSRBench query; YASPER's ``rsp_engine.t0=ZERO``; rsp-js's
 #: ``start_time`` 0).
 DEFAULT_T0: dict[str, Fraction] = {"csparql": Fraction(0), "rspql": Fraction(0)}
 
-#: Dialects whose windows start at t0 (k ≥ 0: the oracle's first window is
-#: [t0, t0 + ω)); the others open windows for every integer k (YASPER's and
-#: rsp-js's scope(): a window holding an early event may open before t0).
-FROM_T0_DIALECTS = ("csparql",)
 
-
-def check_t0(t0: Any) -> Fraction | None:
-    """``t0`` (seconds: a number or its text) as an exact Fraction, None
-    kept; else ValueError."""
-    if t0 is None:
-        return None
-    if isinstance(t0, bool):
-        raise ValueError(f"window t0 must be a number of seconds, got {t0!r}")
-    try:
-        if isinstance(t0, float):
-            if t0 != t0 or t0 in (float("inf"), float("-inf")):
-                raise ValueError
-            return Fraction(repr(t0))
-        return Fraction(str(t0).strip()) if isinstance(t0, str) else Fraction(t0)
-    except (ValueError, TypeError, ZeroDivisionError):
-        raise ValueError(f"window t0 must be a number of seconds, got {t0!r}") from None
+def check_t0(t0: Any) -> Fraction | str | None:
+    """``t0`` (seconds: a number or its text) as an exact Fraction, ``first``
+    and None kept; else ValueError."""
+    from .secret import parse_t0
+    return parse_t0(t0)
 
 
 def closed_open(q: "ContinuousQuery", window: D.Window) -> bool:
-    """Is this window of ``q`` closed-open from t0, [t0 + k·β, t0 + k·β + ω),
-    evaluated at its closes (the engine reading of a C-SPARQL or RSP-QL
-    time window with a step, TUMBLING included)?"""
-    return (q.semantics == "engine" and q.dialect in CLOSED_OPEN_DIALECTS
-            and window.kind == "range" and window.step is not None)
+    """Is this window of ``q`` on a grid from t0, [t0 + k·β, t0 + k·β + ω)
+    (or open-closed, ``q.content``), evaluated at its closes?  A time
+    window with a step (TUMBLING included) not read on content change,
+    in the engine reading of C-SPARQL and RSP-QL, or wherever a t0 or
+    closed-open content was asked for (the CQL reading's own windows are
+    open-closed, closing on multiples of the step)."""
+    if window.kind != "range" or window.step is None or content_change(q, window):
+        return False
+    return q.t0 is not None or q.content == "co"
 
 
 def content_change(q: "ContinuousQuery", window: D.Window) -> bool:
-    """Does this window of ``q`` report on content change (CQELS's eager
-    policy, engine semantics): its SLIDE (or TUMBLING) does not delay
+    """Does this window of ``q`` report on content change (report change,
+    CQELS's, in the engine reading): its SLIDE (or TUMBLING) does not delay
     answers, its content at an arrival instant t is t - width < τ <= t?"""
-    return (q.semantics == "engine" and q.dialect == "cqels" and q.policy.kind == "eager"
+    return (q.semantics == "engine" and q.policy.kind == "eager"
             and window.kind == "range" and window.step is not None)
 
 
@@ -265,12 +265,17 @@ class _Scope:
 WHOLE_STREAM = Source("whole-stream", None)
 
 
-def translate(q: D.DialectQuery, semantics: str = "engine",
-              t0: Fraction | None = None) -> ContinuousQuery:
+def translate(q: D.DialectQuery, semantics: "str | Any" = "engine",
+              t0: Fraction | str | None = None) -> ContinuousQuery:
     """The algebra of a parsed dialect query, its windows read as
-    ``semantics`` says (:data:`WINDOW_SEMANTICS`), ``t0`` the origin of its
-    closed-open windows (None: the dialect's default)."""
-    sc = _Scope(q, check_semantics(semantics))
+    ``semantics`` says: :data:`WINDOW_SEMANTICS` (then ``t0`` the origin of
+    its windows, None: the dialect's default) or a resolved
+    :class:`~.secret.Secret` (the query's SECRET parameters)."""
+    from .secret import Secret, WindowSettings, resolve
+    secret = semantics if isinstance(semantics, Secret) else \
+        resolve(q, WindowSettings.of(check_semantics(semantics), t0))
+    semantics = secret.semantics.value
+    sc = _Scope(q, semantics)
     where = _group(q.where, sc, sc.default)
     if q.values is not None:
         where = _join(where, _table(q.values))
@@ -282,9 +287,10 @@ def translate(q: D.DialectQuery, semantics: str = "engine",
     else:
         rel = Relation(where, (), False, (), (), (), False, 0, 1)
     template = tuple(Triple(t.s, t.p, t.o) for t in q.template)
-    return ContinuousQuery(q.dialect, q.form, rel, tuple(sc.windows), q.policy, q.r2s,
-                           template, q.name, q.output, source=q, semantics=semantics,
-                           t0=check_t0(t0))
+    return ContinuousQuery(q.dialect, q.form, rel, tuple(sc.windows), secret.report.value.policy(),
+                           q.r2s, template, q.name, q.output, source=q, semantics=semantics,
+                           t0=secret.t0.value, content=secret.content.value,
+                           tick=secret.tick.value, secret=secret)
 
 
 def in_scope(p: Any) -> set[str]:

@@ -48,7 +48,8 @@ from ..language import ast as A
 from ..language.dialects import ast as D
 from .nodes import Extend, Filter, Join, LeftJoin, Triple, Union_
 from .partition import KEY_PREFERENCE, NO_SCHEMA, KeyPlan, PatternKey, Plan, Schema, pattern_key
-from .streams import ContinuousQuery, ExistsExpr, Minus, PerStream, Quad, Relation, SubSelect
+from .streams import (T0_FIRST, ContinuousQuery, ExistsExpr, Minus, PerStream, Quad, Relation,
+                      SubSelect, closed_open)
 
 __all__ = ["window_key_plan", "window_plan"]
 
@@ -173,6 +174,8 @@ def _check(q: ContinuousQuery, key: str, schema: Schema) -> list[PatternKey]:
                         "instants that depend on every key's triples")
     for w in q.windows:
         win = w.window
+        if closed_open(q, win) and q.origin(win) == T0_FIRST:
+            raise _NotKeyed("its windows start at t0 = first, the first event of all keys")
         if win.kind == "count":
             raise _NotKeyed("a count window holds the last n triples of all keys")
         if pol.kind == "close" and (win.kind in ("now", "all") or win.step is None):

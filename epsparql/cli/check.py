@@ -6,7 +6,8 @@ import argparse
 from typing import Any
 
 from .common import (EXIT_OK, EXIT_USAGE, QueryFileError, add_dialect_option,
-                     add_engine_options, make_engine, read_queries, register_query, say)
+                     add_engine_options, make_engine, read_queries, register_query, say,
+                     window_options)
 
 __all__ = ["add_parser", "cmd_check"]
 
@@ -26,8 +27,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """``epsparql check``: parse and compile each query, say ok or where it fails."""
     qfs = read_queries(args.queries)
     engine = make_engine(args.base, reasoning=args.reasoning,
-                         window_semantics=args.window_semantics,
-                         window_t0=args.window_t0)
+                         **window_options(args))
     bad = 0
     for qf in qfs:
         try:
@@ -38,5 +38,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             continue
         what = q.form if q.form == "ASK" else f"{q.form} " + " ".join("?" + v for v in q.variables)
         dialect = q.dialect if q.windowed else None
-        print(f"{qf.path}: ok ({dialect + ': ' if dialect else ''}{what.strip()})", flush=True)
+        secret = q.algebra.secret if q.windowed else None
+        chosen = secret.chosen() if secret is not None else []
+        params = "; window " + " ".join(chosen) if chosen else ""     # set by argument or pragma
+        print(f"{qf.path}: ok ({dialect + ': ' if dialect else ''}{what.strip()}{params})",
+              flush=True)
     return EXIT_USAGE if bad else EXIT_OK

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..algebra.secret import parse_content, parse_report
 from ..algebra.streams import WINDOW_SEMANTICS, check_t0
 from ..core.runtime import PrologError
 from ..language import QueryError, QueryWarning
@@ -278,32 +279,64 @@ def base_iri(text: str) -> str:
 
 
 def window_t0(text: str) -> Any:
-    """``--window-t0``: seconds, a decimal number (argparse type; exit 2
-    otherwise), as an exact Fraction."""
+    """``--window-t0``: seconds, a decimal number, as an exact Fraction, or
+    ``first`` (argparse type; exit 2 otherwise)."""
     try:
         return check_t0(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r} "
-                                         f"(e.g. --window-t0 0 or --window-t0 1.5)") from None
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r} (e.g. --window-t0 0, "
+                                         f"--window-t0 1.5 or --window-t0 first)") from None
+
+
+def _checked(parse: Any) -> Any:
+    """An argparse type that checks a text with ``parse`` and keeps the text."""
+    def check(text: str) -> str:
+        try:
+            parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        return text
+    return check
+
+
+def window_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The SECRET parameters given on the command line, as the engine's
+    ``window_*`` keyword arguments (None: not given; a query's pragma or
+    its dialect's default then decides)."""
+    return {f"window_{k}": getattr(args, f"window_{k}", None)
+            for k in ("semantics", "t0", "report", "content", "tick")}
 
 
 def add_engine_options(p: argparse.ArgumentParser) -> None:
     """The options that shape how queries compile: ``--base``, ``--reasoning``,
-    ``--window-semantics``, ``--window-t0``."""
+    and the windows' parameters ``--window-semantics``, ``--window-t0``,
+    ``--window-report``, ``--window-content``, ``--window-tick`` (over each
+    query's ``#pragma window`` and its dialect's defaults)."""
     p.add_argument("--base", metavar="IRI", type=base_iri,
                    help="base IRI of the queries (bare names and relative IRIs)")
     p.add_argument("--reasoning", choices=("rdfs", "owlrl", "none"), default="rdfs",
                    help="reasoning over the background: rdfs (default), owlrl "
                    "(materialised first), none (stream patterns match only what is "
                    "written: smaller rules)")
-    p.add_argument("--window-semantics", choices=WINDOW_SEMANTICS, default="engine",
+    p.add_argument("--window-semantics", choices=WINDOW_SEMANTICS, default=None,
                    help="how the stream dialects' windows are read: engine (default: each "
                    "dialect as its reference engine answers, e.g. CQELS reports on content "
                    "change) or cql (the CQL reading of every dialect); docs/DIALECTS.md")
     p.add_argument("--window-t0", metavar="T", type=window_t0, default=None,
-                   help="the origin t0 (seconds) of C-SPARQL's and RSP-QL's windows [t0 + "
-                   "k·step, t0 + k·step + width) in the engine reading (default: each "
-                   "dialect's, 0)")
+                   help="the origin t0 of the windows [t0 + k·step, t0 + k·step + width): "
+                   "seconds, or first (the first event's time); default: each dialect's "
+                   "(0 for C-SPARQL and RSP-QL)")
+    p.add_argument("--window-report", metavar="POLICY", type=_checked(parse_report),
+                   default=None,
+                   help="when answers are reported: close, change or periodic(5s), maybe "
+                   "with non-empty (close,non-empty); default: each dialect's")
+    p.add_argument("--window-content", metavar="BOUNDS", type=_checked(parse_content),
+                   default=None,
+                   help="which boundary of a window is closed: [o,c) or (o,c]; default: "
+                   "each dialect's")
+    p.add_argument("--window-tick", choices=("time", "tuple"), default=None,
+                   help="what drives the evaluations: time (after every event of one "
+                   "time stamp) or tuple (after each event, with --window-report change)")
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -16,7 +16,7 @@ from ..algebra.partition import NO_SCHEMA, schema_of
 from ..explain.drawing import TooLargeToDraw, draw_png
 from ..explain.report import explain
 from .common import (EXIT_OK, PROG, UsageError, add_dialect_option, add_engine_options, flat,
-                     make_engine, read_queries, register_queries, say)
+                     make_engine, read_queries, register_queries, say, window_options)
 
 __all__ = ["add_parser", "cmd_explain"]
 
@@ -39,8 +39,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     """``epsparql explain``: print (and draw) the algebra and the rule graph."""
     qfs = read_queries(args.queries)
     engine = make_engine(args.base, reasoning=args.reasoning,
-                         window_semantics=args.window_semantics,
-                         window_t0=args.window_t0)
+                         **window_options(args))
     queries = register_queries(engine, qfs, getattr(args, "dialect", None))
     ex = explain(engine, queries, [qf.path for qf in qfs], _schema(args.background or ()))
     print("\n".join(ex.lines))

@@ -29,7 +29,7 @@ from ..io.streams import (FORMATS, StreamFormatError, StreamHeaderError, StreamR
 from .common import (EXIT_OK, EXIT_RUNTIME, PROG, UsageError, add_dialect_option,
                      add_engine_options, count_arg, engine_failure, load_background, make_engine,
                      one_line, read_queries, register_queries, say, seconds_arg,
-                     silence_closed_output)
+                     silence_closed_output, window_options)
 from .late import LateRows
 
 __all__ = ["add_parser", "cmd_run"]
@@ -151,8 +151,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     engine = make_engine(args.base, reasoning=args.reasoning, allowed_lateness=args.lateness,
                          max_goals=args.max_goals, max_answers=args.max_answers,
-                         batch_size=args.batch_size, window_semantics=args.window_semantics,
-                         window_t0=args.window_t0,
+                         batch_size=args.batch_size, **window_options(args),
                          on_late=lambda row, source: None)   # counted; LateRows names them
     queries = register_queries(engine, qfs, args.dialect)
     load_background(engine, args.background)

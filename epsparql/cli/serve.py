@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator
 
-from .common import (EXIT_OK, PROG, UsageError, add_engine_options, count_arg, say,
+from .common import (EXIT_OK, PROG, UsageError, add_engine_options, count_arg, say, window_options,
                      seconds_arg)
 
 __all__ = ["add_parser", "cmd_serve"]
@@ -138,7 +138,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     room = EngineRoom(RoomConfig(
         base=args.base, reasoning=args.reasoning, allowed_lateness=args.lateness,
-        window_semantics=args.window_semantics, max_goals=args.max_goals,
+        **window_options(args), max_goals=args.max_goals,
         allow_rules=args.allow_rules, state_dir=state,
         answers_dir=Path(args.answers_dir) if args.answers_dir else None,
         checkpoint_every=args.checkpoint_every, recent=args.keep_answers))

@@ -26,15 +26,14 @@ from ..io.streams import FORMATS
 from ..spark.job import JobSpec, expand_paths
 from .common import (EXIT_OK, EXIT_RUNTIME, PROG, ArgumentParser, UsageError,
                      add_engine_options, count_arg, load_background, make_engine, read_queries,
-                     register_queries, say, seconds_arg)
+                     register_queries, say, seconds_arg, window_options)
 
 
 def _spec(args: argparse.Namespace, qfs: list) -> JobSpec:
     """The job: background files checked, every bad query named with its file,
     line and column (all of them, before Spark starts)."""
     checker = make_engine(args.base, reasoning=args.reasoning,
-                          window_semantics=args.window_semantics,
-                          window_t0=args.window_t0)
+                          **window_options(args))
     try:
         register_queries(checker, qfs)
         # read once here: errors name the file (the workers get one graph: no IRI=FILE)
@@ -45,8 +44,7 @@ def _spec(args: argparse.Namespace, qfs: list) -> JobSpec:
                          reasoning=args.reasoning, background=args.background or (),
                          allowed_lateness=args.allowed_lateness,
                          partition=not args.no_partition,
-                         window_semantics=args.window_semantics,
-                         window_t0=args.window_t0)
+                         **window_options(args))
 
 
 def _show_plan(spec: Any, quiet: bool) -> None:

@@ -23,7 +23,7 @@ from ..io.streams import (StreamFormatError, StreamHeaderError, StreamReader, gu
                           open_output)
 from ..ordering import Reorderer
 from .common import (EXIT_OK, EXIT_RUNTIME, PROG, UsageError, engine_failure, load_background,
-                     make_engine, register_queries, say, silence_closed_output)
+                     make_engine, register_queries, say, silence_closed_output, window_options)
 from .late import LateRows
 
 __all__ = ["run_trace", "DEFAULT_LIMIT", "processing_order"]
@@ -75,8 +75,7 @@ def run_trace(args: Any, qfs: Sequence[Any]) -> int:
                              f"small streams: --trace-limit bounds it)")
     justify = bool(getattr(args, "justify", False))
     engine = make_engine(args.base, reasoning=args.reasoning, justify=justify,
-                         window_semantics=args.window_semantics,
-                         window_t0=args.window_t0)
+                         **window_options(args))
     queries = register_queries(engine, qfs, getattr(args, "dialect", None))
     windowed = [q.name for q in queries if q.windowed]
     plain = [q.name for q in queries if not q.windowed]

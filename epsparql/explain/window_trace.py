@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Sequence
 
-from ..algebra.streams import FROM_T0_DIALECTS, WindowDef, closed_open, content_change
+from ..algebra.streams import T0_FIRST, WindowDef, closed_open, content_change
 from ..window_runtime import stream_of
 
 __all__ = ["WindowTracer", "WindowView", "InstantView", "exact_time", "window_bounds",
@@ -39,22 +39,29 @@ def _floor_multiple(t: Fraction, b: Fraction) -> Fraction:
     return (t // b) * b
 
 
-def window_bounds(w: WindowDef, t: Any, q: Any = None) -> tuple[str, Fraction | None, Fraction | None]:
+def window_bounds(w: WindowDef, t: Any, q: Any = None,
+                  first: Any = None) -> tuple[str, Fraction | None, Fraction | None]:
     """The bounds of window ``w`` (of query ``q``: its window semantics) at
     instant ``t``: ``("range", lo, hi)`` (lo < τ ≤ hi), ``("closed-open",
     lo, hi)`` (lo ≤ τ < hi: C-SPARQL's and RSP-QL's windows from t0, the one
     that closed last at or before t; [t0, t0) before the first), ``("now",
     t, t)`` (τ = t), ``("all", None, t)`` (τ ≤ t) or ``("count", None, t)``
-    (the last n with τ ≤ t)."""
+    (the last n with τ ≤ t).  A window on a grid from t0 = first starts
+    at ``first``, the time of the query's first arrival (empty before)."""
     win, t = w.window, exact_time(t)
     if q is not None and content_change(q, win):      # CQELS: the slide does not delay
         return "range", t - Fraction(win.width), t
     if q is not None and closed_open(q, win):
-        a, b, t0 = Fraction(win.width), Fraction(win.step), q.window_t0
+        a, b, t0 = Fraction(win.width), Fraction(win.step), q.origin(win)
+        kind = "closed-open" if q.content == "co" else "range"
+        if t0 == T0_FIRST:
+            if first is None:                          # no arrival yet: empty
+                return kind, t, t
+            t0 = exact_time(first)
         k = (t - t0 - a) // b                          # the close t0 + kβ + ω <= t
-        if k < 0 and q.dialect in FROM_T0_DIALECTS:
-            return "closed-open", t0, t0
-        return "closed-open", t0 + k * b, t0 + k * b + a
+        if k < 0 and q.scope == "from_t0":
+            return kind, t0, t0
+        return kind, t0 + k * b, t0 + k * b + a
     if win.kind == "range":
         hi = t if win.step is None else _floor_multiple(t, Fraction(win.step))
         return "range", hi - Fraction(win.width), hi
@@ -85,13 +92,24 @@ def row_time(row: Sequence[Any]) -> Any:
     return row[4] if len(row) > 4 and row[4] is not None else row[3]
 
 
+def first_time(q: Any, rows: Sequence[Sequence[Any]]) -> Any:
+    """The time of the first of ``rows`` (in processing order) on a stream
+    of query ``q``'s windows (its t0 when t0 = first), or None."""
+    if q is None:
+        return None
+    for r in rows:
+        if any(_on(w, row_stream(r)) for w in q.windows):
+            return row_time(r)
+    return None
+
+
 def window_members(w: WindowDef, t: Any, rows: Sequence[Sequence[Any]],
                    q: Any = None) -> list[int]:
     """The positions in ``rows`` (the rows processed so far, in processing
     order) of the occurrences window ``w`` (of query ``q``) holds at
     instant ``t``: for each distinct triple (and stream, for a window per
     stream) its latest occurrence, in processing order."""
-    kind, lo, hi = window_bounds(w, t, q)
+    kind, lo, hi = window_bounds(w, t, q, first_time(q, rows))
     per_stream = type(w.stream).__name__ == "Var"
     inside: list[int] = []
     for i, r in enumerate(rows):
@@ -211,7 +229,7 @@ class WindowTracer:
     def _windows(self, q: Any, t: Any) -> list[WindowView]:
         views = []
         for w in q.algebra.windows:
-            kind, lo, hi = window_bounds(w, t, q.algebra)
+            kind, lo, hi = window_bounds(w, t, q.algebra, first_time(q.algebra, self.rows))
             views.append(WindowView(w, kind, lo, hi, window_members(w, t, self.rows, q.algebra)))
         return views
 

@@ -12,8 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..algebra.streams import (ContinuousQuery, ExistsExpr, Minus, PerStream, Quad, Relation,
-                               SubSelect, Table, WindowDef, closed_open, content_change,
-                               FROM_T0_DIALECTS)
+                               SubSelect, Table, WindowDef, closed_open, content_change)
 from ..rdf.prefixes import Prefixes
 from .algebra_tree import expr_text, term_text
 from .tree import TreeNode
@@ -69,11 +68,17 @@ def window_content(w: WindowDef, q: ContinuousQuery | None = None) -> str:
     semantics of ``q``."""
     win = w.window
     if q is not None and closed_open(q, win):
-        a, b, t0 = _dur(win.width), _dur(win.step), _time(q.window_t0)
-        ks = "k ≥ 0" if q.dialect in FROM_T0_DIALECTS else "every integer k"
-        return (f"windows [t0 + k·{b}, t0 + k·{b} + {a}) with t0 = {t0}, {ks} (closed at the "
-                f"start, open at the end); instants: their closes c = t0 + k·{b} + {a} (the "
-                f"first after the first arrival); holds the triples with c − {a} ≤ τ < c "
+        a, b, o = _dur(win.width), _dur(win.step), q.origin(win)
+        t0 = "the first arrival's time" if o == "first" else _time(o)
+        ks = "k ≥ 0" if q.scope == "from_t0" else "every integer k"
+        if q.content == "co":
+            return (f"windows [t0 + k·{b}, t0 + k·{b} + {a}) with t0 = {t0}, {ks} (closed at "
+                    f"the start, open at the end); instants: their closes c = t0 + k·{b} + {a} "
+                    f"(the first after the first arrival); holds the triples with c − {a} ≤ τ "
+                    f"< c (a set)")
+        return (f"windows (t0 + k·{b}, t0 + k·{b} + {a}] with t0 = {t0}, {ks} (open at the "
+                f"start, closed at the end); instants: their closes c = t0 + k·{b} + {a} (the "
+                f"first at or after the first arrival); holds the triples with c − {a} < τ ≤ c "
                 f"(a set)")
     if q is not None and content_change(q, win):
         return (f"reported on content change (CQELS): instants: its stream's arrivals, the "
@@ -103,10 +108,11 @@ def policy_text(q: ContinuousQuery) -> str:
     p = q.policy
     if p.kind == "close":
         return "at each window close" + (", non-empty windows only" if p.non_empty else "")
+    ne = ", non-empty windows only" if p.non_empty else ""
     if p.kind == "eager":
-        return "at each arrival instant"
+        return ("after each arrival" if q.tick == "tuple" else "at each arrival instant") + ne
     if p.kind == "period":
-        return f"every {_dur(p.period)}"
+        return f"every {_dur(p.period)}" + ne
     if p.kind == "triples":
         return f"after every {p.count} triples"
     return "once, at the end of input"
@@ -184,8 +190,10 @@ def window_algebra_tree(q: ContinuousQuery, prefixes: Prefixes) -> TreeNode:
         f"window semantics: {q.semantics}" + (" (each dialect as its reference engine answers)"
                                               if q.semantics == "engine" else
                                               " (the CQL reading of every dialect)")
-        + (f"; window t0 = {_time(q.window_t0)}"
-           if any(closed_open(q, w.window) for w in q.windows) else "")]
+        + (f"  [{q.secret.semantics.source}]" if q.secret is not None else "")]
+    if q.secret is not None:
+        # the SECRET parameters in force, each with where it came from
+        details += ["SECRET " + line for line in q.secret.lines()[1:]]
     if q.output is not None and q.form == "CONSTRUCT":
         details.append(f"writes its triples on stream {prefixes.term(q.output)}")
     if q.form == "CONSTRUCT":

@@ -23,12 +23,14 @@ import json
 import os
 import tempfile
 from decimal import Decimal
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import IO, Any, Iterable, Iterator, Sequence
 
-from rdflib.term import Node
+from rdflib.term import Literal, Node
 
 from ..answer import Answer
 from ..answers import AnswerBatch, Results, TermNodes
+from ..memo import LONG_KEY
 from ..rdf.codec import XSD
 from ..rdf.ntriples import format_encoded_numbers, format_term, number_texts, parse_term
 from ..rdf.prefixes import Prefixes
@@ -106,6 +108,16 @@ def answer_to_json(answer: Answer, *, time_format: str = "seconds") -> dict[str,
 
 
 def term_json_text(node: Node) -> str:
+    """``json.dumps(term_to_json(node), ensure_ascii=False)``; a large
+    literal's text is escaped straight from the term, not from a copy of
+    it in a dict first."""
+    if isinstance(node, Literal) and len(node) > LONG_KEY:
+        extra = ""
+        if node.language:
+            extra = ', "xml:lang": ' + json.dumps(node.language, ensure_ascii=False)
+        elif node.datatype is not None:
+            extra = ', "datatype": ' + json.dumps(str(node.datatype), ensure_ascii=False)
+        return "".join(('{"type": "literal", "value": ', encode_basestring(node), extra, "}"))
     return json.dumps(term_to_json(node), ensure_ascii=False)
 
 
@@ -158,11 +170,15 @@ def _json_texts(batch: AnswerBatch) -> list[tuple[str, list[str | None]]]:
     return out
 
 
-def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds", end: str = "\n"
-                     ) -> list[str]:
+def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds", end: str = "\n",
+                     *, long_parts: bool = False) -> list[Any]:
     """The answers of a batch as the lines :class:`JsonLinesWriter` writes
     (each ending in ``end``): the text of ``json.dumps(answer_to_json(a),
-    ensure_ascii=False)``, built from each distinct term's JSON text."""
+    ensure_ascii=False)``, built from each distinct term's JSON text.
+    ``long_parts``: a line with a value longer than
+    :data:`~epsparql.memo.LONG_KEY` is left as the list of its parts, for
+    a writer to write one after the other (a large literal is not copied
+    into a line)."""
     sh = batch.shape
     head = '{"query": ' + json.dumps(sh.query, ensure_ascii=False) + ', "start": '
     memo: dict[Any, str] = {}
@@ -180,20 +196,38 @@ def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds", end: str 
     triples: list[str] | None = None
     if sh.form == "CONSTRUCT":
         triples = batch_triples_json(batch)
-    lines = []
+    lines: list[Any] = []
     for j in range(len(starts)):
         # one join: a large value is copied once into its line, not once
-        # per concatenation
+        # per concatenation (with long_parts, not at all)
         parts = [head, starts[j], ', "end": ', ends[j], ', "bindings": {']
         sep = ""
+        big = False
         for k, col in cols:
             v = col[j]
             if v is not None:
                 parts += (sep, k, ": ", v)
                 sep = ", "
-        parts += ("}", triples[j] if triples else "", "}", end)
-        lines.append("".join(parts))
+                big = big or (long_parts and len(v) > LONG_KEY)
+        t = triples[j] if triples else ""
+        parts += ("}", t, "}", end)
+        lines.append(parts if big or (long_parts and len(t) > LONG_KEY) else "".join(parts))
     return lines
+
+
+#: a text longer than this is written in pieces of this size (its UTF-8
+#: bytes are made a piece at a time, not all at once)
+WRITE_PIECE = 1 << 20
+
+
+def write_pieces(out: IO, parts: Sequence[str]) -> None:
+    """Write the texts one after the other, a long one a piece at a time."""
+    for p in parts:
+        if len(p) <= WRITE_PIECE:
+            out.write(p)
+            continue
+        for i in range(0, len(p), WRITE_PIECE):
+            out.write(p[i:i + WRITE_PIECE])
 
 
 def batch_nt_columns(batch: AnswerBatch) -> list[tuple[str, list[str | None]]]:
@@ -341,8 +375,12 @@ class JsonLinesWriter(AnswerWriter):
     format = "jsonl"
 
     def _write_batch(self, batch: AnswerBatch) -> int:
-        lines = batch_json_lines(batch, self.time_format)
-        self.out.write("".join(lines))
+        lines = batch_json_lines(batch, self.time_format, long_parts=True)
+        if all(type(line) is str for line in lines):
+            self.out.write("".join(lines))
+        else:                               # a large literal: written in pieces
+            for line in lines:
+                write_pieces(self.out, (line,) if type(line) is str else line)
         self.count += len(lines)
         return len(lines)
 

@@ -44,7 +44,7 @@ from typing import Any, Callable
 from rdflib import BNode, Literal, URIRef
 
 from ..algebra.nodes import Empty, Extend, Filter, Join, LeftJoin, Union_
-from ..algebra.streams import (FROM_T0_DIALECTS, ContinuousQuery, ExistsExpr, Minus, PerStream,
+from ..algebra.streams import (T0_FIRST, ContinuousQuery, ExistsExpr, Minus, PerStream,
                                Quad, Relation, SubSelect, Table, WindowDef, closed_open,
                                content_change, in_scope)
 from ..core.terms import to_prolog
@@ -228,16 +228,22 @@ class WindowCompiler:
         together)?"""
         if self.q.policy.kind != "close":
             return False
-        grid = (Fraction(win.step), Fraction(win.width) % Fraction(win.step))
-        return all((Fraction(w.window.step), Fraction(w.window.width) % Fraction(w.window.step))
-                   == grid for w in self.q.windows if closed_open(self.q, w.window))
+        def grid(w: D.Window) -> tuple:
+            o = self.q.origin(w)
+            first = o == T0_FIRST
+            return (Fraction(w.step), ((0 if first else o) + Fraction(w.width)) % Fraction(w.step),
+                    first)
+        return all(grid(w.window) == grid(win) for w in self.q.windows
+                   if closed_open(self.q, w.window))
 
     def closed_open_kind(self, win: D.Window) -> str:
-        """co(Width, Step, T0, Scope) of a closed-open window: Scope
-        from_t0 (windows k >= 0 only, C-SPARQL) or grid (every k, RSP-QL)."""
-        scope = "from_t0" if self.q.dialect in FROM_T0_DIALECTS else "grid"
-        return (f"co({number(win.width)}, {number(win.step)}, {number(self.q.window_t0)}, "
-                f"{scope})")
+        """co(Width, Step, T0, Scope) of a closed-open window (oc(...): an
+        open-closed one): T0 a number or first (the first arrival's time),
+        Scope from_t0 (windows k >= 0 only, C-SPARQL) or grid (every k)."""
+        scope = self.q.scope
+        o = self.q.origin(win)
+        t0 = "first" if o == T0_FIRST else number(o)
+        return f"{self.q.content}({number(win.width)}, {number(win.step)}, {t0}, {scope})"
 
     # -- per-pane aggregates (prolog/stream_panes.pl) ------------------------------
     def pane_values(self, rel: Relation, aggs: list[D.Aggregate], scope: set[str],
@@ -372,10 +378,15 @@ class WindowCompiler:
                         if not (w.window.kind in ("range", "past") and w.window.step is not None)]
             nonempty = "true" if p.non_empty else "false"
             return f"policy({uniq(steps)}, {uniq(arrivals)}, none, {nonempty}, false)"
+        nonempty = "true" if p.non_empty else "false"
+        if p.kind == "eager" and ws and self.q.tick == "tuple":
+            # tuple-driven: evaluated after each event on the query's windows
+            return f"policy([], [], 1, {nonempty}, false)"
         if p.kind == "eager" and ws:
-            return f"policy([], {uniq([source(w) for w in ws])}, none, false, false)"
+            return f"policy([], {uniq([source(w) for w in ws])}, none, {nonempty}, false)"
         if p.kind == "period":
-            return f"policy([{number(p.period)}], [], none, false, false)"
+            # C-SPARQL's COMPUTED EVERY reports non-empty windows only (its policy says so)
+            return f"policy([{number(p.period)}], [], none, {nonempty}, false)"
         if p.kind == "triples":
             return f"policy([], [], {int(p.count)}, false, false)"
         return "policy([], [], none, false, true)"
@@ -806,9 +817,10 @@ def pane_plan(q: ContinuousQuery) -> PanePlan | None:
     origin = None
     if closed_open(q, win):
         # evaluated at its closes only (the query's one window): panes from t0
-        if p.kind != "close":
+        # (closed-open panes, a t0 known when the query is compiled)
+        if p.kind != "close" or q.content != "co" or q.origin(win) == T0_FIRST:
             return None
-        lattice, origin = Fraction(win.step), q.window_t0
+        lattice, origin = Fraction(win.step), q.origin(win)
     elif p.kind == "close" and win.step is not None:
         lattice = Fraction(win.step)
     elif p.kind == "period" and (win.step is None or Fraction(p.period) % win.step == 0):

@@ -65,7 +65,12 @@ class RoomConfig:
     base: str | None = None
     reasoning: str = "rdfs"
     allowed_lateness: float = 0.0
-    window_semantics: str = "engine"
+    window_semantics: str | None = None      # None: each query's pragma, else its dialect's
+    #: the other SECRET parameters (``serve --window-t0 ...``; None: pragma or default)
+    window_t0: Any = None
+    window_report: str | None = None
+    window_content: str | None = None
+    window_tick: str | None = None
     max_goals: int | None = None
     allow_rules: bool = False
     state_dir: Path | None = None
@@ -456,6 +461,8 @@ class EngineRoom:
         engine = Engine(base=cfg.base, reasoning=cfg.reasoning,
                         allowed_lateness=cfg.allowed_lateness, max_goals=cfg.max_goals,
                         window_semantics=spec.window_semantics or cfg.window_semantics,
+                        window_t0=cfg.window_t0, window_report=cfg.window_report,
+                        window_content=cfg.window_content, window_tick=cfg.window_tick,
                         batch_size=cfg.batch_size, on_late=lambda row, source: None)
         try:
             for iri, (text, fmt) in self.graphs.items():

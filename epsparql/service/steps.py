@@ -260,8 +260,9 @@ def _bounds(w: Any, alg: Any, clock: float | None) -> dict[str, Any] | None:
         # the last closed (what a C-SPARQL window holds is reported at its close)
         step = Fraction(w.window.step if w.window.step is not None else w.window.width)
         kind, lo, hi = window_bounds(w, Fraction(clock) + step, alg)
-        if lo == hi:                      # before the first close
-            lo, hi = alg.window_t0, alg.window_t0 + Fraction(w.window.width)
+        t0 = alg.origin(w.window)
+        if lo == hi and t0 != "first":    # before the first close
+            lo, hi = t0, t0 + Fraction(w.window.width)
         return {"kind": kind, "from": f(lo), "to": f(hi), "filling": True}
     return {"kind": kind, "from": f(lo), "to": f(hi)}
 

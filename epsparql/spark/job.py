@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..algebra.partition import NO_SCHEMA, KeyPlan, Plan, schema_of
+from ..algebra.streams import check_t0
 
 #: The group of the queries that cannot be partitioned: the whole stream.
 WHOLE = ""
@@ -38,17 +39,23 @@ class JobSpec:
     background: str = ""
     allowed_lateness: float = 0.0
     gc_every: int = 100
-    window_semantics: str = "engine"
-    #: the t0 of C-SPARQL's and RSP-QL's closed-open windows (None: the dialect's)
-    window_t0: Fraction | None = None
+    window_semantics: str | None = None
+    #: the t0 of the windows (None: the dialect's; ``first``: the first event's time)
+    window_t0: Fraction | str | None = None
+    #: the other SECRET parameters as their texts (None: pragma or dialect's default)
+    window_report: str | None = None
+    window_content: str | None = None
+    window_tick: str | None = None
     plan: Plan | None = field(default=None, compare=False)
 
     @classmethod
     def build(cls, queries: Sequence[tuple[str, str]], *, base: str | None = None,
               reasoning: str = "rdfs", background: Sequence[Any] = (),
               allowed_lateness: float = 0.0, gc_every: int = 100,
-              partition: bool = True, window_semantics: str = "engine",
-              window_t0: Fraction | None = None) -> "JobSpec":
+              partition: bool = True, window_semantics: str | None = None,
+              window_t0: Fraction | str | None = None, window_report: str | None = None,
+              window_content: str | None = None,
+              window_tick: str | None = None) -> "JobSpec":
         """Check the queries (a QueryError names the query, line and column),
         load the background files or graphs, and plan the partitioning.
         ``partition=False`` runs everything as one group."""
@@ -62,7 +69,7 @@ class JobSpec:
         bg_text = g.serialize(format="nt") if len(g) else ""
         spec = cls([tuple(q) for q in queries], base, reasoning, bg_text,
                    float(allowed_lateness), gc_every, window_semantics,
-                   None if window_t0 is None else Fraction(window_t0))
+                   check_t0(window_t0), window_report, window_content, window_tick)
         # the queries registered in a throwaway engine: compile errors now, not
         # in a worker; their prepared algebra gives the partitioning
         eng = spec.engine([n for n, _ in spec.queries], load_background=False)
@@ -84,7 +91,9 @@ class JobSpec:
         from ..query_engine import Engine, UnboundedStateWarning
         eng = Engine(base=self.base, reasoning=self.reasoning, gc_every=self.gc_every,
                      allowed_lateness=self.allowed_lateness, on_late=on_late,
-                     window_semantics=self.window_semantics, window_t0=self.window_t0)
+                     window_semantics=self.window_semantics, window_t0=self.window_t0,
+                     window_report=self.window_report, window_content=self.window_content,
+                     window_tick=self.window_tick)
         if load_background and self.background:
             eng.load_background(self.background, format="nt")
         wanted = set(names)
@@ -136,7 +145,8 @@ class JobSpec:
         h = hashlib.sha1()
         for part in (repr(self.queries), repr(self.base), self.reasoning, self.background,
                      repr(self.allowed_lateness), repr(self.gc_every), repr(self.key_vars),
-                     self.window_semantics, repr(self.window_t0)):
+                     repr(self.window_semantics), repr(self.window_t0),
+                     repr((self.window_report, self.window_content, self.window_tick))):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\0")
         return h.hexdigest()[:16]

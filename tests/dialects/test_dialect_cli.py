@@ -148,10 +148,12 @@ def test_explain_shows_windows_policy_and_key():
             "k ≥ 0 (closed at the start, open at the end); instants: their closes c = t0 + "
             "k·5min + 10min (the first after the first arrival); holds the triples with "
             "c − 10min ≤ τ < c (a set)") in out
-    assert "window semantics: engine (each dialect as its reference engine answers); " \
-        "window t0 = 0s" in out
+    assert "window semantics: engine (each dialect as its reference engine answers)  " \
+        "[default]" in out
+    assert "SECRET scope     t0 = 0s; windows from t0 on (k >= 0)  [default of C-SPARQL]" in out
     r = cli("explain", AVERAGE, "--window-t0", "-2.5")
-    assert r.returncode == 0 and "window t0 = -2.5s" in r.stdout, r.stderr
+    assert r.returncode == 0 and "t0 = -2.5s; windows from t0 on (k >= 0)  [argument]" \
+        in r.stdout, r.stderr
     r = cli("explain", AVERAGE, "--window-semantics", "cql")
     assert ("RANGE 10min STEP 5min; instants t = k·5min (the first at or after the first "
             "arrival), holds the triples with t − 10min < τ ≤ t (a set)") in r.stdout

@@ -245,7 +245,9 @@ def _peak_kb(args: list[str]) -> int:
 def test_a_large_literal_costs_a_few_times_its_size_through_the_command_line(tmp_path):
     """A 10 MB literal: the reader's block and Arrow column, one Python
     text of its lexical form, the Prolog string (issue 25, finding 11: it
-    cost 12x unanswered, 22x answered; a push imported pandas for it)."""
+    cost 12x unanswered, 22x answered; a push imported pandas for it; the
+    JSON line writer wrote a copy of the line, its bytes and two copies of
+    the term: 13x answered, 11x now)."""
     size = 10_000_000
     big, small = tmp_path / "big.nt", tmp_path / "small.nt"
     rest = '<http://ex.org/b> <http://ex.org/p> "small" 2 .\n'
@@ -260,7 +262,7 @@ def test_a_large_literal_costs_a_few_times_its_size_through_the_command_line(tmp
         run = ["run", str(q), "--output-format", "jsonl", "--out", out, "--quiet", "--stream"]
         return (_peak_kb(run + [str(big)]) - _peak_kb(run + [str(small)])) * 1000 / size
     assert extra(unanswered) < 7
-    assert extra(answered) < 17
+    assert extra(answered) < 13
 
 
 def test_a_push_of_a_large_literal_does_not_load_pandas():

@@ -218,3 +218,35 @@ def test_numeric_column_dtype():
     assert pd.api.types.is_integer_dtype(df["v"])
     df = to_dataframe(answers + [Answer({}, 9, 9, (), "q")])
     assert pd.api.types.is_float_dtype(df["v"]) and math.isnan(df["v"].iloc[-1])
+
+
+@pytest.mark.parametrize("form", ["SELECT ?s ?o", "CONSTRUCT { ?s <http://ex/q> ?o }"])
+def test_large_literals_are_written_in_pieces_as_json_dumps_writes_them(form):
+    """Issue 25, finding 11: a JSON line with a value longer than
+    LONG_KEY is written part by part (no copy of the line, its UTF-8
+    bytes made a piece at a time); the lines are those of json.dumps, for
+    plain, tagged and typed literals with characters JSON escapes."""
+    from epsparql.io.results import WRITE_PIECE
+    from epsparql.memo import LONG_KEY
+    body = 'a"b\\c\n\u2603é\x01' * (WRITE_PIECE // 4)
+    objs = [Literal(body), Literal(body, lang="en-GB"),
+            Literal(body, datatype=URIRef("http://ex/dt")), Literal("short"),
+            Literal("x" * (LONG_KEY + 1))]
+    eng = Engine()
+    try:
+        q = eng.register(f"{form} WHERE {{ ?s <http://ex/p> ?o }}")
+        eng.push_many([(URIRef(f"http://ex/s{i}"), URIRef("http://ex/p"), o, i + 1)
+                       for i, o in enumerate(objs)])
+        eng.flush()
+        answers = list(q.results())
+        buf = io.StringIO()
+        with answer_writer("jsonl", buf, [q]) as w:
+            w.write_many(answers)
+        lines = buf.getvalue().splitlines()
+        assert lines == [json.dumps(answer_to_json(a), ensure_ascii=False) for a in answers]
+        got = [json.loads(x) for x in lines]
+        values = [g["bindings"]["o"]["value"] if "bindings" in g and "o" in g["bindings"]
+                  else g["triples"][0]["o"]["value"] for g in got]
+        assert sorted(values, key=len) == sorted((str(o) for o in objs), key=len)
+    finally:
+        eng.close()
