@@ -146,7 +146,7 @@ class Stream(dict):
         self.results: dict[tuple[str, tuple[int, ...]], list[dict[str, Node]]] = {}
 
     def evaluate(self, query: str, times: tuple[int, ...]) -> list[dict[str, Node]]:
-        key = (query, times)
+        key = (_algebra(query), times)          # two texts of one query share results
         if key not in self.results:
             self.results[key] = evaluate(query, [self[t] for t in times])
         return self.results[key]
@@ -324,6 +324,13 @@ def evaluate(query: str, graphs: list[Graph]) -> list[dict[str, Node]]:
 @cache
 def _prepared(query: str):
     return prepareQuery(query)
+
+
+@cache
+def _algebra(query: str) -> str:
+    """The query's SPARQL algebra, as text: equal for two texts that differ
+    only in prefixes or layout (blank nodes make each parse differ)."""
+    return repr(_prepared(query).algebra)
 
 
 def run(query: ContinuousQuery, policy: Policy, stream: dict[int, Graph], t0: int,
