@@ -2,7 +2,8 @@
 # Install what is missing on a Debian machine: a SWI-Prolog new enough for
 # janus-swi (scripts/swipl.sh), python3-venv, the Python headers and gcc (janus-swi
 # and the bridge's C part are compiled), Java 17 (for Spark), Mosquitto and Chromium
-# (epsparql serve's tests), and a virtual environment in .venv with
+# (epsparql serve's tests; mosquitto-clients' C publisher and subscriber for
+# bench/serve.py), and a virtual environment in .venv with
 # janus-swi built against that SWI-Prolog, epsparql and its dependencies.
 # Safe to run again: it only does what is not done yet.
 set -euo pipefail
@@ -19,6 +20,7 @@ command -v gcc >/dev/null 2>&1 || pkgs+=(gcc)
 command -v java >/dev/null 2>&1 || pkgs+=(openjdk-17-jre-headless)   # for Spark
 # epsparql serve's tests: a real MQTT broker, and a browser for the live view
 command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || pkgs+=(mosquitto)
+command -v mosquitto_pub >/dev/null 2>&1 || pkgs+=(mosquitto-clients)   # bench/serve.py
 command -v chromium >/dev/null 2>&1 || pkgs+=(chromium)
 if ((${#pkgs[@]})); then
     echo "setup: installing ${pkgs[*]}" >&2
