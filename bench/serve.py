@@ -47,6 +47,7 @@ import os
 import random
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,9 @@ QUERIES = {
             f"[RANGE 10s STEP 1s]\nWHERE {{ ?k <{EX}v> ?v }} GROUP BY ?k\n"),
 }
 PY = sys.executable
+MOSQUITTO_PUB = shutil.which("mosquitto_pub")
+PUBLISHER = "c"                           # --publisher: "c" (mosquitto_pub) or "paho"
+RUN_EXTRA: list[str] = []
 
 
 def stream_lines(n: int, with_stream: bool) -> list[str]:
@@ -112,7 +116,7 @@ def run_cli(query: str, lines: list[str], work: Path) -> dict[str, Any]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     r = subprocess.run([PY, "-m", "epsparql.cli", "run", str(q), "--stream", str(s),
-                        "--output-format", "jsonl", "--out", str(work / "run.jsonl")],
+                        "--output-format", "jsonl", "--out", str(work / "run.jsonl")] + RUN_EXTRA,
                        cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
                        capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -269,19 +273,80 @@ def _publisher(address: str, topic: str, lines: list[str], rate: float, out: Any
     out.send((t0, t1, times))
 
 
-def start_publisher(address: str, lines: list[str], rate: float = 0) -> tuple[Any, Any]:
+def start_publisher(address: str, lines: list[str], rate: float = 0,
+                    topic: str = "sensors/bench") -> tuple[Any, Any]:
+    """A publisher process: ``mosquitto_pub -l`` (C, one message a line,
+    QoS 1) when installed, fed from here (paced: each line written at its
+    time, which is the time recorded), else paho in a forked process."""
+    if MOSQUITTO_PUB and PUBLISHER == "c":
+        return _CPublisher(address, topic, lines, rate), None
     a, b = mp.Pipe(duplex=False)
     p = mp.get_context("fork").Process(target=_publisher,
-                                       args=(address, "sensors/bench", lines, rate, b))
+                                       args=(address, topic, lines, rate, b))
     p.start()
     return p, a
+
+
+class _CPublisher:
+    """``mosquitto_pub -l`` with the lines written to its standard input by
+    a thread of this process; ``result()`` gives (start, end, times) as the
+    paho publisher sends them (end: mosquitto_pub exited, every message
+    acknowledged by the broker)."""
+
+    def __init__(self, address: str, topic: str, lines: list[str], rate: float) -> None:
+        import threading
+        host, port = address.split(":")
+        self.proc = subprocess.Popen([MOSQUITTO_PUB, "-h", host, "-p", port, "-t", topic,
+                                      "-q", "1", "-l", "-V", "5", "-M", "1000"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        self.out: tuple[float, float, list[float]] | None = None
+        self.thread = threading.Thread(target=self._feed, args=(lines, rate), daemon=True)
+        self.thread.start()
+
+    def _feed(self, lines: list[str], rate: float) -> None:
+        f = self.proc.stdin
+        assert f is not None
+        times: list[float] = []
+        t0 = time.perf_counter()
+        if rate:
+            step = 1.0 / rate
+            for i, line in enumerate(lines):
+                due = t0 + i * step
+                now = time.perf_counter()
+                if due > now:
+                    time.sleep(due - now)
+                times.append(time.perf_counter())
+                f.write(line.encode())
+                f.flush()
+        else:
+            data = "".join(lines).encode()
+            for i in range(0, len(data), 1 << 16):
+                f.write(data[i:i + (1 << 16)])
+        f.close()
+        self.proc.wait()
+        self.out = (t0, time.perf_counter(), times)
+
+    def join(self) -> None:
+        self.thread.join()
+
+    def recv(self) -> tuple[float, float, list[float]]:
+        self.thread.join()
+        assert self.out is not None
+        return self.out
+
+
+def publish(address: str, lines: list[str], rate: float = 0, topic: str = "sensors/bench"
+            ) -> tuple[Any, Any]:
+    """(process, pipe) for either publisher: ``pipe.recv()`` then ``process.join()``."""
+    p, pipe = start_publisher(address, lines, rate, topic)
+    return (p, pipe) if pipe is not None else (p, p)
 
 
 def mqtt_part(query: str, lines: list[str], work: Path, broker: Mosquitto) -> dict[str, Any]:
     svc = Service(work, [query], broker)
     try:
         cpu0 = cpu_s(svc.pid)
-        p, pipe = start_publisher(broker.address, lines)
+        p, pipe = publish(broker.address, lines)
         # the service's clock: from its first event to its last
         first = None
         while first is None:
@@ -333,7 +398,7 @@ def latency_part(rate: int, seconds: float, work: Path, broker: Mosquitto) -> di
     time.sleep(0.5)
     try:
         cpu0 = cpu_s(svc.pid)
-        p, pipe = start_publisher(broker.address, lines, rate)
+        p, pipe = publish(broker.address, lines, rate)
         p0, p1, times = pipe.recv()
         p.join()
         svc.wait_events(n)
@@ -348,6 +413,8 @@ def latency_part(rate: int, seconds: float, work: Path, broker: Mosquitto) -> di
                 lat.append((t - times[i]) * 1000)
                 if i >= rate:             # after the first second
                     warm.append(lat[-1])
+        if os.environ.get("EP_FIRST"):
+            print([round(x) for x in lat[:40]], [round(x) for x in lat[40:1000:20]])
         row = {"rate": rate, "events": n, "answers": len(got), "seconds": round(p1 - p0, 2),
                "p50_ms": round(pct(lat, 50), 2), "p99_ms": round(pct(lat, 99), 2),
                "max_ms": round(max(lat), 2) if lat else None,
@@ -383,7 +450,7 @@ def soak(seconds: float, rate: int, work: Path, broker: Mosquitto) -> dict[str, 
                 k = base + j
                 lines.append(f'<{EX}k{k % 100}> <{EX}v> "{rnd.randrange(1000)}"^^<{XSD_INT}> '
                              f'{k // 100} .\n')
-            p, pipe = start_publisher(broker.address, lines, rate)
+            p, pipe = publish(broker.address, lines, rate)
             pipe.recv()
             p.join()
             i += chunk

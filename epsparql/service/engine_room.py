@@ -18,7 +18,10 @@ JSON lines ``epsparql run`` writes, numbered per deployment, to the
 listeners (subscribers, MQTT) after they were written to the deployment's
 answer file when there is one.  With a state directory every group is in
 the input log before it is acknowledged or applied
-(:mod:`epsparql.service.durable`).
+(:mod:`epsparql.service.durable`): its record is written before the group
+is pushed, fsync'ed by a thread of its own while the engines work
+(:class:`~epsparql.service.durable.LogSyncer`), and the group is
+acknowledged, and its answers written and sent, only once it is durable.
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ from typing import Any, Callable
 from ..io.results import batch_json_lines
 from ..io.stream_lines import StreamFormatError
 from ..io.streams import FORMATS, StreamReader
-from .durable import AnswerFile, Checkpoint, InputLog, read_checkpoint
+from .durable import AnswerFile, Checkpoint, InputLog, LogSyncer, read_checkpoint
 from .registry import Deployment
 
 __all__ = ["EngineRoom", "RoomConfig", "Ingest", "ParsedInput", "parse_input", "Deployed",
@@ -189,6 +192,7 @@ class EngineRoom:
         self._thread: threading.Thread | None = None
         self._stop = False
         self._log: InputLog | None = None
+        self._sync: LogSyncer | None = None
         self._last_checkpoint = time.monotonic()
         #: the latest inputs' idempotency keys, oldest first
         self._keys: dict[str, None] = {}
@@ -310,7 +314,10 @@ class EngineRoom:
                 if d.file is not None:
                     d.file.close()
             if self._log is not None:
+                self._durable()
                 self._log.close()
+            if self._sync is not None:
+                self._sync.stop()
             self._stop = True
             item.future.set_result(None)
 
@@ -319,21 +326,42 @@ class EngineRoom:
         group = self._new_inputs(group)
         if not group:
             return
-        if self._log is not None:
+        acks = [it for it in group if not it.wait]
+        if self._log is not None and self._sync is not None:
             parts = [it.payload.ingest for it in group]
             heads = [p.header() for p in parts]
-            self._log.append({"kind": "events", "parts": heads},
-                             b"".join(p.body for p in parts))
-            self._log.sync()
+            n = self._log.append({"kind": "events", "parts": heads},
+                                 b"".join(p.body for p in parts))
+            # acknowledged by the syncer once durable; pushed meanwhile (its
+            # answers wait for the fsync: _emit)
+            self._sync.request(n, self._log.flush(), lambda err: self._acknowledge(acks, err))
             for h in heads:
                 self.mqtt_logged.extend(h.get("mqtt", ()))
-        for it in group:                  # durable (or, without a log, taken): acknowledged
-            if not it.wait:
-                it.future.set_result(self._counts(it.payload))
+        else:                             # without a log: acknowledged once taken
+            self._acknowledge(acks, None)
         self._push([it.payload for it in group], group[0].received)
-        for it in group:
-            if it.wait:
+        waited = [it for it in group if it.wait]
+        if waited:
+            self._durable()
+            for it in waited:
                 it.future.set_result(self._counts(it.payload))
+
+    def _acknowledge(self, items: list[_Item], err: BaseException | None) -> None:
+        """Resolve inputs' futures: durable (err None), or the log failed."""
+        if err is not None:
+            self.fatal = f"the input log cannot be made durable: {err}"
+        for it in items:
+            if err is None:
+                it.future.set_result(self._counts(it.payload))
+            else:
+                it.future.set_exception(ServiceError(self.fatal or str(err)))
+
+    def _durable(self) -> None:
+        """Wait until every record written to the input log is durable
+        (raises the fsync's error).  Before any answer is written or sent:
+        an answer never comes from an input a crash could still take back."""
+        if self._log is not None and self._sync is not None:
+            self._sync.wait(self._log.last)
 
     def _new_inputs(self, group: list[_Item]) -> list[_Item]:
         """The inputs of a group not taken before (by their keys); the
@@ -424,6 +452,7 @@ class EngineRoom:
         if not fresh:
             return
         first = d.answers - len(fresh) + 1
+        self._durable()
         if d.file is not None:
             d.file.append(fresh)
         d.written += len(fresh)
@@ -568,9 +597,11 @@ class EngineRoom:
 
     # -- durability -------------------------------------------------------------------
     def _log_record(self, header: dict[str, Any], body: bytes = b"") -> None:
-        if self._log is not None:
-            self._log.append(header, body)
-            self._log.sync()
+        """Log a record and wait until it is durable (management, advance)."""
+        if self._log is not None and self._sync is not None:
+            n = self._log.append(header, body)
+            self._sync.request(n, self._log.flush())
+            self._sync.wait(n)
 
     def _open_state(self) -> None:
         sd = self.config.state_dir
@@ -611,6 +642,7 @@ class EngineRoom:
         for header, body in log.records(applied):
             self._replay(header, body)
         self._log = log
+        self._sync = LogSyncer(log.last)
         self.checkpoint()                 # the replayed state, and a fresh log segment
 
     def _replay(self, h: dict[str, Any], body: bytes) -> None:
@@ -661,6 +693,7 @@ class EngineRoom:
         """Write a checkpoint of every engine (in the engine room)."""
         if self._log is None or self.config.state_dir is None:
             return
+        self._durable()                   # it says every record up to the last is applied
         deps = []
         for d in self.deployments.values():
             if d.file is not None:
