@@ -73,6 +73,7 @@ QUERIES = {
 }
 PY = sys.executable
 MOSQUITTO_PUB = shutil.which("mosquitto_pub")
+MOSQUITTO_SUB = shutil.which("mosquitto_sub")
 PUBLISHER = "c"                           # --publisher: "c" (mosquitto_pub) or "paho"
 RUN_EXTRA: list[str] = []
 
@@ -375,12 +376,51 @@ def mqtt_part(query: str, lines: list[str], work: Path, broker: Mosquitto) -> di
 LATENCY_QUERIES: dict[str, str] = {}
 
 
+class Subscriber:
+    """An MQTT subscriber appending (arrival time, payload) to ``got``:
+    ``mosquitto_sub`` (C) when installed, its lines read by a thread of
+    this process (a Python MQTT client at 10,000 messages/s would be the
+    bottleneck, as the paho publisher was), else paho."""
+
+    def __init__(self, broker: Mosquitto, topic: str, got: list[tuple[float, bytes]]) -> None:
+        import threading
+        self.proc = self.client = None
+        if MOSQUITTO_SUB and PUBLISHER == "c":
+            self.proc = subprocess.Popen([MOSQUITTO_SUB, "-h", broker.host, "-p",
+                                          str(broker.port), "-t", topic, "-q", "1", "-V", "5"],
+                                         stdout=subprocess.PIPE)
+
+            def read() -> None:
+                assert self.proc is not None and self.proc.stdout is not None
+                f = self.proc.stdout
+                while True:
+                    line = f.readline()
+                    if not line:
+                        return
+                    got.append((time.perf_counter(), line))
+            threading.Thread(target=read, daemon=True).start()
+            return
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+        self.client.on_message = lambda c, u, m: got.append((time.perf_counter(), m.payload))
+        self.client.connect(broker.host, broker.port)
+        self.client.subscribe(topic, 1)
+        self.client.loop_start()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait()
+        if self.client is not None:
+            self.client.loop_stop()
+            self.client.disconnect()
+
+
 def latency_part(rate: int, seconds: float, work: Path, broker: Mosquitto) -> dict[str, Any]:
     """Events i at t = i / rate, key i mod 10, price i: each event pairs with
     the one 10 before it (getDURATION() < 15 events' time): one answer an
     event, its end the event's time."""
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
     n = int(rate * seconds)
     span = 15 / rate
     name = f"lat{rate}"
@@ -390,11 +430,7 @@ def latency_part(rate: int, seconds: float, work: Path, broker: Mosquitto) -> di
     lines = [f'<{EX}k{i % 10}> <{EX}v> "{i}"^^<{XSD_INT}> {i / rate:.6f} .\n' for i in range(n)]
     svc = Service(work, [name], broker, ("--mqtt-out", "answers"))
     got: list[tuple[float, bytes]] = []
-    sub = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    sub.on_message = lambda c, u, m: got.append((time.perf_counter(), m.payload))
-    sub.connect(broker.host, broker.port)
-    sub.subscribe(f"answers/{name}", 1)
-    sub.loop_start()
+    sub = Subscriber(broker, f"answers/{name}", got)
     time.sleep(0.5)
     try:
         cpu0 = cpu_s(svc.pid)
@@ -413,8 +449,6 @@ def latency_part(rate: int, seconds: float, work: Path, broker: Mosquitto) -> di
                 lat.append((t - times[i]) * 1000)
                 if i >= rate:             # after the first second
                     warm.append(lat[-1])
-        if os.environ.get("EP_FIRST"):
-            print([round(x) for x in lat[:40]], [round(x) for x in lat[40:1000:20]])
         row = {"rate": rate, "events": n, "answers": len(got), "seconds": round(p1 - p0, 2),
                "p50_ms": round(pct(lat, 50), 2), "p99_ms": round(pct(lat, 99), 2),
                "max_ms": round(max(lat), 2) if lat else None,
@@ -423,8 +457,7 @@ def latency_part(rate: int, seconds: float, work: Path, broker: Mosquitto) -> di
                "service_cpu_s": round(cpu_s(svc.pid) - cpu0, 2),
                "service_peak_rss_mb": vm(svc.pid)}
     finally:
-        sub.loop_stop()
-        sub.disconnect()
+        sub.stop()
         svc.stop()
     return row
 
