@@ -204,6 +204,7 @@ class EngineRoom:
         self._order = threading.Condition()
         self._barriers = 0                # logging commands queued: inputs wait to be logged
         self._applied = 0                 # the last log record applied
+        self._closed = False              # stopped: nothing more is logged
         self._listeners: list[Callable[[str, int, list[str]], None]] = []
         self._thread: threading.Thread | None = None
         self._stop = False
@@ -278,6 +279,9 @@ class EngineRoom:
         with self._order:
             while self._barriers:
                 self._order.wait()
+            if self._closed:
+                self._slots.release()
+                raise ServiceError("the service is stopping")
             key = payload.ingest.key
             if key is not None and key in self._keys:
                 self._slots.release()
@@ -381,7 +385,9 @@ class EngineRoom:
                     d.file.close()
             if self._log is not None:
                 self._durable()
-                self._log.close()
+                with self._order:         # no input logged after this
+                    self._closed = True
+                    self._log.close()
             if self._sync is not None:
                 self._sync.stop()
             self._stop = True
