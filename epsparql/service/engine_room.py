@@ -444,7 +444,6 @@ class EngineRoom:
             return
         table = pa.Table.from_batches(batches) if len(batches) > 1 else batches[0]
         n = table.num_rows
-        self.events += n
         late = 0
         fed = False
         for d in list(self.deployments.values()):
@@ -462,6 +461,7 @@ class EngineRoom:
             self._drain(d)
         if fed:
             self.late += late
+        self.events += n                  # counted once applied, its answers given
         self._tick(events=n, latency=time.perf_counter() - received)
 
     def _advance(self, t: float) -> None:
