@@ -22,19 +22,26 @@ Parts:
    against ``epsparql run QUERY --stream FILE`` (its own "events in T s",
    start-up excluded; and its wall time with start-up).  Target: the
    service at least 80 % of run's events/s.
-2. **MQTT**, one event a message, QoS 1, published by one process with
-   paho (``--publishers``), through Mosquitto.  Target 20,000 events/s.
-   The rate is the service's (first message taken to last event applied);
-   the publisher's own rate is printed beside it.
-3. **Latency**, publish → answer received by an MQTT subscriber, at 1,000
-   and 10,000 events/s offered for a few seconds: p50, p99 (the query: a
+2. **MQTT**, one event a message, QoS 1, through Mosquitto, published by
+   ``mosquitto_pub -l`` (C; Debian's mosquitto-clients), or with
+   ``--publisher paho`` (or without the C clients) by a Python paho
+   process, which manages 8-10k messages/s and is then the limit.
+   Target 20,000 events/s.  The rate is the service's (first message
+   taken to last event applied); the publisher's own rate is printed
+   beside it.
+3. **Latency**, publish → answer received by an MQTT subscriber
+   (``mosquitto_sub``, or paho), at 1,000 and 10,000 events/s offered for
+   a few seconds: p50, p99, those of the first second apart (the query: a
    SEQ of two readings of a key 10 events apart, one answer per event,
-   its end the event that made it).  Target p99 < 50 ms at 1,000/s.
+   its end the event that made it); and the same publisher, broker and
+   subscriber without the service, for what the machine's load adds.
+   Target p99 < 50 ms at 1,000/s.
 4. ``--soak SECONDS``: MQTT at ``--soak-rate`` events/s (default 5,000)
    into both queries, the service's RSS printed every 10 s.
 
-Printed per part: events/s, the service's CPU seconds, the peak RSS of
-every process (service, Mosquitto, run, this one).  Results:
+Printed per part: events/s, CPU per event (the service's; ``run``'s past
+its start-up, a one-event run's CPU subtracted), the load average, the
+peak RSS of every process (service, Mosquitto, run, this one).  Results:
 bench/results/serve.json; bench/README.md holds the figures.
 """
 from __future__ import annotations

@@ -360,7 +360,7 @@ class MqttBridge:
         if self.subs:
             out += wire.subscribe(1, [t for t, _ in self.subs])
         # answers published on the last connection and not acknowledged: again (DUP)
-        for pid, packet in self._inflight.items():
+        for packet in self._inflight.values():
             out += bytes((packet[0] | 0x08,)) + packet[1:]
         sock.setblocking(False)
         last_in = last_out = time.monotonic()
@@ -395,7 +395,7 @@ class MqttBridge:
                 continue
             full = len(self._in) >= RECEIVE_MAXIMUM + 1024     # QoS 0 floods: TCP holds them
             rd = [self._wake_r] if full else [sock, self._wake_r]
-            r, w, _ = select.select(rd, [sock] if out else [], [],
+            r, _, _ = select.select(rd, [sock] if out else [], [],
                                     max(0.0, self.KEEPALIVE / 2 - (now - last_out)))
             if self._wake_r in r:
                 self._drain_wake()
@@ -467,7 +467,7 @@ class MqttBridge:
                 else:
                     self._out[0] = (name, first + len(take), lines[len(take):])
                 self._out_lines -= len(take)
-            topic = f"{self.out_prefix}/{name}".encode("utf-8")
+            topic = f"{self.out_prefix}/{name}".encode()
             for i, line in enumerate(take):
                 pid = self._pid()
                 packet = wire.publish(topic, line.rstrip("\n").encode("utf-8"), pid,
