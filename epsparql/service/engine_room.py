@@ -759,8 +759,10 @@ class EngineRoom:
             # (their keys may be among these: they are logged, so taken)
             counters["keys"] = list(self._keys)           # type: ignore[assignment]
             counters["mqtt_logged"] = list(self.mqtt_logged)   # type: ignore[assignment]
-            Checkpoint(self._applied, deps, {k: list(v) for k, v in self.graphs.items()},
-                       counters).write(self.config.state_dir)
+        # written without the lock: inputs go on being logged meanwhile
+        Checkpoint(self._applied, deps, {k: list(v) for k, v in self.graphs.items()},
+                   counters).write(self.config.state_dir)
+        with self._order:
             self._sync.wait(self._log.last)     # rotating closes the segment
             self._log.rotate(self._applied)
         self._last_checkpoint = time.monotonic()
