@@ -22,19 +22,26 @@ Parts:
    against ``epsparql run QUERY --stream FILE`` (its own "events in T s",
    start-up excluded; and its wall time with start-up).  Target: the
    service at least 80 % of run's events/s.
-2. **MQTT**, one event a message, QoS 1, published by one process with
-   paho (``--publishers``), through Mosquitto.  Target 20,000 events/s.
-   The rate is the service's (first message taken to last event applied);
-   the publisher's own rate is printed beside it.
-3. **Latency**, publish → answer received by an MQTT subscriber, at 1,000
-   and 10,000 events/s offered for a few seconds: p50, p99 (the query: a
+2. **MQTT**, one event a message, QoS 1, through Mosquitto, published by
+   ``mosquitto_pub -l`` (C; Debian's mosquitto-clients), or with
+   ``--publisher paho`` (or without the C clients) by a Python paho
+   process, which manages 8-10k messages/s and is then the limit.
+   Target 20,000 events/s.  The rate is the service's (first message
+   taken to last event applied); the publisher's own rate is printed
+   beside it.
+3. **Latency**, publish → answer received by an MQTT subscriber
+   (``mosquitto_sub``, or paho), at 1,000 and 10,000 events/s offered for
+   a few seconds: p50, p99, those of the first second apart (the query: a
    SEQ of two readings of a key 10 events apart, one answer per event,
-   its end the event that made it).  Target p99 < 50 ms at 1,000/s.
+   its end the event that made it); and the same publisher, broker and
+   subscriber without the service, for what the machine's load adds.
+   Target p99 < 50 ms at 1,000/s.
 4. ``--soak SECONDS``: MQTT at ``--soak-rate`` events/s (default 5,000)
    into both queries, the service's RSS printed every 10 s.
 
-Printed per part: events/s, the service's CPU seconds, the peak RSS of
-every process (service, Mosquitto, run, this one).  Results:
+Printed per part: events/s, CPU per event (the service's; ``run``'s past
+its start-up, a one-event run's CPU subtracted), the load average, the
+peak RSS of every process (service, Mosquitto, run, this one).  Results:
 bench/results/serve.json; bench/README.md holds the figures.
 """
 from __future__ import annotations
@@ -47,6 +54,7 @@ import os
 import random
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -71,6 +79,11 @@ QUERIES = {
             f"[RANGE 10s STEP 1s]\nWHERE {{ ?k <{EX}v> ?v }} GROUP BY ?k\n"),
 }
 PY = sys.executable
+MOSQUITTO_PUB = shutil.which("mosquitto_pub")
+MOSQUITTO_SUB = shutil.which("mosquitto_sub")
+C_CHUNK = 10000                           # lines per mosquitto_pub process, unpaced
+PUBLISHER = "c"                           # --publisher: "c" (mosquitto_pub) or "paho"
+RUN_EXTRA: list[str] = []
 
 
 def stream_lines(n: int, with_stream: bool) -> list[str]:
@@ -112,7 +125,7 @@ def run_cli(query: str, lines: list[str], work: Path) -> dict[str, Any]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     r = subprocess.run([PY, "-m", "epsparql.cli", "run", str(q), "--stream", str(s),
-                        "--output-format", "jsonl", "--out", str(work / "run.jsonl")],
+                        "--output-format", "jsonl", "--out", str(work / "run.jsonl")] + RUN_EXTRA,
                        cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
                        capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -122,11 +135,17 @@ def run_cli(query: str, lines: list[str], work: Path) -> dict[str, Any]:
     m = re.search(r"([\d,]+) events in ([\d.]+) s", r.stderr)
     proc_s = float(m.group(2)) if m else wall
     answers = sum(1 for _ in open(work / "run.jsonl"))
-    return {"events": len(lines), "answers": answers, "wall_s": round(wall, 2),
-            "process_s": proc_s, "events_per_s": round(len(lines) / proc_s),
-            "events_per_s_with_startup": round(len(lines) / wall),
-            "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2),
-            "peak_rss_mb": round(after.ru_maxrss / 1024, 1)}
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    out = {"events": len(lines), "answers": answers, "wall_s": round(wall, 2),
+           "process_s": proc_s, "events_per_s": round(len(lines) / proc_s),
+           "events_per_s_with_startup": round(len(lines) / wall),
+           "cpu_s": round(cpu, 2), "peak_rss_mb": round(after.ru_maxrss / 1024, 1),
+           "load_avg": round(os.getloadavg()[0], 2)}
+    if len(lines) > 1:                    # CPU past start-up: a one-event run's CPU less
+        base = run_cli(query, lines[:1], work)["cpu_s"]
+        out["startup_cpu_s"] = base
+        out["cpu_us_per_event"] = round((cpu - base) / len(lines) * 1e6, 1)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -210,10 +229,12 @@ def http_part(query: str, lines: list[str], work: Path, batch: int = 1000) -> di
         c.close()
         t1 = svc.wait_events(len(lines))
         st = svc.get("/status")
+        cpu = cpu_s(svc.pid) - cpu0
         row = {"events": len(lines), "answers": st["answers"], "late": st["late"],
                "seconds": round(t1 - t0, 2), "events_per_s": round(len(lines) / (t1 - t0)),
-               "service_cpu_s": round(cpu_s(svc.pid) - cpu0, 2),
-               "service_peak_rss_mb": vm(svc.pid)}
+               "service_cpu_s": round(cpu, 2),
+               "cpu_us_per_event": round(cpu / len(lines) * 1e6, 1),
+               "service_peak_rss_mb": vm(svc.pid), "load_avg": round(os.getloadavg()[0], 2)}
     finally:
         svc.stop()
     return row
@@ -269,19 +290,91 @@ def _publisher(address: str, topic: str, lines: list[str], rate: float, out: Any
     out.send((t0, t1, times))
 
 
-def start_publisher(address: str, lines: list[str], rate: float = 0) -> tuple[Any, Any]:
+def start_publisher(address: str, lines: list[str], rate: float = 0,
+                    topic: str = "sensors/bench") -> tuple[Any, Any]:
+    """A publisher process: ``mosquitto_pub -l`` (C, one message a line,
+    QoS 1) when installed, fed from here (paced: each line written at its
+    time, which is the time recorded), else paho in a forked process."""
+    if MOSQUITTO_PUB and PUBLISHER == "c":
+        return _CPublisher(address, topic, lines, rate), None
     a, b = mp.Pipe(duplex=False)
     p = mp.get_context("fork").Process(target=_publisher,
-                                       args=(address, "sensors/bench", lines, rate, b))
+                                       args=(address, topic, lines, rate, b))
     p.start()
     return p, a
+
+
+class _CPublisher:
+    """``mosquitto_pub -l`` with the lines written to its standard input by
+    a thread of this process; ``recv()`` gives (start, end, times) as the
+    paho publisher sends them (end: mosquitto_pub exited).  Unpaced, the
+    lines go in chunks of :data:`C_CHUNK`, a process each, one after the
+    other: given 100,000 lines at once, mosquitto_pub 2.0.11 exited at the
+    end of its input with a third of them sent."""
+
+    def __init__(self, address: str, topic: str, lines: list[str], rate: float) -> None:
+        import threading
+        self.address, self.topic = address, topic
+        self.proc: Any = None
+        self.out: tuple[float, float, list[float]] | None = None
+        self.thread = threading.Thread(target=self._feed, args=(lines, rate), daemon=True)
+        self.thread.start()
+
+    def _start(self) -> Any:
+        host, port = self.address.split(":")
+        self.proc = subprocess.Popen([MOSQUITTO_PUB, "-h", host, "-p", port, "-t", self.topic,
+                                      "-q", "1", "-l", "-V", "5", "-M", "1000"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        return self.proc
+
+    def _feed(self, lines: list[str], rate: float) -> None:
+        times: list[float] = []
+        t0 = time.perf_counter()
+        if rate:
+            f = self._start().stdin
+            # lines written before mosquitto_pub is up and connected would wait
+            # for it in the pipe (0.1-0.2 s here), counted as the first events'
+            # latency: the clock starts once it has had the time to connect
+            time.sleep(0.5)
+            t0 = time.perf_counter()
+            step = 1.0 / rate
+            for i, line in enumerate(lines):
+                due = t0 + i * step
+                now = time.perf_counter()
+                if due > now:
+                    time.sleep(due - now)
+                times.append(time.perf_counter())
+                f.write(line.encode())
+                f.flush()
+            f.close()
+            self.proc.wait()
+        else:
+            for at in range(0, len(lines), C_CHUNK):
+                proc = self._start()
+                proc.communicate("".join(lines[at:at + C_CHUNK]).encode())
+        self.out = (t0, time.perf_counter(), times)
+
+    def join(self) -> None:
+        self.thread.join()
+
+    def recv(self) -> tuple[float, float, list[float]]:
+        self.thread.join()
+        assert self.out is not None
+        return self.out
+
+
+def publish(address: str, lines: list[str], rate: float = 0, topic: str = "sensors/bench"
+            ) -> tuple[Any, Any]:
+    """(process, pipe) for either publisher: ``pipe.recv()`` then ``process.join()``."""
+    p, pipe = start_publisher(address, lines, rate, topic)
+    return (p, pipe) if pipe is not None else (p, p)
 
 
 def mqtt_part(query: str, lines: list[str], work: Path, broker: Mosquitto) -> dict[str, Any]:
     svc = Service(work, [query], broker)
     try:
         cpu0 = cpu_s(svc.pid)
-        p, pipe = start_publisher(broker.address, lines)
+        p, pipe = publish(broker.address, lines)
         # the service's clock: from its first event to its last
         first = None
         while first is None:
@@ -301,6 +394,8 @@ def mqtt_part(query: str, lines: list[str], work: Path, broker: Mosquitto) -> di
                "seconds": round(t1 - first, 2), "events_per_s": round(len(lines) / (t1 - first)),
                "publisher_events_per_s": round(len(lines) / (p1 - p0)),
                "service_cpu_s": round(cpu_s(svc.pid) - cpu0, 2),
+               "cpu_us_per_event": round((cpu_s(svc.pid) - cpu0) / len(lines) * 1e6, 1),
+               "load_avg": round(os.getloadavg()[0], 2),
                "service_peak_rss_mb": vm(svc.pid), "mosquitto_peak_rss_mb": vm(broker.proc.pid)}
     finally:
         svc.stop()
@@ -310,12 +405,51 @@ def mqtt_part(query: str, lines: list[str], work: Path, broker: Mosquitto) -> di
 LATENCY_QUERIES: dict[str, str] = {}
 
 
+class Subscriber:
+    """An MQTT subscriber appending (arrival time, payload) to ``got``:
+    ``mosquitto_sub`` (C) when installed, its lines read by a thread of
+    this process (a Python MQTT client at 10,000 messages/s would be the
+    bottleneck, as the paho publisher was), else paho."""
+
+    def __init__(self, broker: Mosquitto, topic: str, got: list[tuple[float, bytes]]) -> None:
+        import threading
+        self.proc = self.client = None
+        if MOSQUITTO_SUB and PUBLISHER == "c":
+            self.proc = subprocess.Popen([MOSQUITTO_SUB, "-h", broker.host, "-p",
+                                          str(broker.port), "-t", topic, "-q", "1", "-V", "5"],
+                                         stdout=subprocess.PIPE)
+
+            def read() -> None:
+                assert self.proc is not None and self.proc.stdout is not None
+                f = self.proc.stdout
+                while True:
+                    line = f.readline()
+                    if not line:
+                        return
+                    got.append((time.perf_counter(), line))
+            threading.Thread(target=read, daemon=True).start()
+            return
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+        self.client.on_message = lambda c, u, m: got.append((time.perf_counter(), m.payload))
+        self.client.connect(broker.host, broker.port)
+        self.client.subscribe(topic, 1)
+        self.client.loop_start()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait()
+        if self.client is not None:
+            self.client.loop_stop()
+            self.client.disconnect()
+
+
 def latency_part(rate: int, seconds: float, work: Path, broker: Mosquitto) -> dict[str, Any]:
     """Events i at t = i / rate, key i mod 10, price i: each event pairs with
     the one 10 before it (getDURATION() < 15 events' time): one answer an
     event, its end the event's time."""
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
     n = int(rate * seconds)
     span = 15 / rate
     name = f"lat{rate}"
@@ -325,41 +459,62 @@ def latency_part(rate: int, seconds: float, work: Path, broker: Mosquitto) -> di
     lines = [f'<{EX}k{i % 10}> <{EX}v> "{i}"^^<{XSD_INT}> {i / rate:.6f} .\n' for i in range(n)]
     svc = Service(work, [name], broker, ("--mqtt-out", "answers"))
     got: list[tuple[float, bytes]] = []
-    sub = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    sub.on_message = lambda c, u, m: got.append((time.perf_counter(), m.payload))
-    sub.connect(broker.host, broker.port)
-    sub.subscribe(f"answers/{name}", 1)
-    sub.loop_start()
+    sub = Subscriber(broker, f"answers/{name}", got)
     time.sleep(0.5)
     try:
         cpu0 = cpu_s(svc.pid)
-        p, pipe = start_publisher(broker.address, lines, rate)
+        p, pipe = publish(broker.address, lines, rate)
         p0, p1, times = pipe.recv()
         p.join()
         svc.wait_events(n)
         deadline = time.monotonic() + 30
         while len(got) < n - 10 and time.monotonic() < deadline:
             time.sleep(0.05)
-        lat, warm = [], []
+        lat, warm, first = [], [], []
         for t, payload in got:
             end = json.loads(payload)["end"]
             i = round(end * rate)
             if 0 <= i < len(times):
                 lat.append((t - times[i]) * 1000)
-                if i >= rate:             # after the first second
-                    warm.append(lat[-1])
+                (warm if i >= rate else first).append(lat[-1])     # after the first second
         row = {"rate": rate, "events": n, "answers": len(got), "seconds": round(p1 - p0, 2),
                "p50_ms": round(pct(lat, 50), 2), "p99_ms": round(pct(lat, 99), 2),
                "max_ms": round(max(lat), 2) if lat else None,
                "after_1s_p50_ms": round(pct(warm, 50), 2),
                "after_1s_p99_ms": round(pct(warm, 99), 2),
+               "first_1s_p99_ms": round(pct(first, 99), 2),
                "service_cpu_s": round(cpu_s(svc.pid) - cpu0, 2),
-               "service_peak_rss_mb": vm(svc.pid)}
+               "cpu_us_per_event": round((cpu_s(svc.pid) - cpu0) / n * 1e6, 1),
+               "service_peak_rss_mb": vm(svc.pid), "load_avg": round(os.getloadavg()[0], 2)}
     finally:
-        sub.loop_stop()
-        sub.disconnect()
+        sub.stop()
         svc.stop()
     return row
+
+
+def baseline_latency(rate: int, seconds: float, broker: Mosquitto) -> dict[str, Any]:
+    """The path without the service: the same publisher, broker and
+    subscriber, each line published to the subscriber's topic.  What this
+    shows (scheduling on a loaded machine, the publisher's pacing) is in
+    the service's figures too."""
+    n = int(rate * seconds)
+    topic = f"baseline/{rate}"
+    got: list[tuple[float, bytes]] = []
+    sub = Subscriber(broker, topic, got)
+    time.sleep(0.5)
+    try:
+        p, pipe = publish(broker.address, [f"{i}\n" for i in range(n)], rate, topic)
+        _, _, times = pipe.recv()
+        p.join()
+        deadline = time.monotonic() + 10
+        while len(got) < n and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        sub.stop()
+    lat = [(t - times[int(line)]) * 1000 for t, line in got]
+    return {"rate": rate, "messages": n, "received": len(got), "p50_ms": round(pct(lat, 50), 2),
+            "p99_ms": round(pct(lat, 99), 2), "max_ms": round(max(lat), 2) if lat else None,
+            "load_avg": round(os.getloadavg()[0], 2)}
 
 
 def soak(seconds: float, rate: int, work: Path, broker: Mosquitto) -> dict[str, Any]:
@@ -383,7 +538,7 @@ def soak(seconds: float, rate: int, work: Path, broker: Mosquitto) -> dict[str, 
                 k = base + j
                 lines.append(f'<{EX}k{k % 100}> <{EX}v> "{rnd.randrange(1000)}"^^<{XSD_INT}> '
                              f'{k // 100} .\n')
-            p, pipe = start_publisher(broker.address, lines, rate)
+            p, pipe = publish(broker.address, lines, rate)
             pipe.recv()
             p.join()
             i += chunk
@@ -410,9 +565,18 @@ def main() -> None:
     ap.add_argument("--soak", type=float, default=0, metavar="SECONDS",
                     help="only the soak, this long")
     ap.add_argument("--soak-rate", type=int, default=5000)
+    ap.add_argument("--publisher", choices=("c", "paho"), default="c",
+                    help="MQTT publisher and subscriber of the bench: c (mosquitto_pub and "
+                         "mosquitto_sub, when installed; default) or paho (Python)")
     args = ap.parse_args()
+    global PUBLISHER
+    PUBLISHER = args.publisher
+    if PUBLISHER == "c" and not (MOSQUITTO_PUB and MOSQUITTO_SUB):
+        print("mosquitto_pub/mosquitto_sub not found (Debian: mosquitto-clients): the "
+              "Python publisher is used, and may be the limit", flush=True)
+        PUBLISHER = "paho"
     n = args.n or (20_000 if args.quick else 100_000)
-    info = machine(events=n)
+    info = machine(events=n, publisher=PUBLISHER)
     print(describe(info), flush=True)
     OUT.mkdir(parents=True, exist_ok=True)
     doc: dict[str, Any] = {"machine": info}
@@ -442,9 +606,11 @@ def main() -> None:
                                         "ratio": round(ratio, 2)})
                     print(f"  {q:<4} run {r['events_per_s']:>8,} ev/s ({r['answers']:,} answers, "
                           f"{r['events_per_s_with_startup']:,} ev/s with start-up, CPU "
-                          f"{r['cpu_s']} s, peak {r['peak_rss_mb']} MB) | serve "
+                          f"{r['cpu_us_per_event']} us/event past start-up, peak "
+                          f"{r['peak_rss_mb']} MB, load {r['load_avg']}) | serve "
                           f"{s['events_per_s']:>8,} ev/s ({s['answers']:,} answers, CPU "
-                          f"{s['service_cpu_s']} s, peak {s['service_peak_rss_mb']} MB) = "
+                          f"{s['cpu_us_per_event']} us/event, peak {s['service_peak_rss_mb']} MB, "
+                          f"load {s['load_avg']}) = "
                           f"{ratio:.0%} of run{'  target met' if ratio >= 0.8 else ''}",
                           flush=True)
             if "mqtt" in parts:
@@ -460,13 +626,20 @@ def main() -> None:
                     print(f"  {q:<4} serve {s['events_per_s']:>8,} ev/s (publisher "
                           f"{s['publisher_events_per_s']:,}/s; {s['inputs']:,} inputs, "
                           f"{s['answers']:,} answers, late {s['late']}, CPU "
-                          f"{s['service_cpu_s']} s, peak {s['service_peak_rss_mb']} MB, "
-                          f"mosquitto {s['mosquitto_peak_rss_mb']} MB)"
+                          f"{s['cpu_us_per_event']} us/event, peak "
+                          f"{s['service_peak_rss_mb']} MB, mosquitto "
+                          f"{s['mosquitto_peak_rss_mb']} MB, load {s['load_avg']})"
                           f"{'  target met' if s['events_per_s'] >= 20000 else ''}", flush=True)
             if "latency" in parts:
                 print("Latency, publish -> answer received over MQTT", flush=True)
                 doc["latency"] = []
+                doc["latency_baseline"] = []
                 for rate, secs in ((1000, 10), (10000, 5)):
+                    b = baseline_latency(rate, secs, broker)
+                    doc["latency_baseline"].append(b)
+                    print(f"  {rate:>6,} msg/s without the service (publisher -> broker -> "
+                          f"subscriber): p50 {b['p50_ms']} ms, p99 {b['p99_ms']} ms, max "
+                          f"{b['max_ms']} ms (load {b['load_avg']})", flush=True)
                     w = work / f"lat-{rate}"
                     w.mkdir()
                     s = latency_part(rate, secs, w, broker)
@@ -474,8 +647,9 @@ def main() -> None:
                     print(f"  {rate:>6,} ev/s offered, {s['events']:,} events: p50 "
                           f"{s['p50_ms']} ms, p99 {s['p99_ms']} ms, max {s['max_ms']} ms; "
                           f"after the first second p50 {s['after_1s_p50_ms']} ms, p99 "
-                          f"{s['after_1s_p99_ms']} ms "
-                          f"({s['answers']:,} answers, CPU {s['service_cpu_s']} s)"
+                          f"{s['after_1s_p99_ms']} ms, first second p99 "
+                          f"{s['first_1s_p99_ms']} ms ({s['answers']:,} answers, CPU "
+                          f"{s['cpu_us_per_event']} us/event, load {s['load_avg']})"
                           f"{'  target met' if rate == 1000 and s['p99_ms'] < 50 else ''}",
                           flush=True)
             doc["bench_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

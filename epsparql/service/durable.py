@@ -29,11 +29,13 @@ import base64
 import json
 import os
 import struct
+import threading
 import zlib
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
-__all__ = ["InputLog", "AnswerFile", "Checkpoint", "write_atomic", "read_checkpoint"]
+__all__ = ["InputLog", "LogSyncer", "AnswerFile", "Checkpoint", "write_atomic",
+           "read_checkpoint"]
 
 _HEAD = struct.Struct("<II")          # payload length, CRC-32 of the payload
 
@@ -135,6 +137,15 @@ class InputLog:
             self._file.flush()
             os.fsync(self._file.fileno())
 
+    def flush(self) -> int | None:
+        """Hand the records appended so far to the operating system (they
+        survive the process, not yet the machine); the file descriptor to
+        fsync for the machine (None: nothing written to this segment)."""
+        if self._file is None:
+            return None
+        self._file.flush()
+        return self._file.fileno()
+
     def records(self, after: int = 0) -> Iterator[tuple[dict[str, Any], bytes]]:
         """Every record numbered above ``after``, in order: (header, body)."""
         if self._file is not None:
@@ -165,6 +176,105 @@ class InputLog:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+class LogSyncer:
+    """fsync of the input log in a thread of its own (group commit).
+
+    The engine room appends a record and hands it to the operating system
+    (:meth:`InputLog.flush`), then asks for it to be made durable
+    (:meth:`request`) and goes on pushing it to the engines while this
+    thread fsyncs: the fsync (1–2 ms here) and the push overlap instead of
+    following each other.  Records that come while an fsync runs are made
+    durable by the next one, together.  What depends on a record being
+    durable waits for it: its acknowledgement (``then``, called here once
+    it is) and its answers (the engine room calls :meth:`wait` before
+    writing any answer, so no answer ever comes from an input that a
+    crash could still take back).  ``done``: the last record of the log as
+    it was opened (read back from it).  An fsync that fails stops the syncer:
+    every waiter and every later request gets the error."""
+
+    def __init__(self, done: int = 0) -> None:
+        self._cv = threading.Condition()
+        self._want = done                 # the last record asked for
+        self._done = done                 # the last record durable
+        self._fd: int | None = None
+        self._then: list[tuple[int, Callable[[BaseException | None], None]]] = []
+        self._stop = False
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="epsparql-log-sync",
+                                        daemon=True)
+        self._thread.start()
+
+    @property
+    def done(self) -> int:
+        return self._done
+
+    def request(self, n: int, fd: int | None,
+                then: Callable[[BaseException | None], None] | None = None) -> None:
+        """Make records up to ``n`` (written to ``fd``, the current segment)
+        durable; ``then(None)`` once they are (``then(error)`` if the
+        fsync failed)."""
+        with self._cv:
+            err = self.error
+            if err is None:
+                if n > self._want:
+                    self._want, self._fd = n, fd
+                if then is not None:
+                    if n <= self._done:
+                        err = None
+                    else:
+                        self._then.append((n, then))
+                        then = None
+                self._cv.notify_all()
+        if then is not None:
+            then(err)
+
+    def wait(self, n: int) -> None:
+        """Return once records up to ``n`` are durable (raise the fsync's
+        error if it failed)."""
+        with self._cv:
+            while self._done < n and self.error is None:
+                self._cv.wait()
+            if self.error is not None:
+                raise self.error
+
+    def stop(self) -> None:
+        with self._cv:
+            self._stop = True
+            self._cv.notify_all()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while self._want <= self._done and not self._stop:
+                    self._cv.wait()
+                if self._want <= self._done:
+                    return
+                n, fd = self._want, self._fd
+            err: BaseException | None = None
+            try:
+                if fd is not None:
+                    os.fsync(fd)
+            except OSError as e:
+                err = e
+            with self._cv:
+                if err is None:
+                    self._done = n
+                    ready = [f for m, f in self._then if m <= n]
+                    self._then = [(m, f) for m, f in self._then if m > n]
+                else:
+                    self.error = err
+                    ready, self._then = [f for _, f in self._then], []
+                self._cv.notify_all()
+            for f in ready:
+                try:
+                    f(err)
+                except Exception:         # an acknowledgement's bug: not the log's
+                    pass
+            if err is not None:
+                return
 
 
 class AnswerFile:

@@ -18,7 +18,18 @@ JSON lines ``epsparql run`` writes, numbered per deployment, to the
 listeners (subscribers, MQTT) after they were written to the deployment's
 answer file when there is one.  With a state directory every group is in
 the input log before it is acknowledged or applied
-(:mod:`epsparql.service.durable`).
+(:mod:`epsparql.service.durable`).  An input is logged when it is
+submitted, in the order of the queue (a lock keeps the two orders one),
+and fsync'ed by a thread of its own
+(:class:`~epsparql.service.durable.LogSyncer`), which acknowledges it once
+it is durable: a sender gets its acknowledgement while the engines still
+work on earlier inputs, sends the next, and the engine room takes what
+waits as one group, as ``epsparql run`` pushes its batches.  Answers are
+written and sent only once the inputs they come from are durable.  What
+changes what runs (register, pause, delete, graphs, advance) is logged by
+the engine room when it does it; while such a command waits in the queue,
+new inputs wait to be logged, so that the log's order is the order things
+were done.
 """
 from __future__ import annotations
 
@@ -37,7 +48,7 @@ from typing import Any, Callable
 from ..io.results import batch_json_lines
 from ..io.stream_lines import StreamFormatError
 from ..io.streams import FORMATS, StreamReader
-from .durable import AnswerFile, Checkpoint, InputLog, read_checkpoint
+from .durable import AnswerFile, Checkpoint, InputLog, LogSyncer, read_checkpoint
 from .registry import Deployment
 
 __all__ = ["EngineRoom", "RoomConfig", "Ingest", "ParsedInput", "parse_input", "Deployed",
@@ -178,6 +189,7 @@ class _Item:
     future: Future = field(compare=False, default_factory=Future)
     received: float = field(compare=False, default_factory=time.perf_counter)
     wait: bool = field(compare=False, default=False)
+    record: int = field(compare=False, default=0)     # its input log record (0: none)
 
 
 class EngineRoom:
@@ -189,11 +201,20 @@ class EngineRoom:
         #: background graphs: IRI ("" for the default background) -> (text, format)
         self.graphs: dict[str, tuple[str, str]] = {}
         self._parsed_graphs: dict[str, Any] = {}
-        self._queue: queue.Queue[_Item] = queue.Queue(config.queue_size)
+        self._queue: queue.Queue[_Item] = queue.Queue()
+        #: inputs queued at most (a producer faster than the engines waits)
+        self._slots = threading.Semaphore(config.queue_size)
+        #: the order of the queue and of the log are one: held to log and queue an
+        #: input, and to rotate the log
+        self._order = threading.Condition()
+        self._barriers = 0                # logging commands queued: inputs wait to be logged
+        self._applied = 0                 # the last log record applied
+        self._closed = False              # stopped: nothing more is logged
         self._listeners: list[Callable[[str, int, list[str]], None]] = []
         self._thread: threading.Thread | None = None
         self._stop = False
         self._log: InputLog | None = None
+        self._sync: LogSyncer | None = None
         self._last_checkpoint = time.monotonic()
         #: the latest inputs' idempotency keys, oldest first
         self._keys: dict[str, None] = {}
@@ -243,14 +264,60 @@ class EngineRoom:
         """Queue work for the engine room: ``"events"`` (a ParsedInput),
         ``"advance"`` (a time), or ``"call"`` (a function of the room,
         called there).  The future's result is, for events, the input's
-        counts once it is durable (``wait``: once it was applied); for a
-        call, what the function returned.  Blocks while the queue is full
-        (``timeout``: queue.Full after that long)."""
+        counts once it is durable (``wait``: once it was applied; an input
+        whose idempotency key was taken before: ``duplicate``); for a
+        call, what the function returned.  Blocks while the queue holds
+        ``queue_size`` inputs (``timeout``: queue.Full after that long)."""
         if self.fatal is not None:
             raise ServiceError(f"the engine room stopped: {self.fatal}")
         item = _Item(kind, payload, wait=wait)
-        self._queue.put(item, timeout=timeout)
+        if kind != "events":
+            with self._order:
+                if kind == "advance" or (kind == "call" and self._logs(payload[0])):
+                    self._barriers += 1
+                    item.record = -1      # a barrier: released once done
+                self._queue.put(item)
+            return item.future
+        if not self._slots.acquire(timeout=-1 if timeout is None else timeout):
+            raise queue.Full
+        fd = None
+        with self._order:
+            while self._barriers:
+                self._order.wait()
+            if self._closed:
+                self._slots.release()
+                raise ServiceError("the service is stopping")
+            key = payload.ingest.key
+            if key is not None and key in self._keys:
+                self._slots.release()
+                item.future.set_result({"accepted": 0, "skipped": 0, "duplicate": True})
+                return item.future
+            if key is not None:
+                self._remember(key)
+            if self._log is not None:
+                head = payload.ingest.header()
+                item.record = self._log.append({"kind": "events", "parts": [head]},
+                                               payload.ingest.body)
+                fd = self._log.flush()
+                self.mqtt_logged.extend(head.get("mqtt", ()))
+            self._queue.put(item)
+        if self._sync is not None and item.record:
+            acks = [] if wait else [item]
+            self._sync.request(item.record, fd, lambda err: self._acknowledge(acks, err))
+        elif not wait:                    # without a log: acknowledged once queued
+            self._acknowledge([item], None)
         return item.future
+
+    def _logs(self, fn: Callable[..., Any]) -> bool:
+        """Whether a call logs what it does (register, pause, ...)."""
+        return getattr(fn, "__self__", None) is self and getattr(fn, "__name__", "") in \
+            ("register", "delete", "set_paused", "put_graph", "delete_graph")
+
+    def _unbarrier(self, item: _Item) -> None:
+        if item.record == -1:
+            with self._order:
+                self._barriers -= 1
+                self._order.notify_all()
 
     def call(self, fn: Callable[..., Any], *args: Any) -> Future:
         """Run ``fn(*args)`` in the engine room (it may touch the engines)."""
@@ -279,10 +346,13 @@ class EngineRoom:
             except BaseException as e:    # a bug: keep serving, say what failed
                 if not item.future.done():
                     item.future.set_exception(e)
+            finally:
+                self._unbarrier(item)
             self._maybe_checkpoint()
 
     def _handle(self, item: _Item) -> None:
         if item.kind == "events":
+            self._slots.release()
             group = [item]
             rows = item.payload.rows
             while rows < self.config.group_rows:      # consecutive inputs: one push
@@ -293,8 +363,12 @@ class EngineRoom:
                 if nxt.kind != "events":
                     self._apply_events(group)
                     group = []
-                    self._handle(nxt)
+                    try:
+                        self._handle(nxt)
+                    finally:
+                        self._unbarrier(nxt)
                     return
+                self._slots.release()
                 group.append(nxt)
                 rows += nxt.payload.rows
             self._apply_events(group)
@@ -315,44 +389,44 @@ class EngineRoom:
                 if d.file is not None:
                     d.file.close()
             if self._log is not None:
-                self._log.close()
+                self._durable()
+                with self._order:         # no input logged after this
+                    self._closed = True
+                    self._log.close()
+            if self._sync is not None:
+                self._sync.stop()
             self._stop = True
             item.future.set_result(None)
 
     # -- events ------------------------------------------------------------------
     def _apply_events(self, group: list[_Item]) -> None:
-        group = self._new_inputs(group)
-        if not group:
-            return
-        if self._log is not None:
-            parts = [it.payload.ingest for it in group]
-            heads = [p.header() for p in parts]
-            self._log.append({"kind": "events", "parts": heads},
-                             b"".join(p.body for p in parts))
-            self._log.sync()
-            for h in heads:
-                self.mqtt_logged.extend(h.get("mqtt", ()))
-        for it in group:                  # durable (or, without a log, taken): acknowledged
-            if not it.wait:
-                it.future.set_result(self._counts(it.payload))
+        """Push a group of inputs (logged and being made durable already)."""
+        self._applied = max(self._applied, group[-1].record)
         self._push([it.payload for it in group], group[0].received)
-        for it in group:
-            if it.wait:
+        waited = [it for it in group if it.wait]
+        if waited:
+            self._durable()
+            for it in waited:
                 it.future.set_result(self._counts(it.payload))
 
-    def _new_inputs(self, group: list[_Item]) -> list[_Item]:
-        """The inputs of a group not taken before (by their keys); the
-        others are acknowledged as duplicates."""
-        out = []
-        for it in group:
-            key = it.payload.ingest.key
-            if key is not None:
-                if key in self._keys:
-                    it.future.set_result({"accepted": 0, "skipped": 0, "duplicate": True})
-                    continue
-                self._remember(key)
-            out.append(it)
-        return out
+    def _acknowledge(self, items: list[_Item], err: BaseException | None) -> None:
+        """Resolve inputs' futures: durable (err None), or the log failed."""
+        if err is not None:
+            self.fatal = f"the input log cannot be made durable: {err}"
+        for it in items:
+            if it.future.done():
+                continue
+            if err is None:
+                it.future.set_result(self._counts(it.payload))
+            else:
+                it.future.set_exception(ServiceError(self.fatal or str(err)))
+
+    def _durable(self) -> None:
+        """Wait until every log record applied is durable (raises the
+        fsync's error).  Before any answer is written or sent: an answer
+        never comes from an input a crash could still take back."""
+        if self._sync is not None:
+            self._sync.wait(self._applied)
 
     def _remember(self, key: str) -> None:
         self._keys[key] = None
@@ -375,7 +449,6 @@ class EngineRoom:
             return
         table = pa.Table.from_batches(batches) if len(batches) > 1 else batches[0]
         n = table.num_rows
-        self.events += n
         late = 0
         fed = False
         for d in list(self.deployments.values()):
@@ -393,6 +466,7 @@ class EngineRoom:
             self._drain(d)
         if fed:
             self.late += late
+        self.events += n                  # counted once applied, its answers given
         self._tick(events=n, latency=time.perf_counter() - received)
 
     def _advance(self, t: float) -> None:
@@ -429,6 +503,7 @@ class EngineRoom:
         if not fresh:
             return
         first = d.answers - len(fresh) + 1
+        self._durable()
         if d.file is not None:
             d.file.append(fresh)
         d.written += len(fresh)
@@ -575,9 +650,15 @@ class EngineRoom:
 
     # -- durability -------------------------------------------------------------------
     def _log_record(self, header: dict[str, Any], body: bytes = b"") -> None:
-        if self._log is not None:
-            self._log.append(header, body)
-            self._log.sync()
+        """Log a record and wait until it is durable (management, advance:
+        called in the engine room while inputs wait to be logged)."""
+        if self._log is not None and self._sync is not None:
+            with self._order:
+                n = self._log.append(header, body)
+                fd = self._log.flush()
+            self._applied = n
+            self._sync.request(n, fd)
+            self._sync.wait(n)
 
     def _open_state(self) -> None:
         sd = self.config.state_dir
@@ -618,6 +699,8 @@ class EngineRoom:
         for header, body in log.records(applied):
             self._replay(header, body)
         self._log = log
+        self._applied = log.last
+        self._sync = LogSyncer(log.last)
         self.checkpoint()                 # the replayed state, and a fresh log segment
 
     def _replay(self, h: dict[str, Any], body: bytes) -> None:
@@ -668,6 +751,7 @@ class EngineRoom:
         """Write a checkpoint of every engine (in the engine room)."""
         if self._log is None or self.config.state_dir is None:
             return
+        self._durable()                   # what it holds came from durable inputs
         deps = []
         for d in self.deployments.values():
             if d.file is not None:
@@ -678,11 +762,16 @@ class EngineRoom:
                          "snapshot": b"" if d.error is not None else d.engine.snapshot()})
         counters = {k: getattr(self, k) for k in ("events", "inputs", "late", "malformed",
                                                    "answers")}
-        counters["keys"] = list(self._keys)           # type: ignore[assignment]
-        counters["mqtt_logged"] = list(self.mqtt_logged)   # type: ignore[assignment]
-        Checkpoint(self._log.last, deps, {k: list(v) for k, v in self.graphs.items()},
+        with self._order:                 # inputs logged meanwhile: in the log after it
+            # (their keys may be among these: they are logged, so taken)
+            counters["keys"] = list(self._keys)           # type: ignore[assignment]
+            counters["mqtt_logged"] = list(self.mqtt_logged)   # type: ignore[assignment]
+        # written without the lock: inputs go on being logged meanwhile
+        Checkpoint(self._applied, deps, {k: list(v) for k, v in self.graphs.items()},
                    counters).write(self.config.state_dir)
-        self._log.rotate(self._log.last)
+        with self._order:
+            self._sync.wait(self._log.last)     # rotating closes the segment
+            self._log.rotate(self._applied)
         self._last_checkpoint = time.monotonic()
 
     # -- what a deployment shows (called in the engine room) ---------------------------

@@ -272,13 +272,16 @@ class ServiceApp:
             raise _Refused(400, "an idempotency key has 1 to 200 characters")
         body = await self._body(request)
         ingest = Ingest(body, fmt, stream, on_error, "http", key)
+
+        def take() -> Future:             # one hop to a worker thread: read, then queue
+            return self.room.submit("events", parse_input(ingest), wait=wait)
         try:
-            parsed = await asyncio.get_running_loop().run_in_executor(None, parse_input, ingest)
+            fut = await asyncio.get_running_loop().run_in_executor(None, take)
         except StreamFormatError as e:
             raise _Refused(400, f"{e} (nothing of this request was taken; "
                            f"on_error=skip takes the other lines)") from None
-        fut = await asyncio.get_running_loop().run_in_executor(
-            None, lambda: self.room.submit("events", parsed, wait=wait))
+        except ServiceError as e:
+            raise _Refused(e.status, str(e)) from None
         got = await self._in_room(fut)
         return JSONResponse(got, status_code=200 if wait else 202)
 

@@ -68,21 +68,24 @@ def by_rows(source: Any, fmt: str, on_error: str = "stop") -> Outcome:
     return _read(source, fmt, on_error, each)
 
 
-def in_blocks(reader: StreamReader, size: int, block_lines: int | None):
+def in_blocks(reader: StreamReader, size: int, block_lines: int | None,
+              small_block: int | None = 0):
     """``reader.batches(size)``, read in blocks of at most ``block_lines``
-    lines (the public method chooses its own: the tests make small ones)."""
-    if block_lines is None:
-        return reader.batches(size)
+    lines (the public method chooses its own: the tests make small ones);
+    ``small_block``: blocks of fewer lines go to the row parser whole (0,
+    the default here: none, so that small test streams check the columnar
+    cut; None: the reader's own threshold)."""
     return read_batches(reader, size, start=reader._start, report=reader._error,
-                        csv_rows=reader._csv_rows, block_lines=block_lines)
+                        csv_rows=reader._csv_rows, block_lines=block_lines,
+                        small_block=small_block)
 
 
 def by_batches(source: Any, fmt: str, on_error: str = "stop", size: int = 5000,
-               block_lines: int | None = None) -> Outcome:
+               block_lines: int | None = None, small_block: int | None = 0) -> Outcome:
     """Reading by batches, the terms parsed back with ``parse_term``; every
     batch is checked to have the schema and between 1 and ``size`` rows."""
     def each(reader: StreamReader, out: Outcome) -> None:
-        for batch in in_blocks(reader, size, block_lines):
+        for batch in in_blocks(reader, size, block_lines, small_block):
             assert batch.schema == SCHEMA
             assert 1 <= batch.num_rows <= size
             for r in batch.to_pylist():
@@ -93,7 +96,8 @@ def by_batches(source: Any, fmt: str, on_error: str = "stop", size: int = 5000,
 
 
 def both(data: bytes, fmt: str, on_error: str, size: int, block_lines: int | None = None,
-         source: Callable[[bytes], Any] = io.BytesIO) -> tuple[Outcome, Outcome]:
+         source: Callable[[bytes], Any] = io.BytesIO,
+         small_block: int | None = 0) -> tuple[Outcome, Outcome]:
     """The reference read of ``data`` and the batched read of it from ``source(data)``."""
     return (by_rows(io.BytesIO(data), fmt, on_error),
-            by_batches(source(data), fmt, on_error, size, block_lines))
+            by_batches(source(data), fmt, on_error, size, block_lines, small_block))

@@ -192,7 +192,10 @@ def test_batches_give_what_the_rows_give(fmt, on_error, data):
     stream = data.draw(stream_bytes(fmt), label="stream")
     size = data.draw(st.integers(1, 6), label="size")
     block = data.draw(st.sampled_from([None, 1, 2, 3, 5, 8]), label="block_lines")
-    rows, batches = both(stream, fmt, on_error, size, block)
+    # 0: every block cut in columns; None: small blocks to the row parser, as
+    # a service's short inputs are read
+    small = data.draw(st.sampled_from([0, 0, None]), label="small_block")
+    rows, batches = both(stream, fmt, on_error, size, block, small_block=small)
     assert batches == rows
 
 

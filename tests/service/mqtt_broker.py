@@ -9,6 +9,7 @@ it, ``restart()`` starts it again on the same port.  Used by the tests of
 """
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -40,6 +41,9 @@ class Mosquitto:
         self.conf.write_text(
             f"listener {self.port} 127.0.0.1\n"
             "allow_anonymous true\n"
+            # run as root (as here), mosquitto drops to the user mosquitto, who may not
+            # write this directory: no log, no persistence; the user running it writes
+            + ("user root\n" if os.geteuid() == 0 else "") +
             "persistence true\n"
             f"persistence_location {self.dir}/\n"
             "autosave_interval 1\n"

@@ -259,11 +259,7 @@ def test_redelivered_logged_message_is_not_taken_twice(broker: Mosquitto,
         return room, bridge
 
     def crash(room: Any, bridge: Any, checkpoint: bool) -> None:
-        bridge._stopping = True
-        bridge._client.loop_stop()
-        sock = bridge._client.socket()
-        if sock is not None:
-            sock.close()                  # no DISCONNECT: the broker keeps the session
+        bridge._abort()                   # no DISCONNECT: the broker keeps the session
         room.stop(checkpoint=checkpoint)
 
     def wait(room: Any, n: int) -> None:
@@ -275,7 +271,7 @@ def test_redelivered_logged_message_is_not_taken_twice(broker: Mosquitto,
     try:
         for checkpoint in (False, True):
             room, bridge = up()
-            bridge._client.ack = lambda mid, qos: 0       # the PUBACKs never leave
+            bridge._send_acks = False                     # the PUBACKs never leave
             bridge.start()
             time.sleep(0.5)
             before = room.events
@@ -298,3 +294,42 @@ def test_redelivered_logged_message_is_not_taken_twice(broker: Mosquitto,
     finally:
         pub.loop_stop()
         pub.disconnect()
+
+
+def test_broker_restart_mid_stream_loses_nothing(tmp_path: Path) -> None:
+    """The broker goes down and comes back (its persistence on): the
+    service says so, reconnects to its kept session, and takes every
+    event exactly once, those published before the restart and those
+    published after it while the service was still away (the answers
+    equal run's)."""
+    lines = events(1000)
+    (tmp_path / "q1.rq").write_text(SEQ)
+    want = norm(run_answers(tmp_path, SEQ, lines))
+    with Mosquitto(tmp_path / "mosquitto") as own:
+        svc = Service("--state", str(tmp_path / "state"), "--mqtt", own.address,
+                      "--mqtt-in", f"sensors/#={STREAM}", "--mqtt-client-id", "t-restart",
+                      "--query", f"q1={tmp_path / 'q1.rq'}")
+        try:
+            pub = client(own)
+            time.sleep(0.5)
+            publish_all(pub, "sensors/r", lines[:500])
+            assert svc.wait_events(500)["events"] == 500
+            pub.loop_stop()
+            pub.disconnect()
+            time.sleep(1.2)               # the broker saved the session (autosave: 1 s)
+            own.restart()
+            pub = client(own)             # at once: the service reconnects a second later
+            publish_all(pub, "sensors/r", lines[500:])
+            early = svc.stderr.count("mqtt: connected")
+            pub.loop_stop()
+            pub.disconnect()
+            st = svc.wait_events(len(lines))
+            assert st["events"] == len(lines), (st, svc.stderr)
+            assert norm(svc.answers("q1")) == want
+            text = svc.stderr
+            assert "lost the broker" in text and text.count("mqtt: connected") == 2, text
+            last = [ln for ln in text.splitlines() if "mqtt: connected" in ln][-1]
+            assert last.endswith("its session kept"), text
+            print(f"published while the service was away: {early == 1}")
+        finally:
+            svc.stop()
