@@ -3,9 +3,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# one test process per core (pytest-xdist), the tests of one file in one
-# process (module fixtures such as a SparkSession are made once);
+# one test process per core and one more (pytest-xdist: many tests wait on a
+# subprocess, a JVM or a socket, and two processes left the two cores idle a
+# third of the time), the tests of one file in one process (module fixtures
+# such as a SparkSession are made once);
 # EPSPARQL_TEST_WORKERS=N sets how many; 0 (or a later -n 0) runs them in this process;
 # files are handed out longest first (tests/conftest.py, LONGEST_FIRST)
-exec .venv/bin/python -m pytest -q -n "${EPSPARQL_TEST_WORKERS:-auto}" --dist loadfile \
-    --no-loadscope-reorder "$@"
+workers=${EPSPARQL_TEST_WORKERS:-$(( $(nproc) + 1 ))}
+exec .venv/bin/python -m pytest -q -n "$workers" --dist loadfile --no-loadscope-reorder "$@"
