@@ -221,8 +221,11 @@ def _literal_problem(line: str, pos: int) -> TermSyntaxError:
 
 def parse_term(text: str) -> Node:
     """One RDF term in N-Triples syntax (``<iri>``, ``_:b``, ``"lit"``,
-    ``"lit"@en``, ``"1"^^<dt>``) as an rdflib term.  Raises ValueError."""
-    s = text.strip()
+    ``"lit"@en``, ``"1"^^<dt>``) as an rdflib term.  Raises ValueError.
+    Only N-Triples' white space around it is dropped (space, tab, line
+    ends): ``str.strip()`` would also take U+0085 and the like, which a
+    blank node label may end with."""
+    s = text.strip(" \t\r\n")
     try:
         node, end = term_at(s, 0, "object")
     except TermSyntaxError as e:

@@ -403,3 +403,15 @@ def test_a_line_longer_than_a_block():
     got = by_batches(io.BytesIO(data), "nqt", "stop", 3)
     assert len(got.rows) == 3 and got.rows[0][2] == ("Literal", long, None, None)
     assert got == by_rows(io.BytesIO(data), "nqt")
+
+
+def test_a_blank_node_label_ending_in_a_unicode_space_is_read_alike():
+    """Found by the property above (CI, 2026-11-28): U+0085 ends a blank
+    node label (any non-ASCII character may); the batches' text of the
+    term, parsed back, kept it only once parse_term stopped stripping
+    Unicode white space (N-Triples' is space and tab)."""
+    data = (b'\xef\xbb\xbf<http://ex/a> <http://ex/a> <http://ex/a> 0 0 .\n'
+            b'<http://ex/::::::> <http://ex/a> _:x_y\xc2\x85 0 0 .')
+    for small in (0, None):
+        rows, batches = both(data, "nqt", "skip", 1, None, small_block=small)
+        assert batches == rows and rows.rows[-1][2] == ("BNode", "x_y\x85")
