@@ -9,7 +9,7 @@ multiset, those one engine writes over the same stream (compared by count
 and a sum of 64-bit hashes of the lines, which no reordering changes and
 a lost, extra or altered line does).
 
-50,000 events here (``EPSPARQL_CLUSTER_EVENTS`` sets another number):
+30,000 events here (``EPSPARQL_CLUSTER_EVENTS`` sets another number):
 the same job at 1,000,000 events, with its figures, is
 ``bench/spark_cluster.py`` (bench/README.md).  Marked ``spark`` and
 ``slow``.
@@ -26,7 +26,7 @@ from standalone import WORKER, log_text, standalone_cluster, submit
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-EVENTS = int(os.environ.get("EPSPARQL_CLUSTER_EVENTS", "50000"))
+EVENTS = int(os.environ.get("EPSPARQL_CLUSTER_EVENTS", "30000"))
 
 
 @pytest.fixture
