@@ -209,6 +209,19 @@ class Service:
             self.proc.wait()
 
 
+def paced(lines: list[str], rate: float, t0: float, times: list[float]) -> Any:
+    """The lines, each given out at its due time (``rate`` a second from
+    ``t0``), the time it was given out appended to ``times``."""
+    step = 1.0 / rate
+    for i, line in enumerate(lines):
+        due = t0 + i * step
+        now = time.perf_counter()
+        if due > now:
+            time.sleep(due - now)
+        times.append(time.perf_counter())
+        yield line
+
+
 def http_part(query: str, lines: list[str], work: Path, batch: int = 1000) -> dict[str, Any]:
     """POST the batches one after the other on one connection: the rows must
     come in time order, and requests on several connections may be taken
@@ -271,13 +284,7 @@ def _publisher(address: str, topic: str, lines: list[str], rate: float, out: Any
             raise RuntimeError(f"publish: {info.rc}")
         infos.append(info)
     if rate:
-        step = 1.0 / rate
-        for i, line in enumerate(lines):
-            due = t0 + i * step
-            now = time.perf_counter()
-            if due > now:
-                time.sleep(due - now)
-            times.append(time.perf_counter())
+        for line in paced(lines, rate, t0, times):
             send(line)
     else:
         for line in lines:
@@ -337,13 +344,7 @@ class _CPublisher:
             # latency: the clock starts once it has had the time to connect
             time.sleep(0.5)
             t0 = time.perf_counter()
-            step = 1.0 / rate
-            for i, line in enumerate(lines):
-                due = t0 + i * step
-                now = time.perf_counter()
-                if due > now:
-                    time.sleep(due - now)
-                times.append(time.perf_counter())
+            for line in paced(lines, rate, t0, times):
                 f.write(line.encode())
                 f.flush()
             f.close()
