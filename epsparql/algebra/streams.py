@@ -188,7 +188,8 @@ from .secret import (CLOSED_OPEN_DIALECTS, FROM_T0_DIALECTS, T0_FIRST,  # noqa: 
 #: Each dialect's default t0: 0 (the oracle's ``window.firstt0 = 0`` of
 #: every CSRBench query; YASPER's ``rsp_engine.t0=ZERO``; rsp-js's
 #: ``start_time`` 0).
-DEFAULT_T0: dict[str, Fraction] = {"csparql": Fraction(0), "rspql": Fraction(0)}
+DEFAULT_T0: dict[str, Fraction] = {"csparql": Fraction(0), "rspql": Fraction(0),
+                                   "sparqlstream": Fraction(0)}
 
 
 def check_t0(t0: Any) -> Fraction | str | None:

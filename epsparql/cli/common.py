@@ -279,13 +279,13 @@ def base_iri(text: str) -> str:
 
 
 def window_t0(text: str) -> Any:
-    """``--window-t0``: seconds, a decimal number, as an exact Fraction, or
-    ``first`` (argparse type; exit 2 otherwise)."""
+    """``--window-t0``: seconds, a decimal number, as an exact Fraction,
+    ``first`` or ``grid`` (argparse type; exit 2 otherwise)."""
     try:
         return check_t0(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r} (e.g. --window-t0 0, "
-                                         f"--window-t0 1.5 or --window-t0 first)") from None
+                                         f"--window-t0 1.5, --window-t0 first or --window-t0 grid)") from None
 
 
 def _checked(parse: Any) -> Any:

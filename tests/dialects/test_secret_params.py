@@ -67,6 +67,8 @@ def defaults(dialect: str, w: Fraction, b: Fraction, semantics: str = "engine") 
         return Params(w, b, t0=0, from_t0=True, content="co", non_empty=True)
     if semantics == "engine" and dialect == "rspql":
         return Params(w, b, t0=0, content="co")
+    if semantics == "engine" and dialect == "sparqlstream":
+        return Params(w, b, t0=0, content="co", non_empty=True)
     base = Params(w, b, t0=grid_t0, non_empty=dialect == "csparql")
     if dialect == "cqels":
         return replace(base, report="change", sliding=semantics == "engine", r2s="istream")
@@ -95,7 +97,12 @@ def settings(rng: random.Random, dialect: str, decimal: bool) -> list[tuple[dict
             {"report": "change", "non_empty": False, "sliding": True, "tick": "tuple"}),
            ({"window_semantics": "cql", "window_report": "change", "window_tick": "tuple"},
             {"semantics": "cql", "report": "change", "non_empty": False, "tick": "tuple"}),
-           ({"window_semantics": "cql"}, {"semantics": "cql"})]
+           ({"window_semantics": "cql"}, {"semantics": "cql"}),
+           # the CQL grid's origin (each window closing on multiples of its
+           # step) and its content: SPARQLstream's default before issue 23
+           ({"window_t0": "grid", "window_content": "(o,c]", "window_report": "close"},
+            {"t0": "grid", "content": "oc", "report": "close", "non_empty": False,
+             "sliding": False})]
     if base.report != "change":
         out.append(({"window_content": "[o,c)" if flip == "co" else "(o,c]"}, {"content": flip}))
         out.append(({"window_t0": "first", "window_content": "[o,c)" if flip == "co" else "(o,c]",
@@ -110,6 +117,8 @@ def expected_params(dialect: str, w: Fraction, b: Fraction, change: dict) -> Par
     if semantics == "cql" and dialect in ("csparql", "rspql"):
         p = replace(p, content="oc")
     fields = {k: v for k, v in change.items() if k != "semantics"}
+    if fields.get("t0") == "grid":
+        fields["t0"] = (-w) % b
     if "sliding" in fields:
         fields["sliding"] = fields["sliding"] and semantics == "engine"
     if fields.get("report") == "change" and p.content == "co":
