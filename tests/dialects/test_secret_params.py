@@ -335,6 +335,33 @@ def test_command_line_and_explain(tmp_path, capsys):
     assert e.value.code == 2 and "periodic needs its period" in capsys.readouterr().err
 
 
+def test_explain_shows_sparqlstream_s_defaults_and_the_previous_reading(capsys):
+    """SPARQLstream's defaults are morph-streams' as CSRBench's oracle
+    configures them; ``t0=grid`` with ``(o,c]`` and ``close`` is the reading
+    before issue 23 (the CQL grid), from the command line too."""
+    from pathlib import Path
+    from epsparql.cli.main import main
+    qf = Path(__file__).resolve().parents[2] / "examples" / "csrbench" / "sparqlstream" / "q4.rq"
+    assert main(["explain", str(qf)]) == 0
+    out = capsys.readouterr().out
+    for line in ("SECRET scope     t0 = 0s; windows for every k (one may open before t0)  "
+                 "[default of SPARQLstream]",
+                 "SECRET content   [o,c)  [default of SPARQLstream]",
+                 "SECRET report    close,non-empty  [default of SPARQLstream]",
+                 "SECRET tick      time-driven  [default of SPARQLstream]"):
+        assert line in out, out
+    previous = ["--window-t0", "grid", "--window-content", "(o,c]", "--window-report", "close"]
+    assert main(["explain", str(qf), *previous]) == 0
+    out = capsys.readouterr().out
+    for line in ("SECRET scope     t0 = closes on multiples of the step; windows for every k",
+                 "SECRET content   (o,c]  [argument]", "SECRET report    close  [argument]",
+                 "instants t = k·4s (the first at or after the first arrival), holds the "
+                 "triples with t − 4s < τ ≤ t"):
+        assert line in out, out
+    assert main(["check", str(qf), *previous]) == 0
+    assert capsys.readouterr().out.endswith("window t0=grid content=(o,c] report=close)\n")
+
+
 def test_first_t0_is_not_partitioned():
     """Each Spark group would find its own first event: one group runs it."""
     from epsparql.algebra.partition import NO_SCHEMA
