@@ -417,4 +417,4 @@ def resolve(q: D.DialectQuery, args: WindowSettings | None = None,
                   Param(report, report.text(), report_src),
                   Param(tick, f"{tick}-driven", tick_src),
                   "from_t0" if semantics == "engine" and q.dialect in FROM_T0_DIALECTS
-                  else "grid")
+                  and t0 is not None else "grid")

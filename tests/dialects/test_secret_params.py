@@ -117,8 +117,8 @@ def expected_params(dialect: str, w: Fraction, b: Fraction, change: dict) -> Par
     if semantics == "cql" and dialect in ("csparql", "rspql"):
         p = replace(p, content="oc")
     fields = {k: v for k, v in change.items() if k != "semantics"}
-    if fields.get("t0") == "grid":
-        fields["t0"] = (-w) % b
+    if fields.get("t0") == "grid":            # the CQL grid: every k, no t0
+        fields["t0"], fields["from_t0"] = (-w) % b, False
     if "sliding" in fields:
         fields["sliding"] = fields["sliding"] and semantics == "engine"
     if fields.get("report") == "change" and p.content == "co":
@@ -257,7 +257,7 @@ def test_pragma_sets_parameters_and_arguments_win():
 
 
 @pytest.mark.parametrize("pragma, message, column", [
-    ("#pragma window t0=soon", "window t0 must be a number of seconds or 'first'", 19),
+    ("#pragma window t0=soon", "window t0 must be a number of seconds, 'first' or 'grid'", 19),
     ("#pragma window report=sometimes", "unknown report policy 'sometimes'", 23),
     ("#pragma window report=close,change", "a report policy is one of close, change", 23),
     ("#pragma window  tick=batch", "a batch-driven tick is not implemented", 22),
