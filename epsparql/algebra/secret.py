@@ -6,8 +6,8 @@ each RDF stream engine answers (docs/DIALECTS.md, "The SECRET
 parameters"):
 
 - **scope**: where the windows are, from an origin t0: [t0 + k·β,
-  t0 + k·β + ω) (``t0``: seconds, or ``first``, the time of the first
-  event on the query's streams);
+  t0 + k·β + ω) (``t0``: seconds, ``first``, the time of the first
+  event on the query's streams, or ``grid``, the CQL grid: no t0);
 - **content**: which boundary is closed, ``[o,c)`` or ``(o,c]``;
 - **report**: when a result is reported: at a window's **close**, on
   content **change** (each arrival), **periodic**\\ ally, each with or
