@@ -6,8 +6,8 @@ each RDF stream engine answers (docs/DIALECTS.md, "The SECRET
 parameters"):
 
 - **scope**: where the windows are, from an origin t0: [t0 + k·β,
-  t0 + k·β + ω) (``t0``: seconds, or ``first``, the time of the first
-  event on the query's streams);
+  t0 + k·β + ω) (``t0``: seconds, ``first``, the time of the first
+  event on the query's streams, or ``grid``, the CQL grid: no t0);
 - **content**: which boundary is closed, ``[o,c)`` or ``(o,c]``;
 - **report**: when a result is reported: at a window's **close**, on
   content **change** (each arrival), **periodic**\\ ally, each with or
@@ -33,7 +33,7 @@ from typing import Any
 from ..language.dialects import ast as D
 from ..language.errors import QueryError, QuerySyntaxError
 
-__all__ = ["Report", "WindowSettings", "Param", "Secret", "T0_FIRST", "parse_report",
+__all__ = ["Report", "WindowSettings", "Param", "Secret", "T0_FIRST", "T0_GRID", "parse_report",
            "parse_content", "parse_tick", "parse_t0", "read_pragmas", "pragma_at", "resolve"]
 
 #: The readings of a dialect query's windows (docs/DIALECTS.md, "Window
@@ -56,6 +56,10 @@ def check_semantics(semantics: str) -> str:
 
 #: ``t0=first``: the windows start at the first event on the query's streams.
 T0_FIRST = "first"
+#: ``t0=grid``: each window's origin closes its windows on multiples of its
+#: step (the CQL grid: t0 = -width mod step), the reading of every dialect
+#: before issue 23 and of ``semantics=cql``
+T0_GRID = "grid"
 #: content boundaries: closed-open [o, c) and open-closed (o, c]
 _CONTENTS = {"[o,c)": "co", "closed-open": "co", "co": "co",
              "(o,c]": "oc", "open-closed": "oc", "oc": "oc"}
@@ -168,13 +172,15 @@ def parse_tick(value: Any) -> str:
 
 
 def parse_t0(value: Any) -> Fraction | str | None:
-    """Seconds (a number or its text) as an exact Fraction, ``first``, or None."""
+    """Seconds (a number or its text) as an exact Fraction, ``first``,
+    ``grid``, or None."""
     if value is None:
         return None
-    if isinstance(value, str) and value.strip().lower() == T0_FIRST:
-        return T0_FIRST
+    if isinstance(value, str) and value.strip().lower() in (T0_FIRST, T0_GRID):
+        return value.strip().lower()
     if isinstance(value, bool):
-        raise ValueError(f"window t0 must be a number of seconds or 'first', got {value!r}")
+        raise ValueError(f"window t0 must be a number of seconds, 'first' or 'grid', "
+                         f"got {value!r}")
     try:
         if isinstance(value, float):
             if value != value or value in (float("inf"), float("-inf")):
@@ -182,7 +188,7 @@ def parse_t0(value: Any) -> Fraction | str | None:
             return Fraction(repr(value))
         return Fraction(str(value).strip()) if isinstance(value, str) else Fraction(value)
     except (ValueError, TypeError, ZeroDivisionError):
-        raise ValueError(f"window t0 must be a number of seconds or 'first', "
+        raise ValueError(f"window t0 must be a number of seconds, 'first' or 'grid', "
                          f"got {value!r}") from None
 
 
@@ -311,7 +317,8 @@ class Secret:
             p = getattr(self, key)
             if not p.source.startswith("default"):
                 value = "first" if p.value == T0_FIRST else (
-                    _dur(p.value) if key == "t0" else p.text.replace("-driven", ""))
+                    (T0_GRID if p.value is None else _dur(p.value)) if key == "t0"
+                    else p.text.replace("-driven", ""))
                 out.append(f"{key}={value}")
         return out
 
@@ -330,8 +337,14 @@ class Secret:
 
 #: the dialects whose windows with a step are, by default in the engine
 #: reading, [t0 + kβ, t0 + kβ + ω) closed-open with t0 = 0
-#: (docs/DIALECTS.md, "Window semantics")
-CLOSED_OPEN_DIALECTS = ("csparql", "rspql")
+#: (docs/DIALECTS.md, "Window semantics"): C-SPARQL's and SPARQLstream's as
+#: CSRBench's oracle configures them, RSP-QL's as YASPER
+CLOSED_OPEN_DIALECTS = ("csparql", "rspql", "sparqlstream")
+#: the dialects whose window-close report skips the evaluations whose
+#: windows are all empty, in the engine reading (CSRBench's oracle:
+#: ``system.policy.nonemptycontent = true`` in sparqlstream.properties;
+#: C-SPARQL's parser says it in every reading)
+NON_EMPTY_DIALECTS = ("sparqlstream",)
 #: the dialects whose windows start at t0 (k >= 0)
 FROM_T0_DIALECTS = ("csparql",)
 _TITLES = {"csparql": "C-SPARQL", "cqels": "CQELS-QL", "sparqlstream": "SPARQLstream",
@@ -364,6 +377,8 @@ def resolve(q: D.DialectQuery, args: WindowSettings | None = None,
     t0, t0_src = pick("t0", Fraction(0) if engine_co else None, reading)
     content, content_src = pick("content", "co" if engine_co else "oc", reading)
     default_report = Report.of_policy(q.policy)
+    if semantics == "engine" and q.dialect in NON_EMPTY_DIALECTS and default_report.kind == "close":
+        default_report = replace(default_report, non_empty=True)
     report, report_src = pick("report", default_report, f"default of {title}")
     tick, tick_src = pick("tick", "tuple" if report.kind == "triples" else "time",
                           f"default of {title}")
@@ -385,6 +400,8 @@ def resolve(q: D.DialectQuery, args: WindowSettings | None = None,
                    "tick", "report")
     if report.kind == "change" and content == "co":
         content = "oc"                      # the dialect's default, read at arrivals
+    if t0 == T0_GRID:
+        t0 = None                           # each window's origin: the CQL grid
     if report.kind == "change" and semantics == "engine":
         # content change: a window with a step ends at each arrival (no grid)
         t0_text = "none (a window with a step is (t - width, t] at each arrival t)"
@@ -400,4 +417,4 @@ def resolve(q: D.DialectQuery, args: WindowSettings | None = None,
                   Param(report, report.text(), report_src),
                   Param(tick, f"{tick}-driven", tick_src),
                   "from_t0" if semantics == "engine" and q.dialect in FROM_T0_DIALECTS
-                  else "grid")
+                  and t0 is not None else "grid")

@@ -188,7 +188,8 @@ from .secret import (CLOSED_OPEN_DIALECTS, FROM_T0_DIALECTS, T0_FIRST,  # noqa: 
 #: Each dialect's default t0: 0 (the oracle's ``window.firstt0 = 0`` of
 #: every CSRBench query; YASPER's ``rsp_engine.t0=ZERO``; rsp-js's
 #: ``start_time`` 0).
-DEFAULT_T0: dict[str, Fraction] = {"csparql": Fraction(0), "rspql": Fraction(0)}
+DEFAULT_T0: dict[str, Fraction] = {"csparql": Fraction(0), "rspql": Fraction(0),
+                                   "sparqlstream": Fraction(0)}
 
 
 def check_t0(t0: Any) -> Fraction | str | None:
@@ -202,7 +203,7 @@ def closed_open(q: "ContinuousQuery", window: D.Window) -> bool:
     """Is this window of ``q`` on a grid from t0, [t0 + k·β, t0 + k·β + ω)
     (or open-closed, ``q.content``), evaluated at its closes?  A time
     window with a step (TUMBLING included) not read on content change,
-    in the engine reading of C-SPARQL and RSP-QL, or wherever a t0 or
+    in the engine reading of C-SPARQL, SPARQLstream and RSP-QL, or wherever a t0 or
     closed-open content was asked for (the CQL reading's own windows are
     open-closed, closing on multiples of the step)."""
     if window.kind != "range" or window.step is None or content_change(q, window):

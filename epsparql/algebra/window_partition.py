@@ -172,6 +172,10 @@ def _check(q: ContinuousQuery, key: str, schema: Schema) -> list[PatternKey]:
     if pol.kind in ("eager", "triples"):
         raise _NotKeyed(f"it is evaluated {'at each arrival' if pol.kind == 'eager' else 'every n triples'}, "
                         "instants that depend on every key's triples")
+    if pol.non_empty and q.r2s in ("istream", "dstream"):
+        raise _NotKeyed(f"it skips the evaluations whose windows are all empty (non-empty): "
+                        f"which are skipped depends on every key's triples, and "
+                        f"{q.r2s.upper()} compares each result with the previous one evaluated")
     for w in q.windows:
         win = w.window
         if closed_open(q, win) and q.origin(win) == T0_FIRST:

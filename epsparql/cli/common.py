@@ -279,13 +279,13 @@ def base_iri(text: str) -> str:
 
 
 def window_t0(text: str) -> Any:
-    """``--window-t0``: seconds, a decimal number, as an exact Fraction, or
-    ``first`` (argparse type; exit 2 otherwise)."""
+    """``--window-t0``: seconds, a decimal number, as an exact Fraction,
+    ``first`` or ``grid`` (argparse type; exit 2 otherwise)."""
     try:
         return check_t0(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r} (e.g. --window-t0 0, "
-                                         f"--window-t0 1.5 or --window-t0 first)") from None
+                                         f"--window-t0 1.5, --window-t0 first or --window-t0 grid)") from None
 
 
 def _checked(parse: Any) -> Any:
@@ -324,8 +324,9 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
                    "change) or cql (the CQL reading of every dialect); docs/DIALECTS.md")
     p.add_argument("--window-t0", metavar="T", type=window_t0, default=None,
                    help="the origin t0 of the windows [t0 + k·step, t0 + k·step + width): "
-                   "seconds, or first (the first event's time); default: each dialect's "
-                   "(0 for C-SPARQL and RSP-QL)")
+                   "seconds, first (the first event's time) or grid (the CQL grid: windows "
+                   "closing on multiples of their step); default: each dialect's (0 for "
+                   "C-SPARQL, SPARQLstream and RSP-QL)")
     p.add_argument("--window-report", metavar="POLICY", type=_checked(parse_report),
                    default=None,
                    help="when answers are reported: close, change or periodic(5s), maybe "

@@ -43,7 +43,7 @@ def window_bounds(w: WindowDef, t: Any, q: Any = None,
                   first: Any = None) -> tuple[str, Fraction | None, Fraction | None]:
     """The bounds of window ``w`` (of query ``q``: its window semantics) at
     instant ``t``: ``("range", lo, hi)`` (lo < τ ≤ hi), ``("closed-open",
-    lo, hi)`` (lo ≤ τ < hi: C-SPARQL's and RSP-QL's windows from t0, the one
+    lo, hi)`` (lo ≤ τ < hi: C-SPARQL's, SPARQLstream's and RSP-QL's windows from t0, the one
     that closed last at or before t; [t0, t0) before the first), ``("now",
     t, t)`` (τ = t), ``("all", None, t)`` (τ ≤ t) or ``("count", None, t)``
     (the last n with τ ≤ t).  A window on a grid from t0 = first starts

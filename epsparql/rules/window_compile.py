@@ -228,13 +228,21 @@ class WindowCompiler:
         together)?"""
         if self.q.policy.kind != "close":
             return False
-        def grid(w: D.Window) -> tuple:
-            o = self.q.origin(w)
-            first = o == T0_FIRST
-            return (Fraction(w.step), ((0 if first else o) + Fraction(w.width)) % Fraction(w.step),
-                    first)
-        return all(grid(w.window) == grid(win) for w in self.q.windows
-                   if closed_open(self.q, w.window))
+        return self.closed_open_grids() == {self.grid(win)}
+
+    def grid(self, w: D.Window) -> tuple:
+        """(step, close mod step, from the first event) of a closed-open window."""
+        o = self.q.origin(w)
+        first = o == T0_FIRST
+        return Fraction(w.step), ((0 if first else o) + Fraction(w.width)) % Fraction(w.step), first
+
+    def closed_open_grids(self) -> set[tuple]:
+        """The grids of the query's closed-open windows, found once (a query
+        of 1,000 windows asks for each of them)."""
+        if not hasattr(self, "_co_grids"):
+            self._co_grids = {self.grid(w.window) for w in self.q.windows
+                              if closed_open(self.q, w.window)}
+        return self._co_grids
 
     def closed_open_kind(self, win: D.Window) -> str:
         """co(Width, Step, T0, Scope) of a closed-open window (oc(...): an
@@ -334,7 +342,14 @@ class WindowCompiler:
         return names
 
     def own_instants_only(self, step: Fraction) -> bool:
-        """Is every evaluation instant of the query a multiple of ``step``?"""
+        """Is every evaluation instant of the query a multiple of ``step``?
+        (Found once per step: each window of the query asks.)"""
+        memo = self.__dict__.setdefault("_own_instants", {})
+        if step not in memo:
+            memo[step] = self._own_instants_only(step)
+        return memo[step]
+
+    def _own_instants_only(self, step: Fraction) -> bool:
         p = self.q.policy
         if p.kind == "period":
             return Fraction(p.period) % step == 0

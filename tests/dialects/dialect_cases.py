@@ -451,13 +451,20 @@ def sparqlstream_window(rnd: random.Random) -> tuple[str, RefWindow]:
             RefWindow(None, "past", Fraction(a), delay=Fraction(d)))
 
 
-def sparqlstream_query(rnd: random.Random) -> tuple[str, RefQuery]:
+def sparqlstream_query(rnd: random.Random, semantics: str = "engine") -> tuple[str, RefQuery]:
     """A default window on S1 (the default graph), maybe a named one on S2
     read with GRAPH <S2> and, as morph-streams reads it, by plain patterns
-    too (part of the default graph); an R2S operator after SELECT."""
+    too (part of the default graph); an R2S operator after SELECT.  Under
+    the engine ``semantics`` (morph-streams as CSRBench's oracle configures
+    it) a time window with a step is closed-open from t0 = 0, every k, and
+    an evaluation whose windows are all empty reports nothing; a window
+    without a step or ending before NOW keeps the CQL definition."""
     import dataclasses
     t1, r1 = sparqlstream_window(rnd)
     t2, r2 = sparqlstream_window(rnd)
+    if semantics == "engine":
+        r1, r2 = (dataclasses.replace(r, t0=Fraction(0)) if r.kind == "range" and r.step is not None
+                  else r for r in (r1, r2))
 
     def A(body):
         return body, body
@@ -471,13 +478,14 @@ def sparqlstream_query(rnd: random.Random) -> tuple[str, RefQuery]:
     only_named = rnd.random() < 0.3
     if only_named:
         clauses = f"FROM NAMED STREAM <{S1}> {t1}\n"
-        wins = [dataclasses.replace(r1, stream=S1, graph=S1, default=True)]
+        wins = [dataclasses.replace(r1, stream=S1, graph=S1, default=semantics == "engine")]
     else:
         clauses = f"FROM STREAM <{S1}> {t1}\n"
         wins = [dataclasses.replace(r1, stream=S1, default=True)]
     if named:
         clauses += f"FROM NAMED STREAM <{S2}> {t2}\n"
-        wins.append(dataclasses.replace(r2, stream=S2, graph=S2, default=only_named))
+        wins.append(dataclasses.replace(r2, stream=S2, graph=S2,
+                                        default=only_named and semantics == "engine"))
     r2s = rnd.choice(["", "ISTREAM", "DSTREAM", "RSTREAM", "istream"])
     if r2s and rnd.random() < 0.3 and not sel_d.startswith("DISTINCT"):
         select = f"SELECT {r2s}({sel_d})"
@@ -485,7 +493,7 @@ def sparqlstream_query(rnd: random.Random) -> tuple[str, RefQuery]:
         select = f"SELECT {r2s} {sel_d}"
     text = f"{PREFIX}{select}\n{clauses}WHERE {{ {where_d} }}\n{mods}"
     ref = f"{PREFIX}SELECT {sel_r}\nWHERE {{ {where_r} }}\n{mods}"
-    return text, RefQuery(wins, ref, ("close", False), (r2s or "rstream").lower())
+    return text, RefQuery(wins, ref, ("close", semantics == "engine"), (r2s or "rstream").lower())
 
 
 # --------------------------------------------------------- Streaming SPARQL

@@ -23,7 +23,18 @@ from epsparql import Engine
 from epsparql.algebra.partition import schema_of
 from epsparql.rdf.ntriples import format_term
 
-GENERATORS = [("csparql", C.csparql_query), ("sparqlstream", C.sparqlstream_query),
+def _sparqlstream_query(rnd):
+    """A generated SPARQLstream query; one with ISTREAM or DSTREAM reports
+    every window close (``#pragma window report=close``): with its default
+    ``close,non-empty`` it is not partitioned (which evaluations are
+    skipped depends on every key's triples; test_plan_reasons)."""
+    text, ref = C.sparqlstream_query(rnd)
+    if ref.r2s != "rstream":
+        text = "#pragma window report=close\n" + text
+    return text, ref
+
+
+GENERATORS = [("csparql", C.csparql_query), ("sparqlstream", _sparqlstream_query),
               ("rspql", C.rspql_query), ("streaming-sparql", C.streaming_sparql_query),
               ("luposdate", C.luposdate_query), ("cqels", C.cqels_query)]
 
@@ -139,7 +150,9 @@ def keyed_query(rnd):
         froms = "".join(f"FROM STREAM <{s}> [NOW - {a + 1} SECONDS TO NOW{d} STEP {b} SECONDS]\n"
                         for s in streams)
         r2s = rnd.choice(["ISTREAM ", "DSTREAM ", "RSTREAM ", ""])
-        text = f"{C.PREFIX}SELECT {r2s}{sel}\n{froms}WHERE {{ {body} }} {mods}"
+        # ISTREAM/DSTREAM with the default close,non-empty is not partitioned
+        pragma = "#pragma window report=close\n" if r2s in ("ISTREAM ", "DSTREAM ") else ""
+        text = f"{pragma}{C.PREFIX}SELECT {r2s}{sel}\n{froms}WHERE {{ {body} }} {mods}"
     else:
         r2s = rnd.choice(["RSTREAM", "ISTREAM", "DSTREAM"])
         text = (f"{C.PREFIX}REGISTER {r2s} <{C.EX}out> AS SELECT {sel}\n"
@@ -220,13 +233,34 @@ def test_sparqlstream_named_window_in_the_default_graph():
     g = Graph()
     g.add((URIRef("http://example.org/a"), URIRef("http://example.org/name"),
            URIRef("http://example.org/A")))
-    text = (EXP + f"SELECT ISTREAM ?k ?v FROM NAMED STREAM {S} [NOW - 10 S SLIDE 1 S] "
+    text = (EXP + f"SELECT ?k ?v FROM NAMED STREAM {S} [NOW - 10 S SLIDE 1 S] "
             f"WHERE {{ GRAPH {S} {{ ?k ex:p ?v }} ?v ex:name ?n }}")
     with Engine() as eng, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         eng.register(text, name="q")
         [kp] = eng.partitioning(schema_of(g)).queries
     assert kp.variable is None and "also reads background graphs" in kp.reason, kp.describe()
+
+
+def test_sparqlstream_istream_skipping_empty_windows_is_not_partitioned():
+    """SPARQLstream's default report (morph-streams as CSRBench's oracle
+    configures it) skips the evaluations whose windows are all empty: a
+    key's group skips some the whole stream evaluates, so ISTREAM and
+    DSTREAM would compare with another previous result; RSTREAM, or
+    report=close, is partitioned."""
+    texts = {f"{r2s} {report}": (f"#pragma window report={report}\n" if report else "") + EXP
+             + f"SELECT {r2s} ?k FROM STREAM {S} [NOW - 10 S SLIDE 1 S] WHERE {{ ?k ex:p ?v }}"
+             for r2s in ("ISTREAM", "DSTREAM", "RSTREAM") for report in ("", "close")}
+    with Engine() as eng:
+        for name, text in texts.items():
+            eng.register(text, name=name.replace(" ", "_") or "q")
+        plans = {kp.query: kp for kp in eng.partitioning().queries}
+    for name in texts:
+        kp = plans[name.replace(" ", "_")]
+        if name in ("ISTREAM ", "DSTREAM "):
+            assert kp.variable is None and "(non-empty)" in kp.reason, kp.describe()
+        else:
+            assert kp.variable == "k", kp.describe()
 
 
 def test_unknown_background_is_not_assumed_empty():

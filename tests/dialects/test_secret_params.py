@@ -67,6 +67,8 @@ def defaults(dialect: str, w: Fraction, b: Fraction, semantics: str = "engine") 
         return Params(w, b, t0=0, from_t0=True, content="co", non_empty=True)
     if semantics == "engine" and dialect == "rspql":
         return Params(w, b, t0=0, content="co")
+    if semantics == "engine" and dialect == "sparqlstream":
+        return Params(w, b, t0=0, content="co", non_empty=True)
     base = Params(w, b, t0=grid_t0, non_empty=dialect == "csparql")
     if dialect == "cqels":
         return replace(base, report="change", sliding=semantics == "engine", r2s="istream")
@@ -95,7 +97,12 @@ def settings(rng: random.Random, dialect: str, decimal: bool) -> list[tuple[dict
             {"report": "change", "non_empty": False, "sliding": True, "tick": "tuple"}),
            ({"window_semantics": "cql", "window_report": "change", "window_tick": "tuple"},
             {"semantics": "cql", "report": "change", "non_empty": False, "tick": "tuple"}),
-           ({"window_semantics": "cql"}, {"semantics": "cql"})]
+           ({"window_semantics": "cql"}, {"semantics": "cql"}),
+           # the CQL grid's origin (each window closing on multiples of its
+           # step) and its content: SPARQLstream's default before issue 23
+           ({"window_t0": "grid", "window_content": "(o,c]", "window_report": "close"},
+            {"t0": "grid", "content": "oc", "report": "close", "non_empty": False,
+             "sliding": False})]
     if base.report != "change":
         out.append(({"window_content": "[o,c)" if flip == "co" else "(o,c]"}, {"content": flip}))
         out.append(({"window_t0": "first", "window_content": "[o,c)" if flip == "co" else "(o,c]",
@@ -110,6 +117,8 @@ def expected_params(dialect: str, w: Fraction, b: Fraction, change: dict) -> Par
     if semantics == "cql" and dialect in ("csparql", "rspql"):
         p = replace(p, content="oc")
     fields = {k: v for k, v in change.items() if k != "semantics"}
+    if fields.get("t0") == "grid":            # the CQL grid: every k, no t0
+        fields["t0"], fields["from_t0"] = (-w) % b, False
     if "sliding" in fields:
         fields["sliding"] = fields["sliding"] and semantics == "engine"
     if fields.get("report") == "change" and p.content == "co":
@@ -248,7 +257,7 @@ def test_pragma_sets_parameters_and_arguments_win():
 
 
 @pytest.mark.parametrize("pragma, message, column", [
-    ("#pragma window t0=soon", "window t0 must be a number of seconds or 'first'", 19),
+    ("#pragma window t0=soon", "window t0 must be a number of seconds, 'first' or 'grid'", 19),
     ("#pragma window report=sometimes", "unknown report policy 'sometimes'", 23),
     ("#pragma window report=close,change", "a report policy is one of close, change", 23),
     ("#pragma window  tick=batch", "a batch-driven tick is not implemented", 22),
@@ -324,6 +333,33 @@ def test_command_line_and_explain(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["check", str(qf), "--window-report", "periodic"])
     assert e.value.code == 2 and "periodic needs its period" in capsys.readouterr().err
+
+
+def test_explain_shows_sparqlstream_s_defaults_and_the_previous_reading(capsys):
+    """SPARQLstream's defaults are morph-streams' as CSRBench's oracle
+    configures them; ``t0=grid`` with ``(o,c]`` and ``close`` is the reading
+    before issue 23 (the CQL grid), from the command line too."""
+    from pathlib import Path
+    from epsparql.cli.main import main
+    qf = Path(__file__).resolve().parents[2] / "examples" / "csrbench" / "sparqlstream" / "q4.rq"
+    assert main(["explain", str(qf)]) == 0
+    out = capsys.readouterr().out
+    for line in ("SECRET scope     t0 = 0s; windows for every k (one may open before t0)  "
+                 "[default of SPARQLstream]",
+                 "SECRET content   [o,c)  [default of SPARQLstream]",
+                 "SECRET report    close,non-empty  [default of SPARQLstream]",
+                 "SECRET tick      time-driven  [default of SPARQLstream]"):
+        assert line in out, out
+    previous = ["--window-t0", "grid", "--window-content", "(o,c]", "--window-report", "close"]
+    assert main(["explain", str(qf), *previous]) == 0
+    out = capsys.readouterr().out
+    for line in ("SECRET scope     t0 = closes on multiples of the step; windows for every k",
+                 "SECRET content   (o,c]  [argument]", "SECRET report    close  [argument]",
+                 "instants t = k·4s (the first at or after the first arrival), holds the "
+                 "triples with t − 4s < τ ≤ t"):
+        assert line in out, out
+    assert main(["check", str(qf), *previous]) == 0
+    assert capsys.readouterr().out.endswith("window t0=grid content=(o,c] report=close)\n")
 
 
 def test_first_t0_is_not_partitioned():

@@ -89,7 +89,7 @@ def test_sparqlstream_wind_is_the_averages_computed_directly():
                   round(float(a["past"]), 9)) for a in run.run())
     want = sorted((t, s, round(float(r), 9), round(float(p), 9))
                   for t, s, r, p in run.expected(run.readings()))
-    assert got == want and len(got) == 198
+    assert got == want and len(got) == 212
     assert min(t for t, *_ in got) - run.T0 == 120 * 60       # the past window fills after 2 h
 
 

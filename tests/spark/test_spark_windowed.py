@@ -29,7 +29,9 @@ AVG = ("avg", "REGISTER QUERY avg AS " + PFX + "SELECT ?c (AVG(?p) AS ?a) (COUNT
        f"FROM STREAM <{PRICES}> [RANGE 10s STEP 2s] WHERE {{ ?c :price ?p }} GROUP BY ?c")
 COUNT = ("count", "REGISTER QUERY count AS " + PFX + "SELECT (COUNT(*) AS ?n) "
          f"FROM STREAM <{PRICES}> [RANGE 5s TUMBLING] WHERE {{ ?c :price ?p }}")
-JUMP = ("jump", PFX + "SELECT ISTREAM ?c ?p ?q "
+# ISTREAM, reported at every window close: with SPARQLstream's default
+# close,non-empty (morph-streams) it would not be partitioned
+JUMP = ("jump", "#pragma window report=close\n" + PFX + "SELECT ISTREAM ?c ?p ?q "
         f"FROM STREAM <{PRICES}> [NOW - 6 SECONDS TO NOW STEP 3 SECONDS] "
         f"FROM STREAM <{NEWS}> [NOW - 6 SECONDS TO NOW STEP 3 SECONDS] "
         "WHERE { ?c :price ?p . ?c :price ?q . ?c :news ?h FILTER (?q > ?p * 1.05) }")

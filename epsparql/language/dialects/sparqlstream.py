@@ -14,9 +14,11 @@ The relation-to-stream operator follows SELECT (``SELECT ISTREAM ?x`` or
 ``(`` opens a projection expression).  The unnamed stream windows make
 the default graph; a query with named ones only reads them there too
 (morph-streams matches a ``FROM NAMED STREAM``'s triples with plain
-patterns); a named one is read alone with ``GRAPH <s>``.  Evaluated at
-the windows' steps (arrival instants for a window without one), RSTREAM
-unless said (docs/DIALECTS.md, SPARQLstream).
+patterns); a named one is read alone with ``GRAPH <s>``.  By default the
+windows with a step are morph-streams' as CSRBench's oracle configures
+them (closed-open from t0 = 0, evaluated at their closes when not all
+empty: algebra/secret.py), a query without one at the arrival instants;
+RSTREAM unless said (docs/DIALECTS.md, SPARQLstream).
 """
 from __future__ import annotations
 

@@ -59,16 +59,19 @@ def run() -> list:
 
 
 def expected(data) -> list[tuple[int, str, Decimal, Decimal]]:
-    """The query's answers computed directly: at every minute t from the
-    first, each sensor whose mean over (t - 10 min, t] exceeds its mean over
-    (t - 3 h, t - 2 h]; up to the first minute at or after the last reading."""
+    """The query's answers computed directly (SPARQLstream's default, as
+    morph-streams under CSRBench's oracle: the windows [t - 10 min, t)
+    closing at each minute t, from the first close after the first
+    reading to the last window opened at or before the last reading):
+    each sensor whose mean over [t - 10 min, t) exceeds its mean over
+    (t - 3 h, t - 2 h] (a window ending before NOW keeps its definition)."""
     out = []
-    first = -(-data[0][0] // 60) * 60
-    last = -(-data[-1][0] // 60) * 60
+    first = (data[0][0] // 60 + 1) * 60
+    last = data[-1][0] // 60 * 60 + 600
     for t in range(first, last + 1, 60):
         recent, past = defaultdict(list), defaultdict(list)
         for tau, s, v in data:
-            if t - 600 < tau <= t:
+            if t - 600 <= tau < t:
                 recent[s].append(v)
             if t - 10800 < tau <= t - 7200:
                 past[s].append(v)
