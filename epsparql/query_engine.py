@@ -640,6 +640,7 @@ class Engine:
         its slice is pushed.  Returns the positions of the rows that came
         too late to be processed."""
         import numpy as np
+        from .core.long_text import release_all
         from .rdf.wire_arrow import arrow_batch, arrow_rows
         self._not_ended("push rows")
         size = self.core.batch_size
@@ -657,7 +658,10 @@ class Engine:
                 self._mark()
                 runs = None if b.streams is None else \
                     [[DEFAULT_STREAM if g is None else g, k] for g, k in b.streams]
-                self._send(b.data, runs)
+                try:
+                    self._send(b.data, runs)
+                finally:
+                    release_all(b.longs)      # (Prolog's blobs of them live on until its AGC)
                 continue
             found: list[int] = []
             self._feed(self._order.add(self._normalise(arrow_rows(piece)), source, found))

@@ -30,6 +30,7 @@ from rdflib.term import Literal, Node
 
 from ..answer import Answer
 from ..answers import AnswerBatch, Results, TermNodes
+from ..core.terms import Compound
 from ..memo import LONG_KEY
 from ..rdf.codec import XSD
 from ..rdf.ntriples import format_encoded_numbers, format_term, number_texts, parse_term
@@ -145,6 +146,69 @@ def json_texts(table: TermNodes, ids: list[int]) -> list[str | None]:
     return table.mapped("json", term_json_text, ids, _numbers_json_texts)
 
 
+class JsonParts:
+    """The JSON text of a literal with a long lexical form, made as it is
+    written (:meth:`write_to`, :func:`write_pieces`): the lexical form is
+    escaped a piece at a time straight from the encoded term (the text
+    the push made, :mod:`epsparql.core.long_text`), with no rdflib term,
+    no escaped copy and no line made of it.  ``str()`` gives the text
+    :func:`term_json_text` gives."""
+
+    __slots__ = ("head", "lex", "tail")
+
+    def __init__(self, head: str, lex: str, tail: str) -> None:
+        self.head, self.lex, self.tail = head, lex, tail
+
+    def __len__(self) -> int:         # (at least: escapes make the text longer)
+        return len(self.head) + len(self.lex) + len(self.tail)
+
+    def write_to(self, out: IO) -> None:
+        """Write the text to ``out``, a piece of the lexical form at a time."""
+        out.write(self.head)
+        lex = self.lex
+        for i in range(0, len(lex), WRITE_PIECE):
+            out.write(encode_basestring(lex[i:i + WRITE_PIECE])[1:-1])
+        out.write(self.tail)
+
+    def __str__(self) -> str:
+        return "".join((self.head, encode_basestring(self.lex)[1:-1], self.tail))
+
+
+def _long_json(v: Any) -> JsonParts | None:
+    """The JSON text of an encoded simple or language-tagged literal
+    (``s(Lex)``, ``l(Lex, Lang)``: see :mod:`epsparql.rdf.codec`) whose
+    lexical form is longer than :data:`~epsparql.memo.LONG_KEY`, as
+    :class:`JsonParts`; None for any other term."""
+    if type(v) is not Compound:
+        return None
+    name, args = v
+    if name == "s" and len(args) == 1:
+        tail = '"}'
+    elif name == "l" and len(args) == 2 and isinstance(args[1], str):
+        tail = '", "xml:lang": ' + json.dumps(str(args[1]), ensure_ascii=False) + "}"
+    else:
+        return None
+    lex = args[0]
+    if not isinstance(lex, str) or len(lex) <= LONG_KEY:
+        return None
+    return JsonParts('{"type": "literal", "value": "', lex, tail)
+
+
+def _json_parts_direct(values: list) -> list[Any]:
+    """:func:`_numbers_json_texts`, and :class:`JsonParts` for the long
+    simple and language-tagged literals."""
+    out: list[Any] = _numbers_json_texts(values)
+    for k in [k for k, t in enumerate(out) if t is None]:
+        out[k] = _long_json(values[k])
+    return out
+
+
+def json_parts(table: TermNodes, ids: list[int]) -> list[Any]:
+    """:func:`json_texts`, a long literal's as :class:`JsonParts` (for a
+    writer that writes part by part: :func:`write_pieces`)."""
+    return table.mapped("json-parts", term_json_text, ids, _json_parts_direct)
+
+
 def nt_texts(table: TermNodes, ids: list[int]) -> list[str | None]:
     """The N-Triples text of each id's term (None: unbound), each distinct
     term written once."""
@@ -160,13 +224,15 @@ def batch_triples_json(batch: AnswerBatch) -> list[str]:
         if ts else "" for ts in batch.template_rows(json_texts, term_json_text)]
 
 
-def _json_texts(batch: AnswerBatch) -> list[tuple[str, list[str | None]]]:
+def _json_texts(batch: AnswerBatch, parts: bool = False) -> list[tuple[str, list[Any]]]:
     """Per variable of the batch: its JSON key and the JSON text of its
-    term in each answer (None: unbound), each distinct term written once."""
+    term in each answer (None: unbound), each distinct term written once;
+    with ``parts``, a long literal's as :class:`JsonParts`."""
     out = []
+    texts = json_parts if parts else json_texts
     for name in batch.shape.names:
         ids, table = batch.ids(name)          # type: ignore[misc]
-        out.append((json.dumps(name, ensure_ascii=False), json_texts(table, ids)))
+        out.append((json.dumps(name, ensure_ascii=False), texts(table, ids)))
     return out
 
 
@@ -192,7 +258,7 @@ def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds", end: str 
         return v
     starts = [text(t) for t in batch.starts()]
     ends = [text(t) for t in batch.ends()]
-    cols = _json_texts(batch)
+    cols = _json_texts(batch, long_parts)
     triples: list[str] | None = None
     if sh.form == "CONSTRUCT":
         triples = batch_triples_json(batch)
@@ -220,9 +286,13 @@ def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds", end: str 
 WRITE_PIECE = 1 << 20
 
 
-def write_pieces(out: IO, parts: Sequence[str]) -> None:
-    """Write the texts one after the other, a long one a piece at a time."""
+def write_pieces(out: IO, parts: Sequence[Any]) -> None:
+    """Write the texts (or :class:`JsonParts`) one after the other, a long
+    one a piece at a time."""
     for p in parts:
+        if type(p) is JsonParts:
+            p.write_to(out)
+            continue
         if len(p) <= WRITE_PIECE:
             out.write(p)
             continue
