@@ -44,6 +44,7 @@ from .answer import Answer
 from .answers import TermNodes
 from .core import CoreEngine, Compound
 from .core.columns import Columns
+from .core.long_text import LongText, release_all
 from .core.event_engine import unpack_state
 from .core.rule_graph import RuleGraph
 from .core.runtime import PROLOG_DIR, check, runtime, runtime_alive
@@ -640,7 +641,6 @@ class Engine:
         its slice is pushed.  Returns the positions of the rows that came
         too late to be processed."""
         import numpy as np
-        from .core.long_text import release_all
         from .rdf.wire_arrow import arrow_batch, arrow_rows
         self._not_ended("push rows")
         size = self.core.batch_size
@@ -684,9 +684,13 @@ class Engine:
                     part = [r[:5] for r in part]         # the core has no streams
                 # as janus data (a term table and rows of ids) where it can,
                 # else as text (epsparql/rdf/wire_rows.py, wire.py)
-                data = triple_batch_rows(part)
+                longs: list[LongText] = []
+                data = triple_batch_rows(part, longs)
                 if data is not None:
-                    self._route(core.push_triple_rows_columns(data))
+                    try:
+                        self._route(core.push_triple_rows_columns(data))
+                    finally:
+                        release_all(longs)
                 else:
                     self._route(core.push_table_text_columns(triple_batch_text(part)))
             self._check_goals()

@@ -1,5 +1,11 @@
 """A long text handed to Prolog and back by reference, not copied.
 
+Janus makes a Python ``str`` a Prolog atom, and atoms are reclaimed only
+by atom garbage collection, which counts atoms, not bytes: a long text
+(a batch's text, a rule file: ``py_text_call/3``) crosses instead as a
+:class:`LongText`, which Prolog reads with ``janus:py_str/2`` into a
+string.
+
 A large literal (a document, a payload) crosses into Prolog as a Prolog
 string either way; what it need not do is cross back.  An answer that
 carries it would make janus write the Prolog string out as UTF-8 and
@@ -9,7 +15,7 @@ term dictionary.  So the push wraps the Python text of a long lexical
 form in a :class:`LongText`: janus passes the wrapper as a reference (a
 ``PyObject`` blob), Prolog makes its string with ``py_str/2`` and keeps
 string and blob side by side for the rest of the call
-(``prolog/bridge_python.pl``, ``with_long_refs/2``), and an answer whose
+(``prolog/bridge_long_text.pl``), and an answer whose
 term holds that string (compared by content) sends the blob in its place
 (``prolog/bridge_columns.pl``): Python gets the wrapper back and takes its
 text, the very object the push made.  A string Prolog built itself (a
@@ -25,16 +31,18 @@ from typing import Iterable
 
 from .terms import PlString
 
-__all__ = ["LongText", "release_all"]
+__all__ = ["LongText", "long_text", "release_all"]
 
 
 class LongText:
-    """The text of a long string argument, by reference (see the module)."""
+    """A long text by reference (see the module); a batch's long lexical
+    forms are :class:`~epsparql.core.terms.PlString` (what an answer's
+    term holds)."""
 
     __slots__ = ("text",)
 
-    def __init__(self, text: PlString) -> None:
-        self.text: PlString | None = text
+    def __init__(self, text: str) -> None:
+        self.text: str | None = text
 
     def __str__(self) -> str:
         # janus's py_str/2 makes the Prolog string of this (no copy for

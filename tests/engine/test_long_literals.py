@@ -45,38 +45,59 @@ def table(rows: list[tuple[str, str, str | None]], t: int = 1) -> pa.Table:
 @pytest.fixture
 def pushed(monkeypatch):
     """The LongText wrappers each push made (their texts taken before the
-    push released them)."""
+    push released them), through push_arrow and through push_many."""
+    from epsparql import query_engine
     made: list[tuple] = []
-    real = wire_arrow.arrow_batch
+    real_batch, real_rows = wire_arrow.arrow_batch, query_engine.triple_batch_rows
 
-    def spy(batch):
-        b = real(batch)
+    def arrow_spy(batch):
+        b = real_batch(batch)
         made.extend((w, w.text) for w in b.longs)
         return b
-    monkeypatch.setattr(wire_arrow, "arrow_batch", spy)
+
+    def rows_spy(rows, longs=None):
+        data = real_rows(rows, longs)
+        made.extend((w, w.text) for w in longs or ())
+        return data
+    monkeypatch.setattr(wire_arrow, "arrow_batch", arrow_spy)
+    monkeypatch.setattr(query_engine, "triple_batch_rows", rows_spy)
     return made
 
 
-def test_long_literals_in_one_push_come_back_whole_and_by_reference(pushed):
+def push(eng: Engine, how: str, rows: list[tuple[str, str, str | None]], t: int = 1) -> None:
+    """Push the rows as an Arrow table of N-Triples texts or as rdflib terms."""
+    if how == "arrow":
+        eng.push_arrow(table(rows, t))
+    else:
+        from rdflib import Literal, URIRef
+        eng.push_many([(URIRef(f"http://ex.org/{s}"), URIRef(P), Literal(x, lang=lang), t)
+                       for s, x, lang in rows])
+
+
+@pytest.mark.parametrize("how", ["arrow", "rows"])
+def test_long_literals_in_one_push_come_back_whole_and_by_reference(pushed, how):
     with Engine() as eng:
         q = eng.register(f"SELECT ?s ?o WHERE {{ ?s <{P}> ?o }}")
         d = eng.register(f"SELECT DISTINCT ?o WHERE {{ ?s <{P}> ?o }}")
-        eng.push_arrow(table(LONG))
+        push(eng, how, LONG)
         got = sorted((str(a["s"]), str(a["o"]), a["o"].language) for a in q.results())
         assert got == sorted((f"http://ex.org/{s}", x, lang) for s, x, lang in LONG)
         # the same literal twice is one term, two different ones two
         assert sorted(str(a["o"]) for a in d.results()) == sorted({L1, L2, L3, ESC, "short"})
-        # the plain ones crossed by reference: the answers' texts are the
-        # very objects the push made, and the push let go of its wrappers
+        # by reference: the answers' texts are the very objects the push
+        # made (an N-Triples text with escapes crosses as text), and the
+        # push let go of its wrappers
         texts = {id(t) for _, t in pushed}
-        assert len(pushed) == 4 and all(w.text is None for w, _ in pushed)
+        by_ref = 3 if how == "arrow" else 4
+        assert len(pushed) == by_ref + (how == "arrow") and all(w.text is None for w, _ in pushed)
         table_texts = [v.args[0] for v in eng.core._terms.values
                        if type(v) is Compound and v.name in ("s", "l") and len(v.args[0]) > 4096]
         assert sorted(map(len, table_texts)) == sorted(map(len, [L1, L2, L3, ESC]))
-        assert sum(id(t) in texts for t in table_texts) == 3      # all but ESC
+        assert sum(id(t) in texts for t in table_texts) == by_ref
 
 
-def test_a_long_literal_a_rule_built_or_an_earlier_push_holds_crosses_as_text(pushed):
+@pytest.mark.parametrize("how", ["arrow", "rows"])
+def test_a_long_literal_a_rule_built_or_an_earlier_push_holds_crosses_as_text(pushed, how):
     """The fallback: a string Prolog made (CONCAT, in a CONSTRUCT rule
     whose triples a query answers) has no Python object, nor has one
     pushed in an earlier call (a SEQ answered later): both cross as text."""
@@ -85,7 +106,7 @@ def test_a_long_literal_a_rule_built_or_an_earlier_push_holds_crosses_as_text(pu
                      f'BIND(CONCAT(?o, "!") AS ?c) }}')
         made = eng.register("SELECT ?s ?c WHERE { ?s <http://ex.org/q> ?c }")
         later = eng.register(f"SELECT ?s ?o WHERE {{ ?s <{P}> ?o }} SEQ {{ ?s <http://ex.org/r> ?x }}")
-        eng.push_arrow(table([("a", L1, None), ("b", L2, None), ("d", L3, "en")]))
+        push(eng, how, [("a", L1, None), ("b", L2, None), ("d", L3, "en")])
         eng.push_arrow(pa.table({"s": ["<http://ex.org/a>", "<http://ex.org/d>"],
                                  "p": ["<http://ex.org/r>"] * 2, "o": ['"x"'] * 2, "start": [2, 2]}))
         got = sorted((str(a["s"]), str(a["c"]), a["c"].language) for a in made.results())
