@@ -11,17 +11,23 @@
     reading it into a new Python text.  A string without an entry (one
     Prolog built, or one of an earlier call) crosses as text.
 
-    The entries are a list in a backtrackable global variable (b_setval/2:
-    no copy of the strings, and gone with the call's bindings if it fails
-    or raises), r(Hash, String, Blob) each, Hash the term_hash/2 of
-    String; strings are compared by content (==), so two different texts
-    are never confused, whatever their hashes.
+    The entries of a batch, r(Hash, String, Blob) each, Hash the
+    term_hash/2 of String, are kept as an AVL tree by Hash (a batch may
+    hold thousands of long texts, its answers ask for them in any order)
+    in a backtrackable global variable (b_setval/2: no copy of the
+    strings, and gone with the call's bindings if it fails or raises), in
+    front of those of an enclosing call; strings are compared by content
+    (==), so two different texts are never confused, whatever their
+    hashes.
 */
 :- module(bridge_long_text,
           [ long_text_string/3,        % +Blob, -String, -Entry
             with_long_refs/2,          % +Entries, :Goal
             long_text_blob/2           % +String, -Blob
           ]).
+:- use_module(library(assoc), [list_to_assoc/2, get_assoc/3]).
+:- use_module(library(pairs), [group_pairs_by_key/2]).
+:- use_module(library(apply), [maplist/3]).
 
 %!  long_text_string(+Blob, -String, -Entry) is det.
 %
@@ -41,20 +47,27 @@ with_long_refs([], Goal) :- !,
     call(Goal).
 with_long_refs(Entries, Goal) :-
     (   nb_current('$epsparql_long_refs', Old) -> true ; Old = [] ),
-    append(Entries, Old, All),
-    b_setval('$epsparql_long_refs', All),
+    maplist(entry_pair, Entries, Pairs0),
+    keysort(Pairs0, Pairs),
+    group_pairs_by_key(Pairs, Groups),
+    list_to_assoc(Groups, Index),
+    b_setval('$epsparql_long_refs', [Index|Old]),
     call(Goal),
     b_setval('$epsparql_long_refs', Old).
+
+entry_pair(r(Hash, String, Blob), Hash-(String-Blob)).
 
 %!  long_text_blob(+String, -Blob) is semidet.
 %
 %   Blob is the LongText the current batch made String of (a string with
 %   the same text); fails when there is none.
 long_text_blob(S, Blob) :-
-    nb_current('$epsparql_long_refs', Entries),
-    Entries \== [],
+    nb_current('$epsparql_long_refs', Indexes),
+    Indexes \== [],
     term_hash(S, H),
-    member(r(H, S0, B), Entries),
+    member(Index, Indexes),
+    get_assoc(H, Index, Candidates),
+    member(S0-B, Candidates),
     S0 == S,
     !,
     Blob = B.

@@ -184,3 +184,20 @@ def test_long_literals_through_a_window(pushed):
         assert got == sorted([(1, f"http://ex.org/{s}", x, lang) for s, x, lang in rows]
                              + [(5, "http://ex.org/c", L1, None)])
         assert len(pushed) == 4 and all(w.text is None for w, _ in pushed)
+
+
+def test_texts_under_one_hash_are_told_apart_by_content():
+    """bridge_long_text.pl finds a string's object by term_hash/2, then
+    compares the texts: an entry whose hash collides (forced here: B
+    filed under A's hash, first) is never taken for A, and a string with
+    no entry of its own has none, whatever the entries around it."""
+    from epsparql.core.runtime import runtime
+    r = runtime().query_once(
+        "atom_string(TA, A), atom_string(TB, B), atom_string(TC, C), term_hash(A, H), "
+        "bridge_long_text:with_long_refs([r(H, B, wrong), r(H, A, right)], "
+        "( bridge_long_text:long_text_blob(A, X), "
+        "  ( bridge_long_text:long_text_blob(B, Y) -> true ; Y = none ), "
+        "  ( bridge_long_text:long_text_blob(C, Z) -> true ; Z = none ) )), "
+        "( bridge_long_text:long_text_blob(A, W) -> true ; W = none )",
+        {"TA": L1, "TB": L2, "TC": "a" * N + "3"})
+    assert (r["X"], r["Y"], r["Z"], r["W"]) == ("right", "none", "none", "none")
