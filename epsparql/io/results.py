@@ -19,6 +19,7 @@ formats are described in docs/CLI.md.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import tempfile
@@ -37,6 +38,7 @@ from ..rdf.ntriples import format_encoded_numbers, format_term, number_texts, pa
 from ..rdf.prefixes import Prefixes
 from ..rdf.sparql_json import term_from_json, term_to_json
 from ..times import NUMBER_RE, format_time, parse_time
+from .long_parts import WRITE_PIECE, TextParts, csv_field, json_parts, nt_parts, write_pieces  # noqa: F401
 from .streams import open_output
 
 __all__ = ["OUTPUT_FORMATS", "AnswerWriter", "JsonLinesWriter", "CsvWriter",
@@ -146,67 +148,33 @@ def json_texts(table: TermNodes, ids: list[int]) -> list[str | None]:
     return table.mapped("json", term_json_text, ids, _numbers_json_texts)
 
 
-class JsonParts:
-    """The JSON text of a literal with a long lexical form, made as it is
-    written (:meth:`write_to`, :func:`write_pieces`): the lexical form is
-    escaped a piece at a time straight from the encoded term (the text
-    the push made, :mod:`epsparql.core.long_text`), with no rdflib term,
-    no escaped copy and no line made of it.  ``str()`` gives the text
-    :func:`term_json_text` gives."""
-
-    __slots__ = ("head", "lex", "tail")
-
-    def __init__(self, head: str, lex: str, tail: str) -> None:
-        self.head, self.lex, self.tail = head, lex, tail
-
-    def __len__(self) -> int:         # (at least: escapes make the text longer)
-        return len(self.head) + len(self.lex) + len(self.tail)
-
-    def write_to(self, out: IO) -> None:
-        """Write the text to ``out``, a piece of the lexical form at a time."""
-        out.write(self.head)
-        lex = self.lex
-        for i in range(0, len(lex), WRITE_PIECE):
-            out.write(encode_basestring(lex[i:i + WRITE_PIECE])[1:-1])
-        out.write(self.tail)
-
-    def __str__(self) -> str:
-        return "".join((self.head, encode_basestring(self.lex)[1:-1], self.tail))
-
-
-def _long_json(v: Any) -> JsonParts | None:
-    """The JSON text of an encoded simple or language-tagged literal
-    (``s(Lex)``, ``l(Lex, Lang)``: see :mod:`epsparql.rdf.codec`) whose
-    lexical form is longer than :data:`~epsparql.memo.LONG_KEY`, as
-    :class:`JsonParts`; None for any other term."""
-    if type(v) is not Compound:
-        return None
-    name, args = v
-    if name == "s" and len(args) == 1:
-        tail = '"}'
-    elif name == "l" and len(args) == 2 and isinstance(args[1], str):
-        tail = '", "xml:lang": ' + json.dumps(str(args[1]), ensure_ascii=False) + "}"
-    else:
-        return None
-    lex = args[0]
-    if not isinstance(lex, str) or len(lex) <= LONG_KEY:
-        return None
-    return JsonParts('{"type": "literal", "value": "', lex, tail)
-
-
 def _json_parts_direct(values: list) -> list[Any]:
-    """:func:`_numbers_json_texts`, and :class:`JsonParts` for the long
-    simple and language-tagged literals."""
+    """:func:`_numbers_json_texts`, and :class:`~.long_parts.TextParts`
+    for the long simple and language-tagged literals."""
     out: list[Any] = _numbers_json_texts(values)
     for k in [k for k, t in enumerate(out) if t is None]:
-        out[k] = _long_json(values[k])
+        out[k] = json_parts(values[k])
     return out
 
 
-def json_parts(table: TermNodes, ids: list[int]) -> list[Any]:
-    """:func:`json_texts`, a long literal's as :class:`JsonParts` (for a
-    writer that writes part by part: :func:`write_pieces`)."""
+def json_texts_parts(table: TermNodes, ids: list[int]) -> list[Any]:
+    """:func:`json_texts`, a long literal's as :class:`~.long_parts.TextParts`
+    (for a writer that writes part by part: :func:`~.long_parts.write_pieces`)."""
     return table.mapped("json-parts", term_json_text, ids, _json_parts_direct)
+
+
+def _nt_parts_direct(values: list) -> list[Any]:
+    """:func:`format_encoded_numbers`, and :class:`~.long_parts.TextParts`
+    for the long simple and language-tagged literals."""
+    out: list[Any] = format_encoded_numbers(values)
+    for k in [k for k, t in enumerate(out) if t is None]:
+        out[k] = nt_parts(values[k])
+    return out
+
+
+def nt_texts_parts(table: TermNodes, ids: list[int]) -> list[Any]:
+    """:func:`nt_texts`, a long literal's as :class:`~.long_parts.TextParts`."""
+    return table.mapped("nt-parts", format_term, ids, _nt_parts_direct)
 
 
 def nt_texts(table: TermNodes, ids: list[int]) -> list[str | None]:
@@ -227,9 +195,9 @@ def batch_triples_json(batch: AnswerBatch) -> list[str]:
 def _json_texts(batch: AnswerBatch, parts: bool = False) -> list[tuple[str, list[Any]]]:
     """Per variable of the batch: its JSON key and the JSON text of its
     term in each answer (None: unbound), each distinct term written once;
-    with ``parts``, a long literal's as :class:`JsonParts`."""
+    with ``parts``, a long literal's as :class:`~.long_parts.TextParts`."""
     out = []
-    texts = json_parts if parts else json_texts
+    texts = json_texts_parts if parts else json_texts
     for name in batch.shape.names:
         ids, table = batch.ids(name)          # type: ignore[misc]
         out.append((json.dumps(name, ensure_ascii=False), texts(table, ids)))
@@ -281,32 +249,15 @@ def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds", end: str 
     return lines
 
 
-#: a text longer than this is written in pieces of this size (its UTF-8
-#: bytes are made a piece at a time, not all at once)
-WRITE_PIECE = 1 << 20
-
-
-def write_pieces(out: IO, parts: Sequence[Any]) -> None:
-    """Write the texts (or :class:`JsonParts`) one after the other, a long
-    one a piece at a time."""
-    for p in parts:
-        if type(p) is JsonParts:
-            p.write_to(out)
-            continue
-        if len(p) <= WRITE_PIECE:
-            out.write(p)
-            continue
-        for i in range(0, len(p), WRITE_PIECE):
-            out.write(p[i:i + WRITE_PIECE])
-
-
-def batch_nt_columns(batch: AnswerBatch) -> list[tuple[str, list[str | None]]]:
+def batch_nt_columns(batch: AnswerBatch, parts: bool = False) -> list[tuple[str, list[Any]]]:
     """Per variable of the batch: its name and the N-Triples text of its
-    term in each answer (None: unbound), each distinct term written once."""
+    term in each answer (None: unbound), each distinct term written once;
+    with ``parts``, a long literal's as :class:`~.long_parts.TextParts`."""
     out = []
+    texts = nt_texts_parts if parts else nt_texts
     for name in batch.shape.names:
         ids, table = batch.ids(name)          # type: ignore[misc]
-        out.append((name, nt_texts(table, ids)))
+        out.append((name, texts(table, ids)))
     return out
 
 
@@ -484,7 +435,7 @@ class CsvWriter(AnswerWriter):
             return 0
         if self.variables is None:              # the header comes from the first answer
             self._header(batch.bound_names(batch.row_ids()[0]))
-        cols = dict(batch_nt_columns(batch))
+        cols = dict(batch_nt_columns(batch, parts=True))
         n = len(batch)
         stop = n
         extra: list[str] = []
@@ -500,13 +451,45 @@ class CsvWriter(AnswerWriter):
         empty = [""] * n
         cells = [cols[v] if v in cols else empty for v in self.variables]
         starts, ends = batch.starts(), batch.ends()
-        self._csv.writerows([q, format_time(starts[j], fmt), format_time(ends[j], fmt)]
-                            + [c[j] or "" for c in cells] for j in range(stop))
+        rows = ([q, format_time(starts[j], fmt), format_time(ends[j], fmt)]
+                + [c[j] or "" for c in cells] for j in range(stop))
+        if not any(TextParts in set(map(type, c)) for c in cells):
+            self._csv.writerows(rows)
+        else:                                   # a large literal: written in pieces
+            for row in rows:
+                self._write_row(row)
         self.count += stop
         if extra:
             raise ValueError(f"answer of {q} binds {', '.join('?' + v for v in extra)}, "
                              f"which is not a column of the CSV output")
         return stop
+
+
+    def _write_row(self, row: list[Any]) -> None:
+        """One row whose long literals (:class:`~.long_parts.TextParts`,
+        never in the first column) are written a piece at a time, the
+        fields between them by ``csv.writer``: ``a,b,`` ... ``,c,`` ...
+        ``,d`` (a field written with an empty one on each side it has a
+        neighbour on)."""
+        longs = [k for k, v in enumerate(row) if type(v) is TextParts]
+        if not longs:
+            self._csv.writerow(row)
+            return
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="")
+
+        def fields(xs: list[Any]) -> str:
+            buf.seek(0)
+            buf.truncate()
+            w.writerow(xs)
+            return buf.getvalue()
+        out: list[Any] = [fields(row[:longs[0]] + [""]), csv_field(row[longs[0]])]
+        for a, b in zip(longs, longs[1:]):
+            out += (fields([""] + row[a + 1:b] + [""]), csv_field(row[b]))
+        if longs[-1] + 1 < len(row):
+            out.append(fields([""] + row[longs[-1] + 1:]))
+        out.append("\n")
+        write_pieces(self.out, out)
 
 
 class SparqlJsonWriter(AnswerWriter):

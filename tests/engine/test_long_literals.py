@@ -118,34 +118,41 @@ def test_a_long_literal_a_rule_built_or_an_earlier_push_holds_crosses_as_text(pu
         assert pushed and all(w.text is None for w, _ in pushed)
 
 
-def test_json_parts_write_what_json_dumps_writes(monkeypatch):
-    """A long literal's JSON line, escaped a piece at a time (pieces of 7
-    characters here, so escapes and surrogate-free astral characters fall
-    on their edges), is json.dumps's text."""
+def test_text_parts_write_what_json_dumps_format_term_and_csv_write(monkeypatch):
+    """A long literal's JSON, N-Triples and CSV text, escaped a piece at a
+    time (pieces of 7 characters here, so escapes and astral characters
+    fall on their edges), is json.dumps's, format_term's, csv.writer's."""
+    import csv
+    import io
     from rdflib import Literal
-    from epsparql.io import results
-    monkeypatch.setattr(results, "WRITE_PIECE", 7)
-    lex = ('x"\\\n\t\u0001é😀' * 700)
+    from epsparql.io import long_parts, results
+    from epsparql.rdf.ntriples import format_term
+    monkeypatch.setattr(long_parts, "WRITE_PIECE", 7)
+    lex = 'x"\\\n\t\r\u0001\u2028é😀,' * 700
     for enc, node in [(Compound("s", (lex,)), Literal(lex)),
                       (Compound("l", (lex, "en-gb")), Literal(lex, lang="en-gb"))]:
-        parts = results._long_json(enc)
-        out: list[str] = []
+        want_json = json.dumps({"type": "literal", "value": str(node),
+                                **({"xml:lang": node.language} if node.language else {})},
+                               ensure_ascii=False)
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="").writerow([format_term(node)])
+        for parts, want in [(long_parts.json_parts(enc), want_json),
+                            (long_parts.nt_parts(enc), format_term(node)),
+                            (long_parts.csv_field(long_parts.nt_parts(enc)), buf.getvalue())]:
+            out = io.StringIO()
+            parts.write_to(out)
+            assert out.getvalue() == str(parts) == want
+        assert want_json == results.term_json_text(node)
+    assert long_parts.json_parts(Compound("s", ("short",))) is None
 
-        class Out:
-            write = out.append
-        parts.write_to(Out)
-        want = json.dumps({"type": "literal", "value": str(node),
-                           **({"xml:lang": node.language} if node.language else {})},
-                          ensure_ascii=False)
-        assert "".join(out) == str(parts) == want == results.term_json_text(node)
-    assert results._long_json(Compound("s", ("short",))) is None
 
-
-@pytest.mark.parametrize("n", [5_000, 200_000])
-def test_long_literals_through_the_command_line(tmp_path, n):
-    """``epsparql run --output-format jsonl`` over a file of long literals
-    (5 KB: the block goes through the row parser; 200 KB: the columnar
-    cut): each line written is json.dumps's line of the input's terms."""
+@pytest.mark.parametrize("n, fmt", [(5_000, "jsonl"), (200_000, "jsonl"), (200_000, "csv")])
+def test_long_literals_through_the_command_line(tmp_path, n, fmt):
+    """``epsparql run`` over a file of long literals (5 KB: the block goes
+    through the row parser; 200 KB: the columnar cut): each line written
+    is json.dumps's line of the input's terms, or csv.writer's row."""
+    import csv
+    import io
     rows = [("a", "a" * n + "1", None), ("b", "a" * n + "2", None), ("c", "a" * n + "1", None),
             ("d", "é ü ☃ 😀 x" * (n // 10), "en"), ("e", 'say "hi"\\ \n\t' * (n // 12), None),
             ("f", "short", None)]
@@ -154,14 +161,22 @@ def test_long_literals_through_the_command_line(tmp_path, n):
                               for i, (s, x, lang) in enumerate(rows)), encoding="utf-8")
     q = tmp_path / "q.rq"
     q.write_text(f"SELECT ?s ?o WHERE {{ ?s <{P}> ?o }}")
-    out = tmp_path / "out.jsonl"
+    out = tmp_path / "out"
     subprocess.run([sys.executable, "-m", "epsparql.cli", "run", str(q), "--stream", str(stream),
-                    "--output-format", "jsonl", "--out", str(out), "--quiet"], check=True)
-    want = [json.dumps({"query": "q", "start": i + 1, "end": i + 1, "bindings": {
-        "s": {"type": "uri", "value": f"http://ex.org/{s}"},
-        "o": {"type": "literal", "value": x, **({"xml:lang": lang} if lang else {})}}},
-        ensure_ascii=False) + "\n" for i, (s, x, lang) in enumerate(rows)]
-    assert out.read_bytes() == "".join(want).encode("utf-8")
+                    "--output-format", fmt, "--out", str(out), "--quiet"], check=True)
+    if fmt == "jsonl":
+        want = "".join(json.dumps({"query": "q", "start": i + 1, "end": i + 1, "bindings": {
+            "s": {"type": "uri", "value": f"http://ex.org/{s}"},
+            "o": {"type": "literal", "value": x, **({"xml:lang": lang} if lang else {})}}},
+            ensure_ascii=False) + "\n" for i, (s, x, lang) in enumerate(rows))
+    else:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["query", "start", "end", "s", "o"])
+        w.writerows(["q", str(i + 1), str(i + 1), f"<http://ex.org/{s}>", nt_literal(x, lang)]
+                    for i, (s, x, lang) in enumerate(rows))
+        want = buf.getvalue()
+    assert out.read_bytes() == want.encode("utf-8")
 
 
 def test_long_literals_through_a_window(pushed):
