@@ -636,10 +636,24 @@ class TableWriter(AnswerWriter):
     def cell(self, node: Node) -> str:
         """A term as a cell: abbreviated (:class:`~epsparql.rdf.prefixes.Prefixes`)
         and cut at ``max_width`` characters."""
-        text = self.abbreviate.term(node)
+        return self._cut(self.abbreviate.term(node))
+
+    def _cut(self, text: str) -> str:
         if len(text) > self.max_width:
             text = text[:self.max_width - 1] + "…"
         return text
+
+    def _long_cells(self, values: list) -> list[str | None]:
+        """The cell of each encoded long simple or tagged literal (its
+        N-Triples text, as :meth:`cell` writes it) from the start of its
+        lexical form, with no rdflib term or text of the whole; None for
+        any other term."""
+        out: list[str | None] = []
+        for v in values:
+            p = nt_parts(v)
+            out.append(None if p is None else
+                       self._cut(str(TextParts(p.head, p.lex[:self.max_width], p.tail, p.escape))))
+        return out
 
     def _write_batch(self, batch: AnswerBatch) -> int:
         info = self._batch_info(batch)
@@ -653,7 +667,7 @@ class TableWriter(AnswerWriter):
             cols = []
             for name in batch.shape.names:
                 ids, table = batch.ids(name)    # type: ignore[misc]
-                cols.append((name, table.mapped(self._cells, self.cell, ids)))
+                cols.append((name, table.mapped(self._cells, self.cell, ids, self._long_cells)))
             vs.extend(_first_bound(cols, [n for n, _ in cols if n not in vs]))
             by_name = dict(cols)
             empty = [None] * len(times)

@@ -121,7 +121,8 @@ def test_a_long_literal_a_rule_built_or_an_earlier_push_holds_crosses_as_text(pu
 def test_text_parts_write_what_json_dumps_format_term_and_csv_write(monkeypatch):
     """A long literal's JSON, N-Triples and CSV text, escaped a piece at a
     time (pieces of 7 characters here, so escapes and astral characters
-    fall on their edges), is json.dumps's, format_term's, csv.writer's."""
+    fall on their edges), is json.dumps's, format_term's, csv.writer's;
+    its table cell the table writer's of the rdflib term."""
     import csv
     import io
     from rdflib import Literal
@@ -143,6 +144,8 @@ def test_text_parts_write_what_json_dumps_format_term_and_csv_write(monkeypatch)
             parts.write_to(out)
             assert out.getvalue() == str(parts) == want
         assert want_json == results.term_json_text(node)
+        table = results.TableWriter(io.StringIO())         # a cell: from the start of the text
+        assert table._long_cells([enc]) == [table.cell(node)]
     assert long_parts.json_parts(Compound("s", ("short",))) is None
 
 
