@@ -24,6 +24,7 @@ import json
 import os
 import tempfile
 from decimal import Decimal
+from itertools import chain
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import IO, Any, Iterable, Iterator, Sequence
 
@@ -525,22 +526,33 @@ class SparqlJsonWriter(AnswerWriter):
         vs = self._vars.get(info.name)
         if vs is None:
             vs = self._vars[info.name] = list(info.variables)
-        cols = _json_texts(batch)
+        cols = _json_texts(batch, parts=True)
         named = [(json.loads(k), t) for k, t in cols]
         vs.extend(_first_bound(named, [n for n, _ in named if n not in vs]))
         f = self._spool.get(info.name)
         if f is None:
             f = self._spool[info.name] = tempfile.TemporaryFile("w+", encoding="utf-8")
-        key_start = json.dumps("\x00start") + ": "
-        key_end = json.dumps("\x00end") + ": "
+        # a spooled row: the JSON terms of its start and end, a tab after
+        # each (JSON text has none), then its bindings (`"k": term, ...`)
         dumps = json.dumps
-        lines = []
+        lines: list[Any] = []
+        big = False
         for j, (t1, t2) in enumerate(zip(batch.starts(), batch.ends())):
-            parts = [k + ": " + col[j] for k, col in cols if col[j] is not None]  # type: ignore[operator]
-            parts.append(key_start + dumps(self._time_term(t1)))
-            parts.append(key_end + dumps(self._time_term(t2)))
-            lines.append("{" + ", ".join(parts) + "}\n")
-        f.write("".join(lines))
+            parts = [dumps(self._time_term(t1)), "\t", dumps(self._time_term(t2)), "\t"]
+            sep = ""
+            for k, col in cols:
+                v = col[j]
+                if v is not None:
+                    parts += (sep, k, ": ", v)
+                    sep = ", "
+                    big = big or type(v) is TextParts
+            parts.append("\n")
+            lines.append(parts)
+        if big:                                 # a large literal: written in pieces
+            for line in lines:
+                write_pieces(f, line)
+        else:
+            f.write("".join(chain.from_iterable(lines)))
         self._counts[info.name] = self._counts.get(info.name, 0) + len(lines)
         self.count += len(lines)
         return len(lines)
@@ -563,11 +575,20 @@ class SparqlJsonWriter(AnswerWriter):
             f = self._spool.get(name)
             if f is not None:
                 f.seek(0)
-                ren = {"\x00start": start, "\x00end": end}
+                key_start = ", " + json.dumps(start, ensure_ascii=False) + ": "
+                key_end = ", " + json.dumps(end, ensure_ascii=False) + ": "
                 for i, line in enumerate(f):
-                    row = json.loads(line)
-                    row = {ren.get(k, k): v for k, v in row.items()}
-                    self.out.write(("" if i == 0 else ", ") + json.dumps(row, ensure_ascii=False))
+                    a = line.index("\t")
+                    b = line.index("\t", a + 1)
+                    n = len(line) - 1
+                    if b + 1 < n:               # the bindings, a piece at a time
+                        self.out.write("{" if i == 0 else ", {")
+                        for p in range(b + 1, n, WRITE_PIECE):
+                            self.out.write(line[p:min(p + WRITE_PIECE, n)])
+                        self.out.write(key_start)
+                    else:
+                        self.out.write(("{" if i == 0 else ", {") + key_start[2:])
+                    self.out.write(line[:a] + key_end + line[a + 1:b] + "}")
                 f.close()
             self.out.write("]}}\n")
         self._spool.clear()

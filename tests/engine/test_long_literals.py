@@ -149,11 +149,13 @@ def test_text_parts_write_what_json_dumps_format_term_and_csv_write(monkeypatch)
     assert long_parts.json_parts(Compound("s", ("short",))) is None
 
 
-@pytest.mark.parametrize("n, fmt", [(5_000, "jsonl"), (200_000, "jsonl"), (200_000, "csv")])
+@pytest.mark.parametrize("n, fmt", [(5_000, "jsonl"), (200_000, "jsonl"), (200_000, "csv"),
+                                    (200_000, "sparql-json")])
 def test_long_literals_through_the_command_line(tmp_path, n, fmt):
     """``epsparql run`` over a file of long literals (5 KB: the block goes
     through the row parser; 200 KB: the columnar cut): each line written
-    is json.dumps's line of the input's terms, or csv.writer's row."""
+    is json.dumps's line of the input's terms, or csv.writer's row, or the
+    SPARQL JSON document is json.dumps's."""
     import csv
     import io
     rows = [("a", "a" * n + "1", None), ("b", "a" * n + "2", None), ("c", "a" * n + "1", None),
@@ -167,11 +169,21 @@ def test_long_literals_through_the_command_line(tmp_path, n, fmt):
     out = tmp_path / "out"
     subprocess.run([sys.executable, "-m", "epsparql.cli", "run", str(q), "--stream", str(stream),
                     "--output-format", fmt, "--out", str(out), "--quiet"], check=True)
+    def term(s, x, lang):
+        return {"s": {"type": "uri", "value": f"http://ex.org/{s}"},
+                "o": {"type": "literal", "value": x, **({"xml:lang": lang} if lang else {})}}
     if fmt == "jsonl":
-        want = "".join(json.dumps({"query": "q", "start": i + 1, "end": i + 1, "bindings": {
-            "s": {"type": "uri", "value": f"http://ex.org/{s}"},
-            "o": {"type": "literal", "value": x, **({"xml:lang": lang} if lang else {})}}},
-            ensure_ascii=False) + "\n" for i, (s, x, lang) in enumerate(rows))
+        want = "".join(json.dumps({"query": "q", "start": i + 1, "end": i + 1,
+                                   "bindings": term(s, x, lang)}, ensure_ascii=False) + "\n"
+                       for i, (s, x, lang) in enumerate(rows))
+    elif fmt == "sparql-json":
+        def t(i):
+            return {"type": "literal", "value": str(i + 1),
+                    "datatype": "http://www.w3.org/2001/XMLSchema#integer"}
+        want = json.dumps({"query": "q", "head": {"vars": ["s", "o", "start", "end"]},
+                           "results": {"bindings": [{**term(s, x, lang), "start": t(i), "end": t(i)}
+                                                    for i, (s, x, lang) in enumerate(rows)]}},
+                          ensure_ascii=False) + "\n"
     else:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
