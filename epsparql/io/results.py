@@ -32,7 +32,6 @@ from rdflib.term import Literal, Node
 
 from ..answer import Answer
 from ..answers import AnswerBatch, Results, TermNodes
-from ..core.terms import Compound
 from ..memo import LONG_KEY
 from ..rdf.codec import XSD
 from ..rdf.ntriples import format_encoded_numbers, format_term, number_texts, parse_term
