@@ -44,6 +44,7 @@ from .answer import Answer
 from .answers import TermNodes
 from .core import CoreEngine, Compound
 from .core.columns import Columns
+from .core.long_text import LongText, release_all
 from .core.event_engine import unpack_state
 from .core.rule_graph import RuleGraph
 from .core.runtime import PROLOG_DIR, check, runtime, runtime_alive
@@ -657,7 +658,10 @@ class Engine:
                 self._mark()
                 runs = None if b.streams is None else \
                     [[DEFAULT_STREAM if g is None else g, k] for g, k in b.streams]
-                self._send(b.data, runs)
+                try:
+                    self._send(b.data, runs)
+                finally:
+                    release_all(b.longs)      # (Prolog's blobs of them live on until its AGC)
                 continue
             found: list[int] = []
             self._feed(self._order.add(self._normalise(arrow_rows(piece)), source, found))
@@ -680,9 +684,13 @@ class Engine:
                     part = [r[:5] for r in part]         # the core has no streams
                 # as janus data (a term table and rows of ids) where it can,
                 # else as text (epsparql/rdf/wire_rows.py, wire.py)
-                data = triple_batch_rows(part)
+                longs: list[LongText] = []
+                data = triple_batch_rows(part, longs)
                 if data is not None:
-                    self._route(core.push_triple_rows_columns(data))
+                    try:
+                        self._route(core.push_triple_rows_columns(data))
+                    finally:
+                        release_all(longs)
                 else:
                     self._route(core.push_table_text_columns(triple_batch_text(part)))
             self._check_goals()

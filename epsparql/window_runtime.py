@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from .answer import Answer
 from .answers import AnswerBatch, TermNodes
 from .core.columns import Columns
-from .core.runtime import PROLOG_DIR, LongText, PrologError, check, runtime
+from .core.long_text import LongText, release_all
+from .core.runtime import PROLOG_DIR, PrologError, check, runtime
 from .core.terms import from_json
 from .query import Query, shape_of
 from .rdf.wire import triple_batch_text
@@ -128,14 +129,18 @@ class WindowRuntime:
         runs = [[g, len(list(run))] for g, run in itertools.groupby(rows, key=stream_of)]
         self._count(runs)
         part = [r[:5] for r in rows] if max(map(len, rows)) > 5 else list(rows)
-        data = triple_batch_rows(part)
+        longs: list[LongText] = []
+        data = triple_batch_rows(part, longs)
         if data is not None:
-            return self._columns("push", [data, runs, core])
+            try:
+                return self._columns("push", [data, runs, core])
+            finally:
+                release_all(longs)
         text = LongText(triple_batch_text(part))
         try:
             return self._columns("push_text", [text, runs, core])
         finally:
-            text.text = ""          # Prolog holds the object until atom-GC, not the text
+            text.release()          # Prolog holds the object until atom-GC, not the text
 
     def push_data(self, data: list[Any], runs: list[list[Any]], core: bool) -> list[Columns]:
         """A batch already made janus data (:mod:`epsparql.rdf.wire_rows`)

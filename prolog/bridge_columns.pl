@@ -43,7 +43,9 @@
     string, Text; flat, [Name, Kinds, Arg...] (a compound of atoms,
     strings and numbers, Kinds a letter per argument: a atom, s string, n
     number); or json, Text (anything else, in the bridge's JSON encoding,
-    variables as null).  It is bounded: past MaxTerms entries it starts
+    variables as null).  A long string the batch passed by reference
+    (bridge_long_text.pl) crosses as the blob of its Python object, in
+    place of Text or of an s argument.  It is bounded: past MaxTerms entries it starts
     afresh under a new generation number, which Python sees in the next
     buffer; and after a call that raised (Python may have missed a buffer
     and its new terms).
@@ -56,6 +58,7 @@
             columns_set_limits/2       % +MaxRows, +MaxTerms
           ]).
 :- use_module(bridge_json, [json_term//1]).
+:- use_module(bridge_long_text, [long_text_blob/2]).
 :- use_module(native, [native_library/2]).
 
 %   columns_sink/3 (exported), colbuf_open/1, colbuf_close/0,
@@ -235,6 +238,8 @@ sink_id(T, Id) :-
 %   copied into the cache, and the trie holds it under its SHA-1
 %   ('$long'(Hash), variant_sha1/2) instead of a copy: equal terms still
 %   get one id, and the dictionary keeps 40 characters, not the text.
+%   Its payload names, in place of a long string the batch passed by
+%   reference, the Python object it came as (long_payload/3).
 dict_id(C, T, Id) :-
     arg(5, C, Trie),
     (   atom(T)
@@ -251,7 +256,8 @@ dict_id(C, T, Id) :-
             Key = '$long'(Hash),
             (   trie_lookup(Trie, Key, Id)
             ->  true
-            ;   new_id(C, Key, T, Id),
+            ;   long_payload(T, Kind, Payload),
+                new_id(C, Key, Kind, Payload, Id),
                 arg(11, C, Long0),
                 Long is Long0 + Size,
                 nb_setarg(11, C, Long)
@@ -283,17 +289,43 @@ id_cache(M, Gen, Cache) :-
 %   in the news list, to cross with this buffer (not undone on
 %   backtracking, as the trie's entry is not).
 new_id(C, Key, T, Id) :-
+    term_payload(T, Kind, Payload),
+    new_id(C, Key, Kind, Payload, Id).
+
+new_id(C, Key, Kind, Payload, Id) :-
     arg(5, C, Trie),
     arg(6, C, Id),
     trie_insert(Trie, Key, Id),
     Next is Id + 1,
     nb_setarg(6, C, Next),
-    term_payload(T, Kind, Payload),
     arg(2, C, Last0),
     grow_news(Last0),
     arg(2, Last0, KCell), nb_setarg(1, KCell, Kind),
     arg(2, KCell, PCell), nb_setarg(1, PCell, Payload),
     nb_linkarg(2, C, PCell).
+
+%   long_payload(+Term, -Kind, -Payload): term_payload/3 of a term with
+%   a long text, each string of it that the current batch passed by
+%   reference (bridge_long_text.pl) replaced by the blob of its Python
+%   object: a string is sent as the blob, a flat compound with the blob
+%   as that argument.  The news list then holds no copy of the text, and
+%   janus makes no Python text of it.
+long_payload(T, Kind, Payload) :-
+    term_payload(T, Kind0, Payload0),
+    (   Kind0 == string, long_text_blob(T, Blob)
+    ->  Kind = string, Payload = Blob
+    ;   Kind0 == flat
+    ->  Payload0 = [Name, Types|Args0],
+        maplist(arg_by_ref, Args0, Args),
+        Kind = flat, Payload = [Name, Types|Args]
+    ;   Kind = Kind0, Payload = Payload0
+    ).
+
+arg_by_ref(A, B) :-
+    (   string(A), long_text(Min), string_length(A, L), L > Min, long_text_blob(A, B0)
+    ->  B = B0
+    ;   B = A
+    ).
 
 %   long_size(+Term, -Size): Term is a string, or a compound with a string
 %   argument (a literal), longer than long_text/1; Size: its length.

@@ -44,6 +44,7 @@
             columns_call/5,      % +Engine, +Receiver, :Goal, :MoreErrors, -Reply
             send_detected/1,     % +Engine
             triple_rows_batch/2, % +Data, -Batch
+            triple_rows_batch/3, % +Data, -Batch, -LongRefs
             table_batch/2,       % +Text, -Batch
             exact_time/2,        % +Time, -Exact
             reply/3,             % :Goal, +Out, -Reply
@@ -71,6 +72,7 @@ set_stack_limit :-
 :- use_module(core_state, [engine_store/4, must_be_engine/1]).
 :- use_module(bridge_json, [write_json/2, json_term//1]).
 :- use_module(bridge_columns).
+:- use_module(bridge_long_text, [long_text_string/3, with_long_refs/2]).
 
 %   The columns sink, as with_detection_sink/2 receives it from here, is
 %   called directly by the engines' ep_emit/3 (no call/4 per detection).
@@ -377,8 +379,8 @@ columns_run(push_table, M, Text) :- !,
     table_batch(Text, Batch),
     with_detection_sink(columns_sink, engine_events(M, Batch)).
 columns_run(push_triples, M, Data) :- !,
-    triple_rows_batch(Data, Batch),
-    with_detection_sink(columns_sink, engine_events(M, Batch)).
+    triple_rows_batch(Data, Batch, Refs),
+    with_long_refs(Refs, with_detection_sink(columns_sink, engine_events(M, Batch))).
 columns_run(advance, M, Text) :- !,
     (   number(Text) -> T0 = Text ; atom_number(Text, T0) ),
     exact_time(T0, T),
@@ -428,8 +430,9 @@ rows_batch([Row|Rows], [e(E, T1, T2)|Batch]) :-
 %   [Terms, Ss, Ps, Os, T1s, T2s].  Each element of Terms is an IRI (an
 %   atom), a number (a literal the codec writes as one) or
 %   -(Name, Mask, Arg, ...), the term Name(Arg, ...) with the
-%   arguments whose bit is set in Mask (bit 0: the first) made strings;
-%   arguments are atomic.  Item I is e(triple(S, P, O), T1, T2), S the
+%   arguments whose bit is set in Mask (bit 0: the first) made strings
+%   (an atom's text, or the text of a Python LongText passed by
+%   reference: bridge_long_text.pl); arguments are atomic.  Item I is e(triple(S, P, O), T1, T2), S the
 %   term at place Ss[I] of Terms (1-based), and so on; Os is such a list
 %   of places too, or -(Name, Datatype, Values, Lexicals): the objects
 %   Name(Value, Datatype, Lexical), Lexicals a Python object whose str()
@@ -437,36 +440,51 @@ rows_batch([Row|Rows], [e(E, T1, T2)|Batch]) :-
 %   never called; a malformed entry or row is a domain_error naming its
 %   place.  engine_events/2 checks the times.
 triple_rows_batch(Data, Batch) :-
+    triple_rows_batch(Data, Batch, _).
+
+%!  triple_rows_batch(+Data, -Batch, -LongRefs) is det.
+%
+%   As triple_rows_batch/2; LongRefs: the entries of the texts passed by
+%   reference, for with_long_refs/2 around the batch's processing (an
+%   answer then sends such a text back as the Python object it came as).
+triple_rows_batch(Data, Batch, Refs) :-
     (   Data = [Terms, Ss, Ps, Os0, T1s, T2s], is_list(Terms)
     ->  true
     ;   domain_error(triple_rows, Data)
     ),
-    table_terms(Terms, 1, Ts),
+    table_terms(Terms, 1, Ts, Refs, []),
     compound_name_arguments(Table, terms, Ts),
     object_terms(Os0, Table, Os),
     triple_rows(Ss, Ps, Os, T1s, T2s, Table, 0, Batch).
 
-table_terms([], _, []).
-table_terms([X|Xs], I, [T|Ts]) :-
-    (   table_term(X, T0) -> T = T0 ; domain_error(triple_rows_term, term(I, X)) ),
+table_terms([], _, [], R, R).
+table_terms([X|Xs], I, [T|Ts], R0, R) :-
+    (   table_term(X, T0, R0, R1) -> T = T0 ; domain_error(triple_rows_term, term(I, X)) ),
     I1 is I + 1,
-    table_terms(Xs, I1, Ts).
+    table_terms(Xs, I1, Ts, R1, R).
 
-table_term(X, X) :- atom(X), !.
-table_term(X, X) :- number(X), !.
-table_term(X, T) :-
+table_term(X, X, R, R) :- atom(X), !.
+table_term(X, X, R, R) :- number(X), !.
+table_term(X, T, R0, R) :-
     compound(X),
     compound_name_arguments(X, -, [Name, Mask|Args]),
     atom(Name), integer(Mask), Args \== [],
     maplist(atomic, Args),
-    string_args(Args, Mask, Args1),
+    string_args(Args, Mask, Args1, R0, R),
     compound_name_arguments(T, Name, Args1).
 
-string_args([], _, []).
-string_args([A|As], Mask, [B|Bs]) :-
-    (   Mask /\ 1 =:= 1 -> atom(A), atom_string(A, B) ; B = A ),
+string_args([], _, [], R, R).
+string_args([A|As], Mask, [B|Bs], R0, R) :-
+    (   Mask /\ 1 =:= 1
+    ->  (   blob(A, 'PyObject')
+        ->  long_text_string(A, B, Ref),
+            R0 = [Ref|R1]
+        ;   atom(A), atom_string(A, B), R1 = R0
+        )
+    ;   B = A, R1 = R0
+    ),
     Mask1 is Mask >> 1,
-    string_args(As, Mask1, Bs).
+    string_args(As, Mask1, Bs, R1, R).
 
 %   object_terms(+Os0, +Table, -Os): the object of each row (a place in
 %   Table, looked up by triple_rows/8) or, for a column of numbers, the

@@ -24,8 +24,9 @@
 :- use_module(stream_window).
 :- use_module(epsparql_core, [with_detection_sink/2, engine_events/2, engine_advance/2,
                               engine_flush/1]).
-:- use_module(bridge_python, [columns_call/5, send_detected/1, triple_rows_batch/2,
+:- use_module(bridge_python, [columns_call/5, send_detected/1, triple_rows_batch/3,
                               table_batch/2, reply/3, exact_time/2]).
+:- use_module(bridge_long_text, [with_long_refs/2]).
 
 %!  py_windows_columns(+Op, +Engine, +Receiver, +Arg, -Reply) is det.
 %
@@ -48,8 +49,8 @@ py_windows_columns(Op, M, Receiver, Arg, R) :-
     columns_call(M, Receiver, windows_op(Op, M, Arg), sw_errors(M), R).
 
 windows_op(push, M, [Data, Streams, Core]) :- !,
-    triple_rows_batch(Data, Batch),
-    push_both(M, Batch, Streams, Core).
+    triple_rows_batch(Data, Batch, Refs),
+    with_long_refs(Refs, push_both(M, Batch, Streams, Core)).
 windows_op(push_text, M, [Text0, Streams, Core]) :- !,
     (   blob(Text0, 'PyObject') -> janus:py_str(Text0, Text) ; Text = Text0 ),
     table_batch(Text, Batch),

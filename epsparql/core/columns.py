@@ -19,6 +19,7 @@ from functools import partial
 from itertools import repeat
 from typing import Any, Callable, NamedTuple, Sequence
 
+from .long_text import LongText, long_text
 from .terms import Compound, PlString, from_json
 
 _tuple_new = tuple.__new__
@@ -59,12 +60,13 @@ class TermTable:
 def _decode_term(kind: str, payload: Any) -> Any:
     if kind == "atom":
         return payload
-    if kind == "string":
-        return PlString(payload)
+    if kind == "string":        # (a LongText: a long text of the push, by reference)
+        return PlString(payload) if type(payload) is not LongText else long_text(payload)
     if kind == "flat":          # [name, kinds, arg...]: a compound of atomic arguments
         name, kinds, *args = payload
         return _tuple_new(Compound, (name, tuple(
-            PlString(a) if k == "s" else a for k, a in zip(kinds, args))))
+            (PlString(a) if type(a) is not LongText else long_text(a)) if k == "s" else a
+            for k, a in zip(kinds, args))))
     return from_json(payload)
 
 

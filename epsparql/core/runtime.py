@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from .long_text import LongText
 from .swipl import SwiplNotFound, configure_environment, swipl_executable, swipl_home
 
 PROLOG_DIR = Path(__file__).resolve().parent.parent.parent / "prolog"
@@ -42,20 +43,6 @@ class PrologError(RuntimeError):
         self.prolog_term = term
         self.kind = kind
         self.formal = formal
-
-
-class LongText:
-    """A long text on its way to Prolog: janus passes this object by
-    reference and Prolog reads it as a string (``str()``, see
-    ``py_text_call/3`` in ``prolog/bridge_python.pl``)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __str__(self) -> str:
-        return self.text
 
 
 class _Runtime:
@@ -120,7 +107,7 @@ class _Runtime:
                         # reclaims its blob: let the text go now
                         for a in conv:
                             if type(a) is tuple:
-                                a[1].text = ""
+                                a[1].release()
                 else:
                     reply = self._apply("bridge_python", name, *args, fail=None)
             except self._janus.PrologError as e:

@@ -19,10 +19,12 @@ formats are described in docs/CLI.md.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import tempfile
 from decimal import Decimal
+from itertools import chain
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import IO, Any, Iterable, Iterator, Sequence
 
@@ -36,6 +38,7 @@ from ..rdf.ntriples import format_encoded_numbers, format_term, number_texts, pa
 from ..rdf.prefixes import Prefixes
 from ..rdf.sparql_json import term_from_json, term_to_json
 from ..times import NUMBER_RE, format_time, parse_time
+from .long_parts import WRITE_PIECE, TextParts, csv_field, json_parts, nt_parts, write_pieces  # noqa: F401
 from .streams import open_output
 
 __all__ = ["OUTPUT_FORMATS", "AnswerWriter", "JsonLinesWriter", "CsvWriter",
@@ -145,6 +148,35 @@ def json_texts(table: TermNodes, ids: list[int]) -> list[str | None]:
     return table.mapped("json", term_json_text, ids, _numbers_json_texts)
 
 
+def _json_parts_direct(values: list) -> list[Any]:
+    """:func:`_numbers_json_texts`, and :class:`~.long_parts.TextParts`
+    for the long simple and language-tagged literals."""
+    out: list[Any] = _numbers_json_texts(values)
+    for k in [k for k, t in enumerate(out) if t is None]:
+        out[k] = json_parts(values[k])
+    return out
+
+
+def json_texts_parts(table: TermNodes, ids: list[int]) -> list[Any]:
+    """:func:`json_texts`, a long literal's as :class:`~.long_parts.TextParts`
+    (for a writer that writes part by part: :func:`~.long_parts.write_pieces`)."""
+    return table.mapped("json-parts", term_json_text, ids, _json_parts_direct)
+
+
+def _nt_parts_direct(values: list) -> list[Any]:
+    """:func:`format_encoded_numbers`, and :class:`~.long_parts.TextParts`
+    for the long simple and language-tagged literals."""
+    out: list[Any] = format_encoded_numbers(values)
+    for k in [k for k, t in enumerate(out) if t is None]:
+        out[k] = nt_parts(values[k])
+    return out
+
+
+def nt_texts_parts(table: TermNodes, ids: list[int]) -> list[Any]:
+    """:func:`nt_texts`, a long literal's as :class:`~.long_parts.TextParts`."""
+    return table.mapped("nt-parts", format_term, ids, _nt_parts_direct)
+
+
 def nt_texts(table: TermNodes, ids: list[int]) -> list[str | None]:
     """The N-Triples text of each id's term (None: unbound), each distinct
     term written once."""
@@ -160,13 +192,15 @@ def batch_triples_json(batch: AnswerBatch) -> list[str]:
         if ts else "" for ts in batch.template_rows(json_texts, term_json_text)]
 
 
-def _json_texts(batch: AnswerBatch) -> list[tuple[str, list[str | None]]]:
+def _json_texts(batch: AnswerBatch, parts: bool = False) -> list[tuple[str, list[Any]]]:
     """Per variable of the batch: its JSON key and the JSON text of its
-    term in each answer (None: unbound), each distinct term written once."""
+    term in each answer (None: unbound), each distinct term written once;
+    with ``parts``, a long literal's as :class:`~.long_parts.TextParts`."""
     out = []
+    texts = json_texts_parts if parts else json_texts
     for name in batch.shape.names:
         ids, table = batch.ids(name)          # type: ignore[misc]
-        out.append((json.dumps(name, ensure_ascii=False), json_texts(table, ids)))
+        out.append((json.dumps(name, ensure_ascii=False), texts(table, ids)))
     return out
 
 
@@ -192,7 +226,7 @@ def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds", end: str 
         return v
     starts = [text(t) for t in batch.starts()]
     ends = [text(t) for t in batch.ends()]
-    cols = _json_texts(batch)
+    cols = _json_texts(batch, long_parts)
     triples: list[str] | None = None
     if sh.form == "CONSTRUCT":
         triples = batch_triples_json(batch)
@@ -215,28 +249,15 @@ def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds", end: str 
     return lines
 
 
-#: a text longer than this is written in pieces of this size (its UTF-8
-#: bytes are made a piece at a time, not all at once)
-WRITE_PIECE = 1 << 20
-
-
-def write_pieces(out: IO, parts: Sequence[str]) -> None:
-    """Write the texts one after the other, a long one a piece at a time."""
-    for p in parts:
-        if len(p) <= WRITE_PIECE:
-            out.write(p)
-            continue
-        for i in range(0, len(p), WRITE_PIECE):
-            out.write(p[i:i + WRITE_PIECE])
-
-
-def batch_nt_columns(batch: AnswerBatch) -> list[tuple[str, list[str | None]]]:
+def batch_nt_columns(batch: AnswerBatch, parts: bool = False) -> list[tuple[str, list[Any]]]:
     """Per variable of the batch: its name and the N-Triples text of its
-    term in each answer (None: unbound), each distinct term written once."""
+    term in each answer (None: unbound), each distinct term written once;
+    with ``parts``, a long literal's as :class:`~.long_parts.TextParts`."""
     out = []
+    texts = nt_texts_parts if parts else nt_texts
     for name in batch.shape.names:
         ids, table = batch.ids(name)          # type: ignore[misc]
-        out.append((name, nt_texts(table, ids)))
+        out.append((name, texts(table, ids)))
     return out
 
 
@@ -414,7 +435,7 @@ class CsvWriter(AnswerWriter):
             return 0
         if self.variables is None:              # the header comes from the first answer
             self._header(batch.bound_names(batch.row_ids()[0]))
-        cols = dict(batch_nt_columns(batch))
+        cols = dict(batch_nt_columns(batch, parts=True))
         n = len(batch)
         stop = n
         extra: list[str] = []
@@ -430,13 +451,45 @@ class CsvWriter(AnswerWriter):
         empty = [""] * n
         cells = [cols[v] if v in cols else empty for v in self.variables]
         starts, ends = batch.starts(), batch.ends()
-        self._csv.writerows([q, format_time(starts[j], fmt), format_time(ends[j], fmt)]
-                            + [c[j] or "" for c in cells] for j in range(stop))
+        rows = ([q, format_time(starts[j], fmt), format_time(ends[j], fmt)]
+                + [c[j] or "" for c in cells] for j in range(stop))
+        if not any(TextParts in set(map(type, c)) for c in cells):
+            self._csv.writerows(rows)
+        else:                                   # a large literal: written in pieces
+            for row in rows:
+                self._write_row(row)
         self.count += stop
         if extra:
             raise ValueError(f"answer of {q} binds {', '.join('?' + v for v in extra)}, "
                              f"which is not a column of the CSV output")
         return stop
+
+
+    def _write_row(self, row: list[Any]) -> None:
+        """One row whose long literals (:class:`~.long_parts.TextParts`,
+        never in the first column) are written a piece at a time, the
+        fields between them by ``csv.writer``: ``a,b,`` ... ``,c,`` ...
+        ``,d`` (a field written with an empty one on each side it has a
+        neighbour on)."""
+        longs = [k for k, v in enumerate(row) if type(v) is TextParts]
+        if not longs:
+            self._csv.writerow(row)
+            return
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="")
+
+        def fields(xs: list[Any]) -> str:
+            buf.seek(0)
+            buf.truncate()
+            w.writerow(xs)
+            return buf.getvalue()
+        out: list[Any] = [fields(row[:longs[0]] + [""]), csv_field(row[longs[0]])]
+        for a, b in zip(longs, longs[1:]):
+            out += (fields([""] + row[a + 1:b] + [""]), csv_field(row[b]))
+        if longs[-1] + 1 < len(row):
+            out.append(fields([""] + row[longs[-1] + 1:]))
+        out.append("\n")
+        write_pieces(self.out, out)
 
 
 class SparqlJsonWriter(AnswerWriter):
@@ -472,22 +525,33 @@ class SparqlJsonWriter(AnswerWriter):
         vs = self._vars.get(info.name)
         if vs is None:
             vs = self._vars[info.name] = list(info.variables)
-        cols = _json_texts(batch)
+        cols = _json_texts(batch, parts=True)
         named = [(json.loads(k), t) for k, t in cols]
         vs.extend(_first_bound(named, [n for n, _ in named if n not in vs]))
         f = self._spool.get(info.name)
         if f is None:
             f = self._spool[info.name] = tempfile.TemporaryFile("w+", encoding="utf-8")
-        key_start = json.dumps("\x00start") + ": "
-        key_end = json.dumps("\x00end") + ": "
+        # a spooled row: the JSON terms of its start and end, a tab after
+        # each (JSON text has none), then its bindings (`"k": term, ...`)
         dumps = json.dumps
-        lines = []
+        lines: list[Any] = []
+        big = False
         for j, (t1, t2) in enumerate(zip(batch.starts(), batch.ends())):
-            parts = [k + ": " + col[j] for k, col in cols if col[j] is not None]  # type: ignore[operator]
-            parts.append(key_start + dumps(self._time_term(t1)))
-            parts.append(key_end + dumps(self._time_term(t2)))
-            lines.append("{" + ", ".join(parts) + "}\n")
-        f.write("".join(lines))
+            parts = [dumps(self._time_term(t1)), "\t", dumps(self._time_term(t2)), "\t"]
+            sep = ""
+            for k, col in cols:
+                v = col[j]
+                if v is not None:
+                    parts += (sep, k, ": ", v)
+                    sep = ", "
+                    big = big or type(v) is TextParts
+            parts.append("\n")
+            lines.append(parts)
+        if big:                                 # a large literal: written in pieces
+            for line in lines:
+                write_pieces(f, line)
+        else:
+            f.write("".join(chain.from_iterable(lines)))
         self._counts[info.name] = self._counts.get(info.name, 0) + len(lines)
         self.count += len(lines)
         return len(lines)
@@ -510,11 +574,20 @@ class SparqlJsonWriter(AnswerWriter):
             f = self._spool.get(name)
             if f is not None:
                 f.seek(0)
-                ren = {"\x00start": start, "\x00end": end}
+                key_start = ", " + json.dumps(start, ensure_ascii=False) + ": "
+                key_end = ", " + json.dumps(end, ensure_ascii=False) + ": "
                 for i, line in enumerate(f):
-                    row = json.loads(line)
-                    row = {ren.get(k, k): v for k, v in row.items()}
-                    self.out.write(("" if i == 0 else ", ") + json.dumps(row, ensure_ascii=False))
+                    a = line.index("\t")
+                    b = line.index("\t", a + 1)
+                    n = len(line) - 1
+                    if b + 1 < n:               # the bindings, a piece at a time
+                        self.out.write("{" if i == 0 else ", {")
+                        for p in range(b + 1, n, WRITE_PIECE):
+                            self.out.write(line[p:min(p + WRITE_PIECE, n)])
+                        self.out.write(key_start)
+                    else:
+                        self.out.write(("{" if i == 0 else ", {") + key_start[2:])
+                    self.out.write(line[:a] + key_end + line[a + 1:b] + "}")
                 f.close()
             self.out.write("]}}\n")
         self._spool.clear()
@@ -583,10 +656,24 @@ class TableWriter(AnswerWriter):
     def cell(self, node: Node) -> str:
         """A term as a cell: abbreviated (:class:`~epsparql.rdf.prefixes.Prefixes`)
         and cut at ``max_width`` characters."""
-        text = self.abbreviate.term(node)
+        return self._cut(self.abbreviate.term(node))
+
+    def _cut(self, text: str) -> str:
         if len(text) > self.max_width:
             text = text[:self.max_width - 1] + "…"
         return text
+
+    def _long_cells(self, values: list) -> list[str | None]:
+        """The cell of each encoded long simple or tagged literal (its
+        N-Triples text, as :meth:`cell` writes it) from the start of its
+        lexical form, with no rdflib term or text of the whole; None for
+        any other term."""
+        out: list[str | None] = []
+        for v in values:
+            p = nt_parts(v)
+            out.append(None if p is None else
+                       self._cut(str(TextParts(p.head, p.lex[:self.max_width], p.tail, p.escape))))
+        return out
 
     def _write_batch(self, batch: AnswerBatch) -> int:
         info = self._batch_info(batch)
@@ -600,7 +687,7 @@ class TableWriter(AnswerWriter):
             cols = []
             for name in batch.shape.names:
                 ids, table = batch.ids(name)    # type: ignore[misc]
-                cols.append((name, table.mapped(self._cells, self.cell, ids)))
+                cols.append((name, table.mapped(self._cells, self.cell, ids, self._long_cells)))
             vs.extend(_first_bound(cols, [n for n, _ in cols if n not in vs]))
             by_name = dict(cols)
             empty = [None] * len(times)

@@ -42,6 +42,11 @@ _BLOCK_LINES = 16384       # lines of a block (RE2 and numpy pay per call), in w
 #: pattern is half of it), the row parser about 0.15 ms and 5 µs a line
 #: (a service reads many small inputs: one MQTT message, a short request).
 _SMALL_BLOCK = 128
+#: ... unless it holds more bytes than this (a long line, a large literal):
+#: the row parser would make an rdflib term, an N-Triples text and its
+#: UTF-8 bytes of it (the reader's peak was 7x a 50 MB line's size; the
+#: columnar cut keeps one Arrow copy of it)
+_SMALL_BYTES = 1 << 16
 
 
 # ---------------------------------------------------------------------------
@@ -294,7 +299,8 @@ def _block_rows(job: _Job, data: bytes | None, texts: list[str] | None,
         a = np.frombuffer(data, np.uint8)
         if nl is None:                   # a text source's lines, encoded
             nl = byte_positions(a, _NL)
-        fast, ok = (None, np.zeros(len(nl), bool)) if len(nl) < job.small else \
+        fast, ok = (None, np.zeros(len(nl), bool)) \
+            if len(nl) < job.small and len(data) <= _SMALL_BYTES else \
             _common_rows(data, a, nl, job.reader.format, first_line)
     else:
         fast, ok = None, np.zeros(len(texts), bool)
@@ -415,6 +421,7 @@ def _line_batches(job: _Job, source: LineBlocks, lines: int) -> Iterator[_Part]:
         if got is None:
             return
         batch, error, n = _block_rows(job, *got, line)
+        del got                          # (the block's bytes: not kept while the batch is used)
         line += n
         if error is None:
             reader.line = line - 1

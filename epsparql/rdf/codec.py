@@ -63,7 +63,7 @@ from typing import Any, Callable
 from rdflib.term import BNode, Literal, Node, URIRef
 
 from ..core.terms import Compound, PlString
-from ..memo import BoundedCache
+from ..memo import LONG_KEY, BoundedCache
 from ..times import civil_from_days, date_days, tz_offset
 
 __all__ = ["encode", "decode", "encode_seconds_as_datetime",
@@ -483,9 +483,11 @@ def decode(value: Any) -> Node | None:
         if dec is not None:
             node = dec(*value.args)
             # only well-formed terms are remembered (their text arguments are
-            # strings); blank nodes are not (CONSTRUCT makes fresh ones)
+            # strings); blank nodes are not (CONSTRUCT makes fresh ones), nor
+            # large literals (the term would keep the text and two copies)
             args = value.args[1:] if value.name in _VALUE_FIRST else value.args
-            if type(node) is not BNode and all(isinstance(a, str) for a in args):
+            if type(node) is not BNode and all(isinstance(a, str) and len(a) <= LONG_KEY
+                                               for a in args):
                 _DEC_TERM.put(value, node)
             return node
         raise ValueError(f"not an encoded RDF term: {value!r}")

@@ -17,7 +17,7 @@ from rdflib.term import BNode, Literal, Node, URIRef
 from ..core.terms import Compound
 from ..memo import BoundedCache
 
-__all__ = ["TermSyntaxError", "parse_term", "format_term", "format_encoded_numbers",
+__all__ = ["TermSyntaxError", "parse_term", "format_term", "format_encoded_numbers", "escape_lexical",
            "number_texts", "term_at", "iri", "literal",
            "unescape", "IRI_CHAR", "IRI_PATTERN", "IRI_PLAIN_PATTERN", "IRI_ABSOLUTE_PLAIN_PATTERN",
            "BNODE_LABEL_PATTERN", "STRING_PATTERN", "STRING_PLAIN_PATTERN", "LANG_PATTERN",
@@ -246,6 +246,15 @@ def _lit_esc(m: re.Match) -> str:
     return _LIT_ESC.get(c) or f"\\u{ord(c):04X}"
 
 
+def escape_lexical(lex: str) -> str:
+    """A lexical form as it stands between the quotes of an N-Triples
+    literal (character by character: a text cut anywhere escapes to the
+    pieces of its escaped text)."""
+    if _LIT_ESC_RE.search(lex):
+        return _LIT_ESC_RE.sub(_lit_esc, lex)
+    return lex
+
+
 def _iri_text(text: str) -> str:
     if _IRI_ESC_RE.search(text):
         text = _IRI_ESC_RE.sub(lambda m: f"\\u{ord(m.group(0)):04X}", text)
@@ -266,8 +275,7 @@ def format_encoded_numbers(values: list) -> list[str | None]:
 
 
 def _nt_typed(lex: str, dt: str) -> str:
-    if _LIT_ESC_RE.search(lex):
-        lex = _LIT_ESC_RE.sub(_lit_esc, lex)
+    lex = escape_lexical(lex)
     return f'"{lex}"^^{_iri_text(dt)}'
 
 
@@ -307,9 +315,7 @@ def format_term(node: Node) -> str:
     if isinstance(node, URIRef):
         return _iri_text(str(node))
     if isinstance(node, Literal):
-        lex = str(node)
-        if _LIT_ESC_RE.search(lex):
-            lex = _LIT_ESC_RE.sub(_lit_esc, lex)
+        lex = escape_lexical(str(node))
         if node.language:
             return f'"{lex}"@{node.language}'
         if node.datatype is not None:

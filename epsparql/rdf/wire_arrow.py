@@ -14,9 +14,11 @@ makes the whole batch go the row way (:func:`arrow_rows`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.long_text import LongText
+from ..core.terms import PlString
 from ..memo import LONG_KEY, BoundedCache
 from .ntriples import absolute_iri_problem, parse_term
 from .wire_rows import term_data, valid_text
@@ -35,7 +37,8 @@ class ArrowBatch:
     it must go as rows), the times as Python numbers, the streams as runs
     ``[iri, count]`` (iri None: the default stream; ``streams`` None: every
     row on it) and the end times as a numpy array (for the reorder
-    buffer's check)."""
+    buffer's check).  ``longs``: the long texts ``data`` hands over by
+    reference (:mod:`epsparql.core.long_text`), to release after the push."""
 
     data: list[Any] | None
     start: list[Any]
@@ -43,6 +46,7 @@ class ArrowBatch:
     streams: list[list[Any]] | None
     ends: Any
     rows: int
+    longs: list[LongText] = field(default_factory=list)
 
 
 def _column(batch: Any, name: str) -> Any:
@@ -126,7 +130,9 @@ def _long_term(view: memoryview, row: int) -> Any:
     Arrow column), with one copy of its lexical form where the text is a
     plain, language-tagged or ``xsd:string`` literal without escapes (the
     usual large literal: a document, a payload), decoded straight from the
-    column, instead of rdflib's term and the codec's copies; anything else
+    column, instead of rdflib's term and the codec's copies, and handed
+    over by reference (a :class:`~epsparql.core.long_text.LongText`: an
+    answer that carries it comes back with this very text); anything else
     the way every term goes."""
     tail = bytes(view[-(len(_XSD_STRING) + 4):])
     close = len(view) - len(tail) + tail.rfind(b'"')
@@ -141,7 +147,8 @@ def _long_term(view: memoryview, row: int) -> Any:
                 probe = _term('"x"' + suffix, row) if suffix else ("s", 1, "x")
                 if type(probe) is tuple and probe[0] in ("s", "l") and probe[2] == "x":
                     # (decoded from UTF-8: valid text for janus)
-                    return probe[:2] + (str(view[1:close], "utf-8"),) + probe[3:]
+                    lex = LongText(PlString(view[1:close], "utf-8"))
+                    return probe[:2] + (lex,) + probe[3:]
     return _term(str(view, "utf-8"), row)
 
 
@@ -247,15 +254,18 @@ def arrow_batch(batch: Any) -> ArrowBatch:
                 return ArrowBatch(None, start, end, streams, t2, n)
         terms.append(d)
     places = (idx.astype(np.int64) + 1)
+    longs = []
     for i in list(long_rows):
         d = _long_term(_text_view(cols[names[i // n]], i % n), i % n)
         if d is None:
             return ArrowBatch(None, start, end, streams, t2, n)
         terms.append(d)
         places[i] = len(terms)
+        if type(d) is tuple and type(d[2]) is LongText:
+            longs.append(d[2])
     data = [terms, places[:n].tolist(), places[n:2 * n].tolist(), places[2 * n:].tolist(),
             start, end]
-    return ArrowBatch(data, start, end, streams, t2, n)
+    return ArrowBatch(data, start, end, streams, t2, n, longs)
 
 
 def _runs(g: Any, n: int) -> list[list[Any]] | None:

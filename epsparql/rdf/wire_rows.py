@@ -45,8 +45,9 @@ from typing import Any, Sequence
 
 from rdflib.term import BNode, Literal, URIRef
 
+from ..core.long_text import LongText
 from ..core.terms import Compound, PlString
-from ..memo import BoundedCache
+from ..memo import LONG_KEY, BoundedCache
 from .codec import BARE_DOUBLE_MAX, BARE_DOUBLE_MIN, canonical_number, encode
 
 __all__ = ["triple_batch_rows", "term_data", "valid_text"]
@@ -254,11 +255,27 @@ def _numbers(col: list[Any]) -> tuple | None:
     return ("n", dt, values, Lexicals(text), flags)
 
 
-def triple_batch_rows(rows: Sequence[tuple]) -> list[Any] | None:
+def _by_reference(d: tuple, longs: list[LongText]) -> tuple:
+    """Term data ``(name, mask, args...)`` with each long string argument
+    a :class:`~epsparql.core.long_text.LongText` (added to ``longs``)."""
+    mask, args = d[1], list(d[2:])
+    for i, a in enumerate(args):
+        if mask >> i & 1 and len(a) > LONG_KEY:
+            args[i] = w = LongText(PlString(a))
+            longs.append(w)
+    return (d[0], mask, *args)
+
+
+def triple_batch_rows(rows: Sequence[tuple], longs: list[LongText] | None = None
+                      ) -> list[Any] | None:
     """The batch ``[Terms, Ss, Ps, Os, T1s, T2s]`` (module doc) of rows
     ``(s, p, o, t1, t2)``: rdflib terms and times that are plain finite
     ``int``/``float`` with t1 <= t2 (``Engine`` validated them); None when
-    the batch goes as text."""
+    the batch goes as text.  A literal with a long lexical form (longer
+    than :data:`~epsparql.memo.LONG_KEY`) is not remembered, and with
+    ``longs`` its lexical form crosses by reference
+    (:mod:`epsparql.core.long_text`), the wrapper added to ``longs`` for
+    the caller to release after the push."""
     if not rows:
         return None
     ss, ps, os_, t1s, t2s = map(list, zip(*rows))
@@ -288,6 +305,9 @@ def triple_batch_rows(rows: Sequence[tuple]) -> list[Any] | None:
         d = term_data(nodes[k])
         if d is None:
             return None
+        if type(k) is tuple and len(k[0]) > LONG_KEY:      # (a literal's key: lexical first)
+            terms[i] = d if longs is None or type(d) is not tuple else _by_reference(d, longs)
+            continue
         terms[i] = _DATA.put(k, d)
     if not valid_text("".join(iris)):
         return None

@@ -177,7 +177,7 @@ def test_the_engine_takes_both_ways_alike():
         a.push_many(rows)
         real = wire_rows.triple_batch_rows
         try:
-            wire_rows_off = lambda part: None        # noqa: E731
+            wire_rows_off = lambda part, longs=None: None        # noqa: E731
             import epsparql.query_engine as qe
             qe.triple_batch_rows = wire_rows_off
             b.push_many(rows)
