@@ -113,8 +113,10 @@ def test_max_goals_stops_after_the_batch_and_keeps_the_answers(tmp_path):
 
 def test_out_of_memory_is_one_line_and_earlier_answers_stay(tmp_path):
     (tmp_path / "all.rq").write_text(ALL)
-    # 30 kB literals, each its own (one repeated literal would cross once per batch)
-    rows = [row(i) for i in range(1000)] + [row(i, value=f"{i}" + "x" * 30_000)
+    # 30 kB literals, each its own (one repeated literal would cross once per
+    # batch), each with an escape: a long literal without one crosses by
+    # reference and never fills Prolog's stack (docs/CORE.md, "Long texts")
+    rows = [row(i) for i in range(1000)] + [row(i, value=f"{i}" + "x" * 30_000 + "\\t")
                                             for i in range(1000, 2000)]
     (tmp_path / "s.nt").write_text("".join(rows))
     r = cli("run", "all.rq", "--stream", "s.nt", "--batch-size", "1000", cwd=tmp_path,
