@@ -197,6 +197,24 @@ def test_query_answers_as_the_reference(dialect: str, name: str) -> None:
         assert got, "answers nothing over the slice"
 
 
+@pytest.mark.parametrize("dialect", ["csparql", "cqels"])
+def test_q12_answers_at_two_hertz(dialect: str) -> None:
+    """Q12 (COUNT > 3 in 3 s) answers at CityBench's ``frequency=2.0``
+    (script_frequency.sh): the slice's first 6 observations a stream, i/2 s."""
+    from epsparql import Engine
+    fast = [Row(r.stream, r.s, r.p, r.o, r.tau / 2) for r in stream_of(6)]
+    with Engine(reasoning="none", base=BASE) as eng:
+        for g, f in (CSPARQL_GRAPHS if dialect == "csparql" else CQELS_GRAPHS).items():
+            eng.load_background(CB / "background" / f, graph=g)
+        h = eng.register(text(dialect, "Q12"), name="Q12", dialect=dialect)
+        eng.push_many([(r.s, r.p, r.o, r.tau, None, r.stream) for r in fast])
+        eng.flush()
+        got = by_instant((a.end, dict(a.bindings)) for a in h.results())
+    q, bg = reference(dialect, "Q12")
+    assert got == by_instant((end, b) for _, end, b in evaluate(q, fast, bg))
+    assert got and all(k[0][1][1] > 3 for c in got.values() for k in c)
+
+
 def test_the_queries_are_citybenchs() -> None:
     """19 C-SPARQL and 18 CQELS files, as CityBench registers them."""
     assert len(names("csparql")) == 19 and len(names("cqels")) == 18
