@@ -9,7 +9,7 @@ run at ``rate=1.0 frequency=1.0`` (its sample scripts, from
 ``startDate=2014-08-11T11:00:00``) pushes one observation of each stream
 a second, the rows of the stream's file whose time stamp lies in
 [startDate, endDate], in file order; here the i-th of them is at second i,
-for the first SECONDS (default 5) of each stream.  Each observation is
+for the first SECONDS (default 24) of each stream.  Each observation is
 written as ``getStatements`` of the feeder (``io/streams/csparql/*``)
 writes it: per observed property of the sensor (``ssn:observes`` in
 SensorRepository.n3) an ``ssn:Observation`` with ``ssn:observedBy``,
@@ -47,7 +47,7 @@ SSN = "http://purl.oclc.org/NET/ssnx/ssn#"
 SAO = "http://purl.oclc.org/NET/sao/"
 CT = "http://www.insight-centre.org/citytraffic#"
 START, END = datetime(2014, 8, 11, 11, 0, 0), datetime(2014, 8, 31, 11, 0, 0)
-SECONDS = 5
+SECONDS = 24                   # the first close of a 20-second window is at 20 s
 EVENTS = 10
 #: the fixed feature of interest CSPARQLLocationStream gives every location
 LOCATION_FOI = ("http://iot.ee.surrey.ac.uk/citypulse/datasets/aarhusculturalevents/"

@@ -173,7 +173,7 @@ def engine_answers(dialect: str) -> dict[str, list]:
             graphs = CSPARQL_GRAPHS if dialect == "csparql" else CQELS_GRAPHS
             for g, f in graphs.items():
                 eng.load_background(CB / "background" / f, graph=g)
-            handles = {n: eng.register(text(dialect, n), name=n, dialect=dialect) for n in qs}
+            handles = {n: eng.register(text(dialect, n), name=n) for n in qs}   # dialect detected
             eng.push_many([(r.s, r.p, r.o, r.tau, None, r.stream)
                            for r in stream_of(until)])
             eng.flush()
@@ -216,7 +216,10 @@ def test_q12_answers_at_two_hertz(dialect: str) -> None:
 
 
 def test_the_queries_are_citybenchs() -> None:
-    """19 C-SPARQL and 18 CQELS files, as CityBench registers them."""
+    """19 C-SPARQL and 18 CQELS files, as CityBench registers them, each
+    detected as its dialect."""
+    from epsparql.language.dialects import detect_dialect
     assert len(names("csparql")) == 19 and len(names("cqels")) == 18
+    assert all(detect_dialect(text(d, n)) == d for d, n in CASES)
     assert all(text("csparql", n).startswith(f"REGISTER QUERY {n} AS ") for n in names("csparql"))
     assert not any(text("cqels", n).upper().startswith("REGISTER") for n in names("cqels"))
