@@ -24,8 +24,17 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (ROOT, Clock, describe, machine, peak_rss_mb, reset_hwm,  # noqa: E402
-                     results_path, run_child, write_results)
+from harness import (
+    ROOT,
+    Clock,
+    describe,
+    machine,
+    peak_rss_mb,
+    reset_hwm,
+    results_path,
+    run_child,
+    write_results,
+)
 
 CB = ROOT / "examples" / "citybench"
 BASE = "file:///citybench/"

@@ -59,7 +59,7 @@ def stream_iris() -> list[str]:
     out = set()
     for q in list((HERE / "csparql").glob("*.rq")) + list((HERE / "cqels").glob("*.rq")):
         out.update(re.findall(r"stream\s*<(" + re.escape(PREFIX) + r"[^>]+)>",
-                              q.read_text(encoding="utf-8"), flags=re.I))
+                              q.read_text(encoding="utf-8"), flags=re.IGNORECASE))
     return sorted(out)
 
 
@@ -68,7 +68,7 @@ def in_range(text: str, fmt: str) -> bool:
     return START <= t <= END
 
 
-def jena(value: float | int) -> Literal:
+def jena(value: float) -> Literal:
     """Jena's ``addLiteral``: a Java double as xsd:double, an int as xsd:long."""
     if isinstance(value, float):
         return Literal(repr(value).replace("inf", "INF"), datatype=XSD.double)

@@ -23,9 +23,8 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from rdflib import BNode, Graph, Literal, URIRef
-
 from dialect_reference import BACKGROUND, RefQuery, RefWindow, Row, evaluate
+from rdflib import BNode, Graph, Literal, URIRef
 
 CB = Path(__file__).resolve().parents[2] / "examples" / "citybench"
 STREAM = CB / "stream" / "citybench.nqt.gz"
@@ -119,10 +118,10 @@ def reference(dialect: str, name: str) -> tuple[RefQuery, dict]:
                           t0=Fraction(0), from_t0=True)
                 for s, w, wu, st, su in re.findall(
                     r"from\s+stream\s*<([^>]+)>\s*\[range\s+(\d+)(ms|s)\s+step\s+(\d+)(ms|s)\s*\]",
-                    q, flags=re.I)]
-        statics = re.findall(r"from\s+<([^>]+)>", q, flags=re.I)
-        body = re.sub(r"from\s+stream\s*<[^>]+>\s*\[[^\]]*\]", "", q, flags=re.I)
-        body = re.sub(r"from\s+<[^>]+>", "", body, flags=re.I)
+                    q, flags=re.IGNORECASE)]
+        statics = re.findall(r"from\s+<([^>]+)>", q, flags=re.IGNORECASE)
+        body = re.sub(r"from\s+stream\s*<[^>]+>\s*\[[^\]]*\]", "", q, flags=re.IGNORECASE)
+        body = re.sub(r"from\s+<[^>]+>", "", body, flags=re.IGNORECASE)
         bg = {g: graph(CSPARQL_GRAPHS[g]) for g in statics}
         return RefQuery(wins, body, ("close", True), "rstream", default_graphs=statics), bg
     wins = []
@@ -131,8 +130,8 @@ def reference(dialect: str, name: str) -> tuple[RefQuery, dict]:
         wins.append(RefWindow(m.group(1), "range", seconds(m.group(2), m.group(3))))
         return f"GRAPH <urn:window:{len(wins) - 1}>"
     body = re.sub(r"stream\s*<([^>]+)>\s*\[range\s+(\d+)(ms|s)(?:\s+slide\s+\d+(?:ms|s))?\s*\]",
-                  window, q, flags=re.I)
-    body = f"BASE <{BASE}>\n" + re.sub(r"from\s+named\s+<[^>]+>", "", body, flags=re.I)
+                  window, q, flags=re.IGNORECASE)
+    body = f"BASE <{BASE}>\n" + re.sub(r"from\s+named\s+<[^>]+>", "", body, flags=re.IGNORECASE)
     bg = {g: graph(f) for g, f in CQELS_GRAPHS.items()}
     return RefQuery(wins, body, ("eager",), "istream"), bg
 
