@@ -148,39 +148,37 @@ def json_texts(table: TermNodes, ids: list[int]) -> list[str | None]:
     return table.mapped("json", term_json_text, ids, _numbers_json_texts)
 
 
-def _json_parts_direct(values: list) -> list[Any]:
-    """:func:`_numbers_json_texts`, and :class:`~.long_parts.TextParts`
-    for the long simple and language-tagged literals."""
-    out: list[Any] = _numbers_json_texts(values)
-    for k in [k for k, t in enumerate(out) if t is None]:
-        out[k] = json_parts(values[k])
-    return out
+def _with_parts(direct: Any, parts: Any) -> Any:
+    """``direct`` (the texts of the encoded values it writes without a term,
+    None for the rest), with ``parts``'s :class:`~.long_parts.TextParts`
+    for the long simple and language-tagged literals among the rest."""
+    def texts(values: list) -> list[Any]:
+        out: list[Any] = direct(values)
+        for k in [k for k, t in enumerate(out) if t is None]:
+            out[k] = parts(values[k])
+        return out
+    return texts
 
 
 def json_texts_parts(table: TermNodes, ids: list[int]) -> list[Any]:
     """:func:`json_texts`, a long literal's as :class:`~.long_parts.TextParts`
     (for a writer that writes part by part: :func:`~.long_parts.write_pieces`)."""
-    return table.mapped("json-parts", term_json_text, ids, _json_parts_direct)
-
-
-def _nt_parts_direct(values: list) -> list[Any]:
-    """:func:`format_encoded_numbers`, and :class:`~.long_parts.TextParts`
-    for the long simple and language-tagged literals."""
-    out: list[Any] = format_encoded_numbers(values)
-    for k in [k for k, t in enumerate(out) if t is None]:
-        out[k] = nt_parts(values[k])
-    return out
+    return table.mapped("json-parts", term_json_text, ids, _JSON_PARTS_DIRECT)
 
 
 def nt_texts_parts(table: TermNodes, ids: list[int]) -> list[Any]:
     """:func:`nt_texts`, a long literal's as :class:`~.long_parts.TextParts`."""
-    return table.mapped("nt-parts", format_term, ids, _nt_parts_direct)
+    return table.mapped("nt-parts", format_term, ids, _NT_PARTS_DIRECT)
 
 
 def nt_texts(table: TermNodes, ids: list[int]) -> list[str | None]:
     """The N-Triples text of each id's term (None: unbound), each distinct
     term written once."""
     return table.mapped("nt", format_term, ids, format_encoded_numbers)
+
+
+_JSON_PARTS_DIRECT = _with_parts(_numbers_json_texts, json_parts)
+_NT_PARTS_DIRECT = _with_parts(format_encoded_numbers, nt_parts)
 
 
 def batch_triples_json(batch: AnswerBatch) -> list[str]:
