@@ -391,24 +391,29 @@ update_run(M, Run, Specs, Op, Part) :-
 %   the order of GK merged, the accumulators of a group in both added
 %   (Op plus: MIN/MAX/SAMPLE too) or subtracted (Op sub: a group with no
 %   match left is dropped).
-merge_parts([], Ys, Specs, Op, Out) :- !,
+merge_parts(Xs, Ys, Specs, Op, Out) :-
+    (   Op == plus, needs_panes(Specs) -> Ext = true ; Ext = false ),   % once, not per group
+    merge_parts(Xs, Ys, Specs, Op, Ext, Out).
+
+merge_parts([], Ys, Specs, Op, _, Out) :- !,
     (   Op == plus -> Out = Ys ; dropped(Ys, Specs, Out) ).
-merge_parts(Xs, [], _, _, Xs) :- !.
-merge_parts([K1-A1|Xs], [K2-A2|Ys], Specs, Op, Out) :-
+merge_parts(Xs, [], _, _, _, Xs) :- !.
+merge_parts([K1-A1|Xs], [K2-A2|Ys], Specs, Op, Ext, Out) :-
     compare(O, K1, K2),
     (   O == (=)
     ->  (   Op == plus
-        ->  acc_plus(Specs, A1, A2, A3), merge_extremes(Specs, A2, A3, A),
+        ->  acc_plus(Specs, A1, A2, A3),
+            (   Ext == true -> merge_extremes(Specs, A2, A3, A) ; A = A3 ),
             Out = [K1-A|Rest]
         ;   acc_sub(Specs, A1, A2, A),
             (   arg(1, A, 0) -> Out = Rest ; Out = [K1-A|Rest] )
         ),
-        merge_parts(Xs, Ys, Specs, Op, Rest)
+        merge_parts(Xs, Ys, Specs, Op, Ext, Rest)
     ;   O == (<)
     ->  Out = [K1-A1|Rest],
-        merge_parts(Xs, [K2-A2|Ys], Specs, Op, Rest)
+        merge_parts(Xs, [K2-A2|Ys], Specs, Op, Ext, Rest)
     ;   (   Op == plus -> Out = [K2-A2|Rest] ; Out = Rest )     % sub: nothing to take from
-    ,   merge_parts([K1-A1|Xs], Ys, Specs, Op, Rest)
+    ,   merge_parts([K1-A1|Xs], Ys, Specs, Op, Ext, Rest)
     ).
 
 dropped(_, _, []).
@@ -892,12 +897,17 @@ integer_avg(I, C, n(V, 'http://www.w3.org/2001/XMLSchema#decimal', L)) :-
     number_string(V, L).
 
 %   frac_digits(+Fr, +D0, -F, -D): Fr, D0 fractional digits, without its
-%   trailing zeros: F, D digits.
+%   trailing zeros: F, D digits (16, 8, 4, 2, then 1 zero at a time: an
+%   average of ten integers has 17).
 frac_digits(F0, D0, F, D) :-
-    (   F0 mod 10 =:= 0
-    ->  F1 is F0 // 10, D1 is D0 - 1, frac_digits(F1, D1, F, D)
-    ;   F = F0, D = D0
-    ).
+    strip_zeros(F0, D0, 10000000000000000, 16, F1, D1),
+    strip_zeros(F1, D1, 100000000, 8, F2, D2),
+    strip_zeros(F2, D2, 10000, 4, F3, D3),
+    strip_zeros(F3, D3, 100, 2, F4, D4),
+    strip_zeros(F4, D4, 10, 1, F, D).
+
+strip_zeros(F0, D0, P, K, F, D) :-
+    (   F0 mod P =:= 0 -> F is F0 // P, D is D0 - K ; F = F0, D = D0 ).
 
 sum_term(i(_, I), I) :- !.
 sum_term(s(0, _, I, C1, S1, C2, S2, C3, S3), T) :-

@@ -950,7 +950,7 @@ emit_answers(M, Qid, Rows, Start0, End0) :-
 emit_rows([], _, _, _, _, _, _, _).
 emit_rows([Row|Rows], Head, Fresh, Sink, M, Qid, Start, End) :-
     Row =.. [_|Vs0],
-    maplist(unbound_out, Vs0, Vs1),
+    (   memberchk('$u', Vs0) -> maplist(unbound_out, Vs0, Vs1) ; Vs1 = Vs0 ),
     (   Fresh =:= 0
     ->  Vs = Vs1
     ;   length(Bs, Fresh), maplist(fresh_bnode, Bs), append(Vs1, Bs, Vs)
