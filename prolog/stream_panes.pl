@@ -480,7 +480,10 @@ plus_pane(M, Pane, Specs, drop, J, T0, T) :-
 %   unless they moved to a later pane.
 forget_entries([], _, _).
 forget_entries([K-_-_|Es], Trie, J) :-
-    (   trie_lookup(Trie, K, J0), J0 =:= J -> trie_delete(Trie, K, _) ; true ),
+    (   trie_delete(Trie, K, J0)        % one trie step; put back if it moved on
+    ->  ( J0 =:= J -> true ; trie_insert(Trie, K, J0) )
+    ;   true
+    ),
     forget_entries(Es, Trie, J).
 
 %!  pane_nonempty(+Module, +Panes, +Lo, +Hi) is semidet.
