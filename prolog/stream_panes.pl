@@ -313,9 +313,12 @@ entering([K-GK-AR|Ms], Trie, J, In, Moved) :-
 %   group_parts(+Entries, +Specs, -Parts): Entries (K-GK-AR) folded per
 %   group, as a list GK-Acc in the order of GK.
 group_parts(Entries, Specs, Parts) :-
-    findall(GK-AR, member(_-GK-AR, Entries), Pairs0),
+    entry_pairs(Entries, Pairs0),       % no findall: no copy of the entries
     msort(Pairs0, Pairs),
     fold_groups(Pairs, Specs, Parts).
+
+entry_pairs([], []).
+entry_pairs([_-GK-AR|Es], [GK-AR|Ps]) :- entry_pairs(Es, Ps).
 
 fold_groups([], _, []).
 fold_groups([GK-AR|Ps], Specs, [GK-Acc|Parts]) :-
