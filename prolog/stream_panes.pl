@@ -62,10 +62,13 @@
 
     Accumulators: acc(N, A1, ..., Ak), N the number of matches, Ai per
     aggregate (specs agg(Op, Distinct, Sep) as in stream_relation.pl):
-    count: the count of non-error values; sum/avg: s(E, C, I, C1, S1, C2,
-    S2, C3, S3) with E the errors, C the values, I the exact sum of the
+    count: the count of non-error values; sum/avg: i(C, I) while every
+    value is xsd:integer-ranked (C the values, I their exact sum: the
+    common case, a small term), else s(E, C, I, C1, S1, C2, S2, C3, S3)
+    with E the errors, C the values, I the exact sum of the
     xsd:integer-ranked values and Ci/Si the count and sum of the decimal
-    (encoded), float and double values; min/max/sample: the value or none.
+    (encoded), float and double values (back to i/2 when those leave);
+    min/max/sample: the value or none.
     Float and double sums are exact: x(Q, PosInf, NegInf, NaN), Q the
     rational sum of the finite values and the counts of the others, so a
     sum does not depend on the order in which values came or were taken
@@ -92,6 +95,7 @@
             pane_predicates/2,     % +Panes, -PIs
             entails/8              % +Module, +Reasoning, +S0, +P0, +O0, ?S, ?P, ?O
           ]).
+:- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(sparql_eval).
@@ -309,9 +313,12 @@ entering([K-GK-AR|Ms], Trie, J, In, Moved) :-
 %   group_parts(+Entries, +Specs, -Parts): Entries (K-GK-AR) folded per
 %   group, as a list GK-Acc in the order of GK.
 group_parts(Entries, Specs, Parts) :-
-    findall(GK-AR, member(_-GK-AR, Entries), Pairs0),
+    entry_pairs(Entries, Pairs0),       % no findall: no copy of the entries
     msort(Pairs0, Pairs),
     fold_groups(Pairs, Specs, Parts).
+
+entry_pairs([], []).
+entry_pairs([_-GK-AR|Es], [GK-AR|Ps]) :- entry_pairs(Es, Ps).
 
 fold_groups([], _, []).
 fold_groups([GK-AR|Ps], Specs, [GK-Acc|Parts]) :-
@@ -387,24 +394,29 @@ update_run(M, Run, Specs, Op, Part) :-
 %   the order of GK merged, the accumulators of a group in both added
 %   (Op plus: MIN/MAX/SAMPLE too) or subtracted (Op sub: a group with no
 %   match left is dropped).
-merge_parts([], Ys, Specs, Op, Out) :- !,
+merge_parts(Xs, Ys, Specs, Op, Out) :-
+    (   Op == plus, needs_panes(Specs) -> Ext = true ; Ext = false ),   % once, not per group
+    merge_parts(Xs, Ys, Specs, Op, Ext, Out).
+
+merge_parts([], Ys, Specs, Op, _, Out) :- !,
     (   Op == plus -> Out = Ys ; dropped(Ys, Specs, Out) ).
-merge_parts(Xs, [], _, _, Xs) :- !.
-merge_parts([K1-A1|Xs], [K2-A2|Ys], Specs, Op, Out) :-
+merge_parts(Xs, [], _, _, _, Xs) :- !.
+merge_parts([K1-A1|Xs], [K2-A2|Ys], Specs, Op, Ext, Out) :-
     compare(O, K1, K2),
     (   O == (=)
     ->  (   Op == plus
-        ->  acc_plus(Specs, A1, A2, A3), merge_extremes(Specs, A2, A3, A),
+        ->  acc_plus(Specs, A1, A2, A3),
+            (   Ext == true -> merge_extremes(Specs, A2, A3, A) ; A = A3 ),
             Out = [K1-A|Rest]
         ;   acc_sub(Specs, A1, A2, A),
             (   arg(1, A, 0) -> Out = Rest ; Out = [K1-A|Rest] )
         ),
-        merge_parts(Xs, Ys, Specs, Op, Rest)
+        merge_parts(Xs, Ys, Specs, Op, Ext, Rest)
     ;   O == (<)
     ->  Out = [K1-A1|Rest],
-        merge_parts(Xs, [K2-A2|Ys], Specs, Op, Rest)
+        merge_parts(Xs, [K2-A2|Ys], Specs, Op, Ext, Rest)
     ;   (   Op == plus -> Out = [K2-A2|Rest] ; Out = Rest )     % sub: nothing to take from
-    ,   merge_parts([K1-A1|Xs], Ys, Specs, Op, Rest)
+    ,   merge_parts([K1-A1|Xs], Ys, Specs, Op, Ext, Rest)
     ).
 
 dropped(_, _, []).
@@ -471,7 +483,10 @@ plus_pane(M, Pane, Specs, drop, J, T0, T) :-
 %   unless they moved to a later pane.
 forget_entries([], _, _).
 forget_entries([K-_-_|Es], Trie, J) :-
-    (   trie_lookup(Trie, K, J0), J0 =:= J -> trie_delete(Trie, K, _) ; true ),
+    (   trie_delete(Trie, K, J0)        % one trie step; put back if it moved on
+    ->  ( J0 =:= J -> true ; trie_insert(Trie, K, J0) )
+    ;   true
+    ),
     forget_entries(Es, Trie, J).
 
 %!  pane_nonempty(+Module, +Panes, +Lo, +Hi) is semidet.
@@ -589,8 +604,8 @@ empty_acc(Specs, Acc) :-
 
 empty_one(agg(count_star, _, _), 0).
 empty_one(agg(count, _, _), 0).
-empty_one(agg(sum, _, _), s(0, 0, 0, 0, 0, 0, 0, 0, 0)).
-empty_one(agg(avg, _, _), s(0, 0, 0, 0, 0, 0, 0, 0, 0)).
+empty_one(agg(sum, _, _), i(0, 0)).
+empty_one(agg(avg, _, _), i(0, 0)).
 empty_one(agg(min, _, _), none).
 empty_one(agg(max, _, _), none).
 empty_one(agg(sample, _, _), none).
@@ -637,7 +652,16 @@ extreme(Which, Sign, X, V0, V) :-
 better(min, X, Y) :- order_key(asc, X, KX), order_key(asc, Y, KY), KX @< KY.
 better(max, X, Y) :- order_key(asc, X, KX), order_key(asc, Y, KY), KX @> KY.
 
-%   s(E, C, I, C1, S1, C2, S2, C3, S3)
+%   i(C, I) (every value an xsd:integer, the common case: a small term
+%   to copy, store and merge) or s(E, C, I, C1, S1, C2, S2, C3, S3)
+add_sum(Sign, X, i(C0, I0), S) :- !,
+    (   (   integer(X) -> V = X
+        ;   X = n(V, DT, _), integer(V), int_type(DT)
+        )
+    ->  C is C0 + Sign, I is I0 + Sign * V,
+        S = i(C, I)
+    ;   add_sum(Sign, X, s(0, C0, I0, 0, 0, 0, 0, 0, 0), S)
+    ).
 add_sum(Sign, X, s(E0, C0, I0, C10, S10, C20, S20, C30, S30), S) :-
     C is C0 + Sign,
     (   (   integer(X) -> V = X         % a bare xsd:integer
@@ -737,6 +761,13 @@ acc_plus(Specs, Acc0, Part, Acc) :-
     Acc =.. [acc, N|As].
 
 plus_one(agg(count, _, _), A, P, C) :- !, C is A + P.
+plus_one(_, i(C0, I0), i(C1, I1), S) :- !,
+    C is C0 + C1, I is I0 + I1,
+    S = i(C, I).
+plus_one(Spec, A, P, S) :-
+    ( A = i(_, _) ; P = i(_, _) ), !,
+    full_sum(A, A1), full_sum(P, P1),
+    plus_one(Spec, A1, P1, S).
 plus_one(agg(Op, _, _), s(E0, C0, I0, C10, S10, C20, S20, C30, S30),
          s(E1, C1, I1, C11, S11, C21, S21, C31, S31), S) :-
     memberchk(Op, [sum, avg]), !,
@@ -761,6 +792,14 @@ part_plus(C0, S0, CP, SP, C, S) :-
     ).
 
 sub_one(agg(count, _, _), A, P, C) :- !, C is A - P.
+sub_one(_, i(C0, I0), i(C1, I1), S) :- !,
+    C is C0 - C1, I is I0 - I1,
+    S = i(C, I).
+sub_one(Spec, A, P, S) :-
+    ( A = i(_, _) ; P = i(_, _) ), !,
+    full_sum(A, A1), full_sum(P, P1),
+    sub_one(Spec, A1, P1, S0),
+    compact_sum(S0, S).
 sub_one(agg(Op, _, _), s(E0, C0, I0, C10, S10, C20, S20, C30, S30),
         s(E1, C1, I1, C11, S11, C21, S21, C31, S31), S) :-
     memberchk(Op, [sum, avg]), !,
@@ -782,6 +821,14 @@ part_sub(C0, S0, CP, SP, C, S) :-
     ;   CP =:= 0 -> S = S0
     ;   sparql_eval(sub(const(S0), const(SP)), S)
     ).
+
+%   full_sum(+Sum, -S9): a sum accumulator as s/9; compact_sum(+S9, -Sum):
+%   back to i/2 when only xsd:integer values are left in it.
+full_sum(i(C, I), s(0, C, I, 0, 0, 0, 0, 0, 0)) :- !.
+full_sum(S, S).
+
+compact_sum(S, i(C, I)) :- S = s(0, C, I, 0, _, 0, _, 0, _), !.
+compact_sum(S, S).
 
 %   merge_extremes(+Specs, +PaneAcc, +Acc0, -Acc): MIN/MAX/SAMPLE of a
 %   pane into the group's total.
@@ -815,6 +862,8 @@ value_one(N, agg(count_star, _, _), _, N) :- !.
 value_one(_, agg(count, _, _), C, C) :- !.
 value_one(_, agg(sum, _, _), S, V) :- !,
     (   sum_term(S, T) -> V = T ; V = '$u' ).
+value_one(_, agg(avg, _, _), i(C, I), V) :- !,
+    (   C =:= 0 -> V = 0 ; integer_avg(I, C, V) ).
 value_one(_, agg(avg, _, _), S, V) :- !,
     arg(2, S, C),
     (   C =:= 0 -> V = 0
@@ -836,26 +885,37 @@ value_one(_, agg(_, _, _), X, V) :-
 %   twice: an average is computed per group and evaluation.
 integer_avg(I, C, n(V, 'http://www.w3.org/2001/XMLSchema#decimal', L)) :-
     P = 1000000000000000000,
-    S is round(abs(I) * P rdiv C),
+    A is abs(I),
+    S is (2 * A * P + C) // (2 * C),    % round(A * P / C), halves away from zero
     Ip is S // P,
     Fr is S mod P,
-    number_codes(Ip, ICs),
     (   Fr =:= 0
-    ->  FCs = [0'0]
-    ;   F1 is Fr + P,                   % 1 and the 18 digits of Fr
-        number_codes(F1, [_|Ds]),
-        reverse(Ds, R0),
-        drop_zeros(R0, R),
-        reverse(R, FCs)
+    ->  FS = "0"
+    ;   frac_digits(Fr, 18, F, D),
+        F1 is F + 10^D,                 % 1 and the D digits of F
+        number_string(F1, FS1),
+        sub_string(FS1, 1, _, 0, FS)
     ),
-    append(ICs, [0'.|FCs], Cs0),
-    (   S =\= 0, I < 0 -> Cs = [0'-|Cs0] ; Cs = Cs0 ),
-    string_codes(L, Cs),
-    number_codes(V, Cs).
+    number_string(Ip, IS),
+    (   S =\= 0, I < 0 -> atomics_to_string(["-", IS, ".", FS], L)
+    ;   atomics_to_string([IS, ".", FS], L)
+    ),
+    number_string(V, L).
 
-drop_zeros([0'0|T], R) :- !, drop_zeros(T, R).
-drop_zeros(R, R).
+%   frac_digits(+Fr, +D0, -F, -D): Fr, D0 fractional digits, without its
+%   trailing zeros: F, D digits (16, 8, 4, 2, then 1 zero at a time: an
+%   average of ten integers has 17).
+frac_digits(F0, D0, F, D) :-
+    strip_zeros(F0, D0, 10000000000000000, 16, F1, D1),
+    strip_zeros(F1, D1, 100000000, 8, F2, D2),
+    strip_zeros(F2, D2, 10000, 4, F3, D3),
+    strip_zeros(F3, D3, 100, 2, F4, D4),
+    strip_zeros(F4, D4, 10, 1, F, D).
 
+strip_zeros(F0, D0, P, K, F, D) :-
+    (   F0 mod P =:= 0 -> F is F0 // P, D is D0 - K ; F = F0, D = D0 ).
+
+sum_term(i(_, I), I) :- !.
 sum_term(s(0, _, I, C1, S1, C2, S2, C3, S3), T) :-
     foldl(add_part, [1-(C1-S1), 2-(C2-S2), 3-(C3-S3)], I, T),
     T \== '$error'.

@@ -31,6 +31,9 @@
 %
 %   Row with every unbound variable replaced by '$u' (a copy).
 ground_row(Row, Ground) :-
+    ground(Row), !,                 % the usual row: nothing to replace (findall copies it)
+    Ground = Row.
+ground_row(Row, Ground) :-
     copy_term(Row, Ground),
     term_variables(Ground, Vs),
     maplist(=('$u'), Vs).
@@ -39,6 +42,9 @@ ground_row(Row, Ground) :-
 %
 %   The inverse of ground_row/2 on the arguments of a row term: '$u'
 %   arguments become fresh variables.
+unground(G, T) :-
+    compound(G), \+ arg(_, G, '$u'), !,  % no unbound argument: the term itself
+    T = G.
 unground(G, T) :-
     compound(G), !,
     compound_name_arguments(G, F, As),

@@ -407,11 +407,17 @@ bulk_segment([W|Ws], Seg, G, M) :-
     pane_add(M, PN, St, Ms),
     bulk_segment(Ws, Seg, G, M).
 
-%   Every pane of the segment saw a triple of the window's stream.
+%   Every pane of the segment saw a triple of the window's stream (once
+%   per time stamp: the segment is in time order).
 raw_panes([], _, _, _).
 raw_panes([e(_, _, Tau)|Es], M, PN, St) :-
     pane_raw(M, PN, St, Tau),
-    raw_panes(Es, M, PN, St).
+    raw_panes(Es, Tau, M, PN, St).
+
+raw_panes([], _, _, _, _).
+raw_panes([e(_, _, Tau)|Es], Tau0, M, PN, St) :-
+    (   Tau == Tau0 -> true ; pane_raw(M, PN, St, Tau) ),
+    raw_panes(Es, Tau, M, PN, St).
 
 %   One occurrence: the instants before it are complete (evaluated), then
 %   it arrives at each query that reads its stream.
@@ -950,7 +956,7 @@ emit_answers(M, Qid, Rows, Start0, End0) :-
 emit_rows([], _, _, _, _, _, _, _).
 emit_rows([Row|Rows], Head, Fresh, Sink, M, Qid, Start, End) :-
     Row =.. [_|Vs0],
-    maplist(unbound_out, Vs0, Vs1),
+    (   memberchk('$u', Vs0) -> maplist(unbound_out, Vs0, Vs1) ; Vs1 = Vs0 ),
     (   Fresh =:= 0
     ->  Vs = Vs1
     ;   length(Bs, Fresh), maplist(fresh_bnode, Bs), append(Vs1, Bs, Vs)

@@ -15,7 +15,8 @@
         2  a float, the value itself
         4  any other term: the int64 id the term dictionary gave it
            (bridge_columns:sink_id/2, Prolog; an atom equal to the last
-           one at its argument position reuses that id without a call)
+           one at its argument position, or found in the call's atom
+           cache, reuses its id without a call)
 
     A buffer is a list of runs (detections of one head Name/Arity, one
     after the other); a detection is Arity + 2 values: its arguments, T1
@@ -35,6 +36,7 @@
 #include <string.h>
 
 #define NPOS 16                 /* argument positions with a last-atom slot */
+#define ACACHE 4096             /* slots of a call's atom cache (a power of 2) */
 #define ROW_WIDTH 6             /* values per row a new buffer is sized for */
 
 typedef struct run {
@@ -54,6 +56,18 @@ typedef struct level {
     size_t run_kinds_len, run_kinds_cap;
     atom_t last_atom[NPOS];     /* registered; 0 when none */
     int64_t last_id[NPOS];
+    /* The ids of atoms seen in this call, direct-mapped by the atom handle
+       (registered; 0 when empty).  An answer's atoms (IRIs: a group key,
+       a subject) repeat from one answer to the next, but not at the same
+       position in a row; a call to sink_id/2 costs about 1 us, a slot
+       here a few ns.  The dictionary gives a term the same id for the
+       whole call (it starts afresh only between calls), so the cache
+       lives as long as the level's call: emptied by colbuf_open/1 and
+       colbuf_close/0. */
+    atom_t cache_atom[ACACHE];
+    int64_t cache_id[ACACHE];
+    unsigned short cache_used[ACACHE];  /* the slots filled, to empty them */
+    size_t ncache_used;
 } level;
 
 static __thread level **levels = NULL;
@@ -109,6 +123,24 @@ forget_last(level *L)
 }
 
 static void
+forget_cache(level *L)
+{
+    for (size_t i = 0; i < L->ncache_used; i++) {
+        unsigned short c = L->cache_used[i];
+        PL_unregister_atom(L->cache_atom[c]);
+        L->cache_atom[c] = 0;
+    }
+    L->ncache_used = 0;
+}
+
+static size_t
+cache_slot(atom_t a)
+{
+    uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15ULL;
+    return (size_t)(h >> 32) & (ACACHE - 1);
+}
+
+static void
 free_levels(void *closure)
 {
     (void)closure;
@@ -116,6 +148,7 @@ free_levels(void *closure)
         level *L = levels[i];
         forget_atoms(L);
         forget_last(L);
+        forget_cache(L);
         free(L->slots);
         free(L->kinds);
         free(L->runs);
@@ -176,6 +209,7 @@ pl_colbuf_open(term_t max_rows)
     level *L = levels[depth + 1];
     forget_atoms(L);
     forget_last(L);
+    forget_cache(L);
     L->max_rows = (size_t)mr;
     if (!grow_slots(L, (size_t)mr * ROW_WIDTH))
         return FALSE;
@@ -191,6 +225,7 @@ pl_colbuf_close(void)
     if (L) {
         forget_atoms(L);
         forget_last(L);
+        forget_cache(L);
         depth--;
     }
     return TRUE;
@@ -297,8 +332,20 @@ put_value(level *L, size_t k, term_t t, long pos)
     case PL_ATOM:
         if (pos >= 0 && pos < NPOS && PL_get_atom(t, &a)) {
             if (L->last_atom[pos] != a) {
-                if (!term_id(t, &v))
-                    return FALSE;
+                size_t c = cache_slot(a);
+                if (L->cache_atom[c] == a) {
+                    v = L->cache_id[c];
+                } else {
+                    if (!term_id(t, &v))
+                        return FALSE;
+                    if (L->cache_atom[c])
+                        PL_unregister_atom(L->cache_atom[c]);
+                    else
+                        L->cache_used[L->ncache_used++] = (unsigned short)c;
+                    PL_register_atom(a);
+                    L->cache_atom[c] = a;
+                    L->cache_id[c] = v;
+                }
                 if (L->last_atom[pos])
                     PL_unregister_atom(L->last_atom[pos]);
                 PL_register_atom(a);

@@ -1,9 +1,10 @@
 """The C side of the columns sink (``prolog/c/columns_buffer.c``) where
 the random detections of test_columns_sink.py do not reach: nested calls
 (each has its own buffer), argument positions past the last-atom slots,
-atoms collected and made anew between detections, and the build of the
-C part itself (``prolog/native.pl``): cached per source and SWI-Prolog, a
-clear error without a compiler."""
+atoms collected and made anew between detections, the per-call atom
+cache past its slots, and the build of the C part itself
+(``prolog/native.pl``): cached per source and SWI-Prolog, a clear error
+without a compiler."""
 from __future__ import annotations
 
 import os
@@ -113,3 +114,26 @@ def test_without_a_compiler_the_error_says_so(tmp_path):
     assert failing.returncode != 0
     assert "could not build" in failing.stderr and "columns_buffer.c" in failing.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_atom_cache_over_many_atoms_and_calls():
+    """More distinct atoms than the call's atom cache has slots (so slots
+    are taken over), each at changing argument positions (the last-atom
+    slots miss), atoms made and collected between detections, and a
+    second call on the same dictionary: every atom decodes as itself."""
+    rt = runtime()
+    table = TermTable()
+    goal = ("bridge_columns:with_columns(E, R, forall(between(1, 9000, _I), ( "
+            "  _X is (_I * {a}) mod 6007, _Y is (_I * {b}) mod 6007, "
+            "  format(atom(_A), 'cache_atom_~w', [_X]), format(atom(_B), 'cache_atom_~w', [_Y]), "
+            "  ( _I mod 500 =:= 0 -> garbage_collect_atoms ; true ), "
+            "  bridge_columns:columns_sink(p(_A, _B, _I), _I, _I) )))")
+    try:
+        for a, b in ((1, 7), (13, 1)):
+            rec = ColumnReceiver(table)
+            rt.query_once(goal.format(a=a, b=b), {"E": "test_native_cache", "R": rec})
+            want = [(Compound("p", (f"cache_atom_{i * a % 6007}", f"cache_atom_{i * b % 6007}", i)), i, i)
+                    for i in range(1, 9001)]
+            assert _events(rec.chunks) == want
+    finally:
+        rt.query_once("bridge_columns:columns_drop(E)", {"E": "test_native_cache"})
