@@ -46,8 +46,8 @@ from ..algebra.streams import (ExistsExpr, Minus, PerStream, Quad, SubSelect, Ta
 from ..language import ast as A
 from ..language.dialects import ast as D
 
-__all__ = ["Placed", "Part", "JoinPlan", "plan_join", "certainly_bound", "unit_variables",
-           "weight"]
+__all__ = ["Placed", "Part", "JoinPlan", "plan_join", "certainly_bound", "binds_all",
+           "unit_variables", "weight"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,12 @@ def certainly_bound(p: Any) -> set[str]:
     if isinstance(p, Table):
         return {n for i, n in enumerate(p.vars) if all(r[i] is not None for r in p.rows)}
     return set()
+
+
+def binds_all(p: Any) -> bool:
+    """Does every solution of ``p`` bind every in-scope variable (so that
+    evaluating it under outer bindings is the bottom-up join)?"""
+    return certainly_bound(p) >= in_scope(p)
 
 
 def unit_variables(p: Any) -> set[str]:

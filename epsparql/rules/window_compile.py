@@ -52,7 +52,7 @@ from ..language import ast as A
 from ..language.dialects import ast as D
 from ..language.errors import QueryError
 from .from_algebra import BINARY_OPS, UNARY_OPS
-from .join_order import JoinPlan, Part, Placed, certainly_bound, plan_join
+from .join_order import JoinPlan, Part, Placed, binds_all, certainly_bound, plan_join
 
 AGG_OPS = {"COUNT": "count", "SUM": "sum", "AVG": "avg", "MIN": "min", "MAX": "max",
            "SAMPLE": "sample", "GROUP_CONCAT": "group_concat"}
@@ -654,7 +654,7 @@ class WindowCompiler:
     def safe(self, p: Any) -> bool:
         """Does every solution of ``p`` bind every in-scope variable (so
         that evaluating it under outer bindings is the bottom-up join)?"""
-        return certainly_bound(p) >= in_scope(p)
+        return binds_all(p)
 
     def renamed(self, p: Any, outer: set[str], c: _Clause, rename_all: bool = False
                 ) -> tuple[str, list[tuple[str, str]]]:
