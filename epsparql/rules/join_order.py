@@ -262,15 +262,24 @@ def plan_join(p: Any, bound: frozenset[str] = frozenset()) -> JoinPlan | None:
     if not isinstance(p, (Join, Filter)) or _pattern_has_exists(p):
         return None
     units, filters = _flatten(p)
-    # greedy: the lightest unit given what is bound, ties in query order
+    # greedy: the lightest unit given what is bound, ties in query order;
+    # a unit's weight changes only when one of its variables gets bound
+    uvars = [unit_variables(u) for u in units]
+    users: dict[str, list[int]] = {}
+    for i, vs in enumerate(uvars):
+        for v in vs:
+            users.setdefault(v, []).append(i)
     order: list[int] = []
     known = set(bound)
-    left = list(range(len(units)))
-    while left:
-        best = min(left, key=lambda i: (weight(units[i], known), i))
-        left.remove(best)
+    weights = {i: (weight(u, known), i) for i, u in enumerate(units)}
+    while weights:
+        best = min(weights.values())[1]
+        del weights[best]
         order.append(best)
-        known |= certainly_bound(units[best])
+        new = certainly_bound(units[best]) - known
+        known |= new
+        for i in {i for v in new for i in users.get(v, ()) if i in weights}:
+            weights[i] = (weight(units[i], known), i)
     # independent parts: units connected by a variable not bound outside
     parent = list(range(len(units)))
 
@@ -280,7 +289,7 @@ def plan_join(p: Any, bound: frozenset[str] = frozenset()) -> JoinPlan | None:
             i = parent[i]
         return i
     owner: dict[str, int] = {}
-    uvars = [unit_variables(u) - bound for u in units]
+    uvars = [vs - bound for vs in uvars]
     for i, vs in enumerate(uvars):
         for v in vs:
             if v in owner:
