@@ -643,13 +643,48 @@ class WindowCompiler:
             if isinstance(step, Placed):
                 goals.append(self.condition(step.expr, step.scope, c))
                 continue
-            if self.safe(step):
+            if isinstance(step, Quad) and self.bound_triple(step, known):
+                goals.append(self.check(step, c))
+            elif self.safe(step):
                 goals.append(self.pattern(step, c, frozenset(known)))
             else:
                 goal, pairs = self.renamed(step, set(c.vars), c)
                 goals.append(", ".join([goal] + [f"{a} = {b}" for a, b in pairs]))
             known |= certainly_bound(step)
         return goals
+
+    def bound_triple(self, q: Quad, known: set[str]) -> bool:
+        """Are all of a triple pattern's positions (and graphs) bound when
+        it runs, so that it has one solution or none?  (Not a path: a
+        sequence joins its steps, a bag.  Not over a window of STREAM ?g:
+        its graph is the pattern's too.)"""
+        t = q.triple
+        if not isinstance(t.p, (URIRef, A.Var)):
+            return False
+        for x in (t.s, t.p, t.o):
+            if isinstance(x, BNode) or isinstance(x, A.Var) and x.name not in known:
+                return False
+        for src in q.sources:
+            ref = self.windows[src.ref].stream if src.kind == "window" else src.ref
+            if isinstance(ref, A.Var) and (src.kind == "window" or ref.name not in known):
+                return False
+        return True
+
+    def check(self, q: Quad, c: _Clause) -> str:
+        """The goal of a triple pattern whose positions are bound: true
+        once when the triple is in one of its sources (no duplicate check
+        to set up, as matching it does)."""
+        t = q.triple
+        s, p, o = self.term(t.s, c), self.term(t.p, c), self.term(t.o, c)
+        alts = []
+        for src in q.sources:
+            if src.kind == "window":
+                alts.append(f"stream_window:win_holds({self.module}, {self.store(src.ref)}, "
+                            f"H{src.ref}, {self.reasoning}, {s}, {p}, {o})")
+            else:
+                g = c.var(src.ref.name) if isinstance(src.ref, A.Var) else to_prolog(str(src.ref))
+                alts.append(f"sparql_background:bg_triple({self.module}, {g}, {s}, {p}, {o})")
+        return f"once(( {' ; '.join(alts)} ))"
 
     def safe(self, p: Any) -> bool:
         """Does every solution of ``p`` bind every in-scope variable (so
