@@ -17,9 +17,9 @@ from typing import Any, Sequence
 from ..algebra.partition import NO_SCHEMA
 from ..rdf.prefixes import Prefixes
 from .algebra_tree import algebra_tree
+from .join_order_text import join_order_lines
 from .origins import GraphOrigins
 from .rule_graph import GraphNames, rule_graph_tree
-from .join_order_text import join_order_lines
 from .tree import TreeNode, duration_text, tree_lines
 from .window_tree import window_algebra_tree
 

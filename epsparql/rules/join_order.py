@@ -34,8 +34,9 @@ query's order (the bindings its pattern sees would depend on the order).
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from rdflib import BNode, URIRef
 from rdflib.namespace import RDF
@@ -46,7 +47,7 @@ from ..algebra.streams import (ExistsExpr, Minus, PerStream, Quad, SubSelect, Ta
 from ..language import ast as A
 from ..language.dialects import ast as D
 
-__all__ = ["Placed", "Part", "JoinPlan", "plan_join", "certainly_bound", "binds_all",
+__all__ = ["JoinPlan", "Part", "Placed", "binds_all", "certainly_bound", "plan_join",
            "unit_variables", "weight"]
 
 
@@ -162,11 +163,7 @@ def _pattern_has_exists(p: Any) -> bool:
             stack += (x.left, x.right)
             if x.expr is not None and _has_exists(x.expr):
                 return True
-        elif isinstance(x, Filter):
-            if _has_exists(x.expr):
-                return True
-            stack.append(x.pattern)
-        elif isinstance(x, Extend):
+        elif isinstance(x, (Filter, Extend)):
             if _has_exists(x.expr):
                 return True
             stack.append(x.pattern)
@@ -226,9 +223,7 @@ def weight(p: Any, bound: set[str] | frozenset[str]) -> float:
         def b(x: Any) -> bool:
             if isinstance(x, A.Var):
                 return x.name in bound
-            if isinstance(x, BNode):
-                return False
-            return True
+            return not isinstance(x, BNode)
         s, pp, o = b(t.s), (not path) and b(t.p), b(t.o)
         w = _WEIGHTS[(s, pp, o)]
         if isinstance(t.p, URIRef) and t.p == RDF.type and not s:

@@ -14,11 +14,11 @@ seconds in the query's order, 0.6 s so).
 from __future__ import annotations
 
 import random
+from fractions import Fraction
 
 import pytest
 from dialect_cases import EX, PREFIX, S1, answers_key, background, run_engine, stream
 from dialect_reference import RefQuery, RefWindow, evaluate
-from fractions import Fraction
 from rdflib import Literal, URIRef
 
 from epsparql import Engine
@@ -189,7 +189,7 @@ def test_a_filter_sees_only_its_own_group():
     is unbound in it, whatever order the groups are joined in (rdflib 7.6
     evaluates some such joins with the first group's bindings, so this is
     checked against answers written out here)."""
-    a, b, c = (URIRef(EX + n) for n in "abc")
+    b, c = URIRef(EX + "b"), URIRef(EX + "c")
     rows = [(c, URIRef(EX + "q"), b, 1, None, S1), (b, URIRef(EX + "name"), Literal("B"), 1, None, S1)]
     head = f"REGISTER QUERY q AS {PREFIX}SELECT ?b ?k FROM STREAM <{S1}> [RANGE 3s STEP 1s] WHERE "
 
