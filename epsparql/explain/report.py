@@ -64,8 +64,7 @@ def explain(engine: Any, queries: Sequence[Any], labels: Sequence[str] | None = 
         if dialect is not None and not q.incremental:
             out.append("evaluation order (each evaluation joins these in turn, bound variables "
                        "first; rules/join_order.py):")
-            out.extend("  " + line for line in join_order_lines(q.algebra.relation.pattern,
-                                                              Prefixes(q.prefixes)))
+            out.extend("  " + line for line in join_order_lines(q.algebra, Prefixes(q.prefixes)))
             out.append("")
         known.update(q.prefixes)
     out.append("partitioning (epsparql spark): a key every stream pattern binds")

@@ -47,8 +47,8 @@ from ..algebra.streams import (ExistsExpr, Minus, PerStream, Quad, SubSelect, Ta
 from ..language import ast as A
 from ..language.dialects import ast as D
 
-__all__ = ["JoinPlan", "Part", "Placed", "binds_all", "certainly_bound", "plan_join",
-           "unit_variables", "weight"]
+__all__ = ["JoinPlan", "Part", "Placed", "binds_all", "bound_triple", "certainly_bound",
+           "plan_join", "unit_variables", "weight"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,25 @@ def binds_all(p: Any) -> bool:
     """Does every solution of ``p`` bind every in-scope variable (so that
     evaluating it under outer bindings is the bottom-up join)?"""
     return certainly_bound(p) >= in_scope(p)
+
+
+def bound_triple(q: Quad, known: set[str] | frozenset[str], var_windows: set[int]) -> bool:
+    """Are all of a triple pattern's positions (and graphs) bound when it
+    runs, so that it has one solution or none?  Not a path (a sequence
+    joins its steps: a bag); not over a window in ``var_windows`` (CQELS's
+    STREAM ?g: its graph is the pattern's too)."""
+    t = q.triple
+    if not isinstance(t.p, (URIRef, A.Var)):
+        return False
+    for x in (t.s, t.p, t.o):
+        if isinstance(x, BNode) or isinstance(x, A.Var) and x.name not in known:
+            return False
+    for src in q.sources:
+        if src.kind == "window" and src.ref in var_windows:
+            return False
+        if src.kind == "background" and isinstance(src.ref, A.Var) and src.ref.name not in known:
+            return False
+    return True
 
 
 def unit_variables(p: Any) -> set[str]:

@@ -52,7 +52,8 @@ from ..language import ast as A
 from ..language.dialects import ast as D
 from ..language.errors import QueryError
 from .from_algebra import BINARY_OPS, UNARY_OPS
-from .join_order import JoinPlan, Part, Placed, binds_all, certainly_bound, plan_join
+from .join_order import (JoinPlan, Part, Placed, binds_all, bound_triple, certainly_bound,
+                         plan_join)
 
 AGG_OPS = {"COUNT": "count", "SUM": "sum", "AVG": "avg", "MIN": "min", "MAX": "max",
            "SAMPLE": "sample", "GROUP_CONCAT": "group_concat"}
@@ -123,6 +124,7 @@ class WindowCompiler:
         self.clauses: list[str] = []
         self.subs = 0
         self.windows = {w.index: w for w in q.windows}
+        self.var_windows = {w.index for w in q.windows if isinstance(w.stream, A.Var)}
         self.bounds = "b(" + ", ".join(f"H{w.index}" for w in q.windows) + ")" if q.windows else "b"
         self.agg_vars: dict[D.Aggregate, str] = {}      # of the relation being written
         self.panes = pane_plan(q) if panes else None
@@ -643,7 +645,7 @@ class WindowCompiler:
             if isinstance(step, Placed):
                 goals.append(self.condition(step.expr, step.scope, c))
                 continue
-            if isinstance(step, Quad) and self.bound_triple(step, known):
+            if isinstance(step, Quad) and bound_triple(step, known, self.var_windows):
                 goals.append(self.check(step, c))
             elif self.safe(step):
                 goals.append(self.pattern(step, c, frozenset(known)))
@@ -652,23 +654,6 @@ class WindowCompiler:
                 goals.append(", ".join([goal] + [f"{a} = {b}" for a, b in pairs]))
             known |= certainly_bound(step)
         return goals
-
-    def bound_triple(self, q: Quad, known: set[str]) -> bool:
-        """Are all of a triple pattern's positions (and graphs) bound when
-        it runs, so that it has one solution or none?  (Not a path: a
-        sequence joins its steps, a bag.  Not over a window of STREAM ?g:
-        its graph is the pattern's too.)"""
-        t = q.triple
-        if not isinstance(t.p, (URIRef, A.Var)):
-            return False
-        for x in (t.s, t.p, t.o):
-            if isinstance(x, BNode) or isinstance(x, A.Var) and x.name not in known:
-                return False
-        for src in q.sources:
-            ref = self.windows[src.ref].stream if src.kind == "window" else src.ref
-            if isinstance(ref, A.Var) and (src.kind == "window" or ref.name not in known):
-                return False
-        return True
 
     def check(self, q: Quad, c: _Clause) -> str:
         """The goal of a triple pattern whose positions are bound: true

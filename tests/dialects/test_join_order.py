@@ -247,6 +247,10 @@ def test_a_group_starts_from_its_bound_triple_and_filters_keep_their_scope():
     f = next(i for i, s in enumerate(steps) if isinstance(s, Placed))
     assert _triple(steps[f - 1]) == "?obId1 <http://purl.oclc.org/NET/sao/hasValue> ?v1"
     assert steps[f].scope == {"obId1", "ob", "p1", "v1"}
+    # ?p1's class, bound by then, is tested once in each source (no distinct/2)
+    text = prepare_windowed(CITYBENCH_Q3, qid=1).compiled.text
+    check = text[text.index("once(( stream_window:win_holds("):]
+    assert check.index(f"{EX}ct#CongestionLevel") < check.index("))")
 
 
 def test_groups_sharing_no_variable_are_separate_parts():
