@@ -15,7 +15,7 @@ pure join:
 - the units are taken greedily, the one with the fewest expected
   solutions given the variables bound so far first (:func:`weight`: a
   triple with a bound subject before one with a bound object before one
-  with only its predicate; ``rdf:type`` with a constant class counts as
+  with only its predicate; ``rdf:type`` with a bound class counts as
   unselective), ties in the query's order;
 - units sharing no variable form independent *parts*: each is evaluated
   once and the parts combined (a cross product the query asks for is

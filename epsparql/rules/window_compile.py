@@ -17,7 +17,11 @@ Join, OPTIONAL and MINUS evaluate their right side with the left side's
 bindings when that is SPARQL's bottom-up answer (every in-scope variable
 of the right side is bound by each of its solutions); otherwise the right
 side runs on renamed variables and the two are then unified (SPARQL's
-compatibility is unification).  Expressions are sparql_eval.pl trees,
+compatibility is unification).  A group's joins run in the order
+rules/join_order.py plans (bound variables first; parts that share no
+variable each once, into a list); a triple all of whose positions are
+bound by then is tested once (``stream_window:win_holds/7``).
+Expressions are sparql_eval.pl trees,
 as for EP-SPARQL (epsparql.rules.compile); EXISTS is evaluated first
 into a boolean.  Grouping, aggregates, ORDER BY, DISTINCT and slices
 are prolog/stream_relation.pl's.
