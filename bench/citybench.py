@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/citybench.py            # every query, each in a fresh process
     .venv/bin/python bench/citybench.py --quick    # Q1, Q5, Q10 of each dialect
+    .venv/bin/python bench/citybench.py --dialect csparql --only Q3,Q10_8 --baseline /work/main
 
 Each query is registered unchanged (dialect detected) in an engine of its
 own, with the static graphs as examples/citybench/README.md gives them
@@ -15,11 +16,17 @@ reset just before) and the load average around the run (harness
 ``run_child``).  The answers are the point of these queries (Q2 and
 Q10_8 give 10^5 answers from 3,528 triples), so the rates are answer-bound.
 Results: bench/results/citybench.json.
+
+``--baseline TREE`` measures each query twice in turn, with TREE's
+epsparql (its children get PYTHONPATH=TREE) then with this tree's, on the
+same data: before/after figures under the same load, written to
+bench/results/citybench_baseline.json (``--out`` to choose).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -70,9 +77,38 @@ def child(dialect: str, name: str) -> None:
                       "cpu_s": round(clock.cpu, 3), "peak_rss_mb": peak}))
 
 
+def measure(dialect: str, name: str, tree: str | None = None) -> tuple[dict, dict]:
+    """One query in a child process (``tree``: the epsparql to import)."""
+    env = os.environ.get("PYTHONPATH")
+    if tree is not None:
+        os.environ["PYTHONPATH"] = str(Path(tree).resolve())
+    try:
+        return run_child([sys.executable, __file__, "--child", dialect, name],
+                         log=f"citybench-{dialect}-{name}" + ("-baseline" if tree else ""))
+    finally:
+        if tree is not None:
+            if env is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = env
+
+
+def line(dialect: str, name: str, res: dict, run: dict, label: str = "") -> str:
+    rate = res["events"] / res["wall_s"] if res["wall_s"] else float("inf")
+    cpu_rate = res["events"] / res["cpu_s"] if res["cpu_s"] else float("inf")
+    return (f"{dialect:8} {name:20}{label} {res['answers']:>8,} answers  {rate:>9,.0f} events/s  "
+            f"{cpu_rate:>9,.0f} events/CPU s  peak {res['peak_rss_mb']:.0f} MB  "
+            f"load {run['load_avg_before']:.2f}→{run['load_avg_after']:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--dialect", choices=["csparql", "cqels"], help="one dialect only")
+    ap.add_argument("--only", help="these queries only (comma-separated names)")
+    ap.add_argument("--baseline", metavar="TREE",
+                    help="also measure each query with TREE's epsparql, just before")
+    ap.add_argument("--out", help="results file")
     ap.add_argument("--child", nargs=2, metavar=("DIALECT", "QUERY"))
     args = ap.parse_args()
     if args.child:
@@ -80,20 +116,29 @@ def main() -> None:
         return
     info = machine()
     print(describe(info))
+    only = set(args.only.split(",")) if args.only else None
     rows = []
     for dialect in ("csparql", "cqels"):
+        if args.dialect and dialect != args.dialect:
+            continue
         for p in sorted((CB / dialect).glob("*.rq")):
-            if args.quick and p.stem not in QUICK:
+            if args.quick and p.stem not in QUICK or only and p.stem not in only:
                 continue
-            res, run = run_child([sys.executable, __file__, "--child", dialect, p.stem],
-                                 log=f"citybench-{dialect}-{p.stem}")
-            rate = res["events"] / res["wall_s"] if res["wall_s"] else float("inf")
-            cpu_rate = res["events"] / res["cpu_s"] if res["cpu_s"] else float("inf")
-            print(f"{dialect:8} {p.stem:20} {res['answers']:>8,} answers  {rate:>9,.0f} events/s  "
-                  f"{cpu_rate:>9,.0f} events/CPU s  peak {res['peak_rss_mb']:.0f} MB  "
-                  f"load {run['load_avg_before']:.2f}→{run['load_avg_after']:.2f}", flush=True)
-            rows.append({"dialect": dialect, "query": p.stem, **res, "run": run})
-    write_results({"machine": info, "rows": rows}, results_path("citybench", args.quick))
+            if args.baseline:
+                res0, run0 = measure(dialect, p.stem, args.baseline)
+                print(line(dialect, p.stem, res0, run0, " before"), flush=True)
+            res, run = measure(dialect, p.stem)
+            print(line(dialect, p.stem, res, run, " after " if args.baseline else ""), flush=True)
+            row = {"dialect": dialect, "query": p.stem, **res, "run": run}
+            if args.baseline:
+                row["baseline"] = {"tree": str(Path(args.baseline).resolve()), **res0, "run": run0}
+                if res0["answers"] != res["answers"]:
+                    print(f"  answers differ: {res0['answers']} before, {res['answers']} after")
+            rows.append(row)
+    name = "citybench_baseline" if args.baseline else "citybench"
+    partial = args.quick or bool(only) or bool(args.dialect)
+    out = args.out or (None if args.baseline or not partial else str(results_path(name, True)))
+    write_results({"machine": info, "rows": rows}, results_path(name, False, out))
 
 
 if __name__ == "__main__":

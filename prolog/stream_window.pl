@@ -81,6 +81,7 @@
             sw_stats/2,          % +Module, -Stats
             sw_windows/3,        % +Module, +SampleSize, -Windows
             win_match/8,         % +Module, +Store, +Hi, +Reasoning, ?G, ?S, ?P, ?O
+            win_holds/7,         % +Module, +Store, +Hi, +Reasoning, +S, +P, +O
             timestamp_value/4,   % +Module, +Windows, +ArgExprs, -Value
             fresh_bnode/1,       % -BlankNode
             rdf_triple/1,        % +Triple
@@ -1298,14 +1299,8 @@ restore_window(M, W, Seq, PS) :-
 win_match(M, Store, Hi, none, G, S, P, O) :- !,
     content(M, Store, Hi, G, S, P, O).
 win_match(M, Store, Hi, rdfs, G, S, P, O) :-
-    Type = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type',
-    (   P == Type
-    ->  distinct(G-S-O,
-                 (   content(M, Store, Hi, G, S, Type, C0), sub_class(M, C0, O)
-                 ;   content(M, Store, Hi, G, X, Q, Y), Q \== Type,
-                     entailed_type(M, Q, Role, O),
-                     ( Role == subject -> S = X ; S = Y )
-                 ))
+    (   P == 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type'
+    ->  distinct(G-S-O, type_match(M, Store, Hi, G, S, O))
     ;   nonvar(P)
     ->  (   has_sub_properties(M)
         ->  distinct(G-S-O, ( content(M, Store, Hi, G, S, Q, O), stream_property(M, Q, P) ))
@@ -1314,6 +1309,42 @@ win_match(M, Store, Hi, rdfs, G, S, P, O) :-
     ;   has_sub_properties(M)
     ->  distinct(G-S-P-O, ( content(M, Store, Hi, G, S, Q, O), sub_property(M, Q, P) ))
     ;   content(M, Store, Hi, G, S, P, O)
+    ).
+
+%!  win_holds(+Module, +Store, +Hi, +Reasoning, +S, +P, +O) is semidet.
+%
+%   The ground triple is in the window's content at the current
+%   evaluation or entailed from it, as win_match/8 says, tested once (a
+%   join checks a triple whose positions earlier patterns bound: no
+%   duplicate check to set up).
+win_holds(M, Store, Hi, none, S, P, O) :- !,
+    once(content(M, Store, Hi, _, S, P, O)).
+win_holds(M, Store, Hi, rdfs, S, P, O) :-
+    (   P == 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type'
+    ->  once(type_match(M, Store, Hi, _, S, O))
+    ;   has_sub_properties(M)
+    ->  once(( content(M, Store, Hi, _, S, Q, O), stream_property(M, Q, P) ))
+    ;   once(content(M, Store, Hi, _, S, P, O))
+    ).
+
+%   S rdf:type O in the window or entailed from it: sub-classes of a
+%   stated type; the domain and range of its triples' properties, looked
+%   for only when the background states some, by the subject when bound
+%   (a join tests `?s a ?c` once per ?s).
+type_match(M, Store, Hi, G, S, O) :-
+    Type = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type',
+    (   content(M, Store, Hi, G, S, Type, C0), sub_class(M, C0, O)
+    ;   sparql_background:bg_flags(M, flags(_, true)),
+        (   nonvar(S)
+        ->  (   content(M, Store, Hi, G, S, Q, _), Q \== Type,
+                entailed_type(M, Q, subject, O)
+            ;   content(M, Store, Hi, G, _, Q, S), Q \== Type,
+                entailed_type(M, Q, object, O)
+            )
+        ;   content(M, Store, Hi, G, X, Q, Y), Q \== Type,
+            entailed_type(M, Q, Role, O),
+            ( Role == subject -> S = X ; S = Y )
+        )
     ).
 
 has_sub_properties(M) :-

@@ -2,7 +2,8 @@
 
 Per query its algebra after the rewrites (:mod:`epsparql.explain.algebra_tree`,
 or the window operators of a dialect query,
-:mod:`epsparql.explain.window_tree`); how ``epsparql spark`` partitions
+:mod:`epsparql.explain.window_tree`, and the order its pattern is joined in,
+:mod:`epsparql.explain.join_order_text`); how ``epsparql spark`` partitions
 the queries; the binarised rule graph of the EP-SPARQL ones compiled
 together (:mod:`epsparql.explain.rule_graph`) with its stores of partial
 matches.  Used by the command (cli/explain.py) and by the service
@@ -16,6 +17,7 @@ from typing import Any, Sequence
 from ..algebra.partition import NO_SCHEMA
 from ..rdf.prefixes import Prefixes
 from .algebra_tree import algebra_tree
+from .join_order_text import join_order_lines
 from .origins import GraphOrigins
 from .rule_graph import GraphNames, rule_graph_tree
 from .tree import TreeNode, duration_text, tree_lines
@@ -59,6 +61,11 @@ def explain(engine: Any, queries: Sequence[Any], labels: Sequence[str] | None = 
                        + (", aggregates kept per pane):" if q.incremental else "):"))
         out.extend("  " + line for line in tree_lines(tree))
         out.append("")
+        if dialect is not None and not q.incremental:
+            out.append("evaluation order (each evaluation joins these in turn, bound variables "
+                       "first; rules/join_order.py):")
+            out.extend("  " + line for line in join_order_lines(q.algebra, Prefixes(q.prefixes)))
+            out.append("")
         known.update(q.prefixes)
     out.append("partitioning (epsparql spark): a key every stream pattern binds")
     out.extend("  " + line for line in engine.partitioning(schema).describe())

@@ -17,7 +17,11 @@ Join, OPTIONAL and MINUS evaluate their right side with the left side's
 bindings when that is SPARQL's bottom-up answer (every in-scope variable
 of the right side is bound by each of its solutions); otherwise the right
 side runs on renamed variables and the two are then unified (SPARQL's
-compatibility is unification).  Expressions are sparql_eval.pl trees,
+compatibility is unification).  A group's joins run in the order
+rules/join_order.py plans (bound variables first; parts that share no
+variable each once, into a list); a triple all of whose positions are
+bound by then is tested once (``stream_window:win_holds/7``).
+Expressions are sparql_eval.pl trees,
 as for EP-SPARQL (epsparql.rules.compile); EXISTS is evaluated first
 into a boolean.  Grouping, aggregates, ORDER BY, DISTINCT and slices
 are prolog/stream_relation.pl's.
@@ -52,6 +56,8 @@ from ..language import ast as A
 from ..language.dialects import ast as D
 from ..language.errors import QueryError
 from .from_algebra import BINARY_OPS, UNARY_OPS
+from .join_order import (JoinPlan, Part, Placed, binds_all, bound_triple, certainly_bound,
+                         plan_join)
 
 AGG_OPS = {"COUNT": "count", "SUM": "sum", "AVG": "avg", "MIN": "min", "MAX": "max",
            "SAMPLE": "sample", "GROUP_CONCAT": "group_concat"}
@@ -111,8 +117,9 @@ class WindowCompiler:
 
     def __init__(self, q: ContinuousQuery, qid: int, *, module: str,
                  encode: Callable[[Any], Any], is_function: Callable[[str], bool],
-                 reasoning: str, panes: bool = True) -> None:
+                 reasoning: str, panes: bool = True, reorder: bool = True) -> None:
         self.q = q
+        self.reorder = reorder
         self.qid = qid
         self.module = to_prolog(module)
         self.encode = encode
@@ -121,6 +128,7 @@ class WindowCompiler:
         self.clauses: list[str] = []
         self.subs = 0
         self.windows = {w.index: w for w in q.windows}
+        self.var_windows = {w.index for w in q.windows if isinstance(w.stream, A.Var)}
         self.bounds = "b(" + ", ".join(f"H{w.index}" for w in q.windows) + ")" if q.windows else "b"
         self.agg_vars: dict[D.Aggregate, str] = {}      # of the relation being written
         self.panes = pane_plan(q) if panes else None
@@ -547,26 +555,31 @@ class WindowCompiler:
         return "[" + ", ".join(keys) + "]", goals
 
     # -- patterns ----------------------------------------------------------------
-    def pattern(self, p: Any, c: _Clause) -> str:
+    def pattern(self, p: Any, c: _Clause, bound: frozenset[str] = frozenset()) -> str:
+        """The goal whose solutions are ``p``'s; ``bound``: variables bound
+        by every solution of what runs before it (they order its joins)."""
         if isinstance(p, Empty):
             return "true"
         if isinstance(p, Quad):
             return self.quad(p, c)
         if isinstance(p, PerStream):
-            return self.pattern(p.pattern, c)
+            return self.pattern(p.pattern, c, bound)
+        plan = plan_join(p, bound) if self.reorder else None
+        if plan is not None:
+            return self.join_plan(plan, c, bound)
         if isinstance(p, Join):
-            left = self.pattern(p.left, c)
+            left = self.pattern(p.left, c, bound)
             if self.safe(p.right):
-                return f"{left}, {self.pattern(p.right, c)}"
+                return f"{left}, {self.pattern(p.right, c, bound | certainly_bound(p.left))}"
             right, pairs = self.renamed(p.right, in_scope(p.left), c)
             unify = ", ".join(f"{a} = {b}" for a, b in pairs) or "true"
             return f"{left}, {right}, {unify}"
         if isinstance(p, Union_):
-            return f"( {self.pattern(p.left, c)} ; {self.pattern(p.right, c)} )"
+            return f"( {self.pattern(p.left, c, bound)} ; {self.pattern(p.right, c, bound)} )"
         if isinstance(p, LeftJoin):
-            left = self.pattern(p.left, c)
+            left = self.pattern(p.left, c, bound)
             if self.safe(p.right):
-                right = self.pattern(p.right, c)
+                right = self.pattern(p.right, c, bound | certainly_bound(p.left))
             else:
                 r, pairs = self.renamed(p.right, in_scope(p.left), c)
                 right = ", ".join([r] + [f"{a} = {b}" for a, b in pairs])
@@ -574,7 +587,7 @@ class WindowCompiler:
                 if p.expr is not None else "true"
             return f"{left}, ( ({right}, {cond}) *-> true ; true )"
         if isinstance(p, Minus):
-            left = self.pattern(p.left, c)
+            left = self.pattern(p.left, c, bound)
             shared = in_scope(p.left) & in_scope(p.right)
             if not shared:
                 return left
@@ -582,10 +595,10 @@ class WindowCompiler:
             lst = "[" + ", ".join(f"{a}-{b}" for a, b in pairs) + "]"
             return f"{left}, \\+ ({r}, stream_relation:minus_compatible({lst}))"
         if isinstance(p, Filter):
-            inner = self.pattern(p.pattern, c)
+            inner = self.pattern(p.pattern, c, bound)
             return f"{inner}, {self.condition(p.expr, in_scope(p.pattern), c)}"
         if isinstance(p, Extend):
-            inner = self.pattern(p.pattern, c)
+            inner = self.pattern(p.pattern, c, bound)
             x = c.fresh()
             goal = self.value(p.expr, c, x, in_scope(p.pattern))
             return (f"{inner}, {goal}, "
@@ -606,10 +619,66 @@ class WindowCompiler:
             return f"{pred}({self.bounds}, {rows}), stream_relation:member_row({row}, {rows})"
         raise QueryError(f"unsupported pattern {type(p).__name__} in a stream query")
 
+    def join_plan(self, plan: JoinPlan, c: _Clause, bound: frozenset[str]) -> str:
+        """The goal of a pure join in the order rules/join_order.py gives:
+        one part as a conjunction; several (no variable shared) each
+        evaluated once into a list, then their members combined."""
+        goals = [self.condition(f.expr, f.scope, c) for f in plan.before]
+        if len(plan.parts) == 1:
+            goals += self.join_steps(plan.parts[0], c, bound)
+        else:
+            members = []
+            for part in plan.parts:
+                body = ", ".join(self.join_steps(part, c, bound)) or "true"
+                row = "row(" + ", ".join(c.var(n) for n in part.variables) + ")" \
+                    if part.variables else "row"
+                rows = c.fresh()
+                goals.append(f"findall({row}, ({body}), {rows}), {rows} \\== []")
+                members.append(f"member({row}, {rows})")
+            goals += members
+        goals += [self.condition(f.expr, f.scope, c) for f in plan.after]
+        return ", ".join(goals) or "true"
+
+    def join_steps(self, part: Part, c: _Clause, bound: frozenset[str]) -> list[str]:
+        """One part's goals: a unit every solution of which binds its
+        variables runs under the bindings before it; another on its own,
+        its solutions then unified with them (SPARQL's compatibility)."""
+        goals: list[str] = []
+        known = set(bound)
+        for step in part.steps:
+            if isinstance(step, Placed):
+                goals.append(self.condition(step.expr, step.scope, c))
+                continue
+            if isinstance(step, Quad) and bound_triple(step, known, self.var_windows):
+                goals.append(self.check(step, c))
+            elif self.safe(step):
+                goals.append(self.pattern(step, c, frozenset(known)))
+            else:
+                goal, pairs = self.renamed(step, set(c.vars), c)
+                goals.append(", ".join([goal] + [f"{a} = {b}" for a, b in pairs]))
+            known |= certainly_bound(step)
+        return goals
+
+    def check(self, q: Quad, c: _Clause) -> str:
+        """The goal of a triple pattern whose positions are bound: true
+        once when the triple is in one of its sources (no duplicate check
+        to set up, as matching it does)."""
+        t = q.triple
+        s, p, o = self.term(t.s, c), self.term(t.p, c), self.term(t.o, c)
+        alts = []
+        for src in q.sources:
+            if src.kind == "window":
+                alts.append(f"stream_window:win_holds({self.module}, {self.store(src.ref)}, "
+                            f"H{src.ref}, {self.reasoning}, {s}, {p}, {o})")
+            else:
+                g = c.var(src.ref.name) if isinstance(src.ref, A.Var) else to_prolog(str(src.ref))
+                alts.append(f"sparql_background:bg_triple({self.module}, {g}, {s}, {p}, {o})")
+        return f"once(( {' ; '.join(alts)} ))"
+
     def safe(self, p: Any) -> bool:
         """Does every solution of ``p`` bind every in-scope variable (so
         that evaluating it under outer bindings is the bottom-up join)?"""
-        return certainly_bound(p) >= in_scope(p)
+        return binds_all(p)
 
     def renamed(self, p: Any, outer: set[str], c: _Clause, rename_all: bool = False
                 ) -> tuple[str, list[tuple[str, str]]]:
@@ -876,36 +945,15 @@ def _window_ref(w: WindowDef) -> str:
     return f"iri({to_prolog(str(w.stream))})"
 
 
-def certainly_bound(p: Any) -> set[str]:
-    """Variables every solution of ``p`` binds (conservative)."""
-    if isinstance(p, Quad):
-        return in_scope(p)
-    if isinstance(p, PerStream):
-        return certainly_bound(p.pattern) | ({p.var} if p.var else set())
-    if isinstance(p, Join):
-        return certainly_bound(p.left) | certainly_bound(p.right)
-    if isinstance(p, (Union_,)):
-        return certainly_bound(p.left) & certainly_bound(p.right)
-    if isinstance(p, (LeftJoin, Minus)):
-        return certainly_bound(p.left)
-    if isinstance(p, Filter):
-        return certainly_bound(p.pattern)
-    if isinstance(p, Extend):
-        return certainly_bound(p.pattern)
-    if isinstance(p, Table):
-        return {n for i, n in enumerate(p.vars) if all(r[i] is not None for r in p.rows)}
-    if isinstance(p, SubSelect):
-        return set()
-    return set()
-
-
 def compile_window_query(q: ContinuousQuery, qid: int, *, module: str,
                          encode: Callable[[Any], Any],
                          is_function: Callable[[str], bool] = lambda iri: False,
-                         reasoning: str = "rdfs", panes: bool = True) -> CompiledWindowQuery:
+                         reasoning: str = "rdfs", panes: bool = True,
+                         reorder: bool = True) -> CompiledWindowQuery:
     """The Prolog text of a windowed query (see the module docstring);
     ``panes=False`` reads every window at each instant even where the
-    query could keep its aggregates per pane."""
+    query could keep its aggregates per pane; ``reorder=False`` joins in
+    the query's order (rules/join_order.py: for comparisons)."""
     comp = WindowCompiler(q, qid, module=module, encode=encode, is_function=is_function,
-                          reasoning=reasoning, panes=panes)
+                          reasoning=reasoning, panes=panes, reorder=reorder)
     return comp.compile()
