@@ -35,7 +35,9 @@ import gzip
 import re
 import sys
 import uuid
+from collections.abc import Iterator
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
 
 from rdflib import BNode, Graph, Literal, URIRef
@@ -68,6 +70,12 @@ def in_range(text: str, fmt: str) -> bool:
     return START <= t <= END
 
 
+def in_time(rows: list[dict], column: str, fmt: str) -> Iterator[dict]:
+    """The rows whose ``column`` time is in [START, END], at most SECONDS
+    of them (the feeders skip the others, and the run stops after SECONDS)."""
+    return islice((r for r in rows if in_range(r[column], fmt)), SECONDS)
+
+
 def jena(value: float) -> Literal:
     """Jena's ``addLiteral``: a Java double as xsd:double, an int as xsd:long."""
     if isinstance(value, float):
@@ -95,11 +103,8 @@ def observations(checkout: Path, iri: str, sensors: Graph) -> list[tuple[str, di
                   encoding="utf-8") as m:
             distance = float(int(next(r for r in csv.DictReader(m)
                                       if r["REPORT_ID"] == report)["DISTANCE_IN_METERS"]))
-        for r in rows[1:]:                       # the constructor has read the first row
-            if len(out) == SECONDS:
-                break
-            if not in_range(r["TIMESTAMP"], "%Y-%m-%dT%H:%M:%S"):
-                continue
+        # (the feeder's constructor has read the first row)
+        for r in in_time(rows[1:], "TIMESTAMP", "%Y-%m-%dT%H:%M:%S"):
             speed, count = float(r["avgSpeed"]), float(r["vehicleCount"])
             values = {"AvgSpeed": speed, "VehicleCount": count,
                       "MeasuredTime": float(r["avgMeasuredTime"]),
@@ -107,29 +112,17 @@ def observations(checkout: Path, iri: str, sensors: Graph) -> list[tuple[str, di
                       "CongestionLevel": count / distance if distance != 0 else -1.0}
             out.append((f"AarhusTrafficObservation-{r['_id']}", by_kind(props, kinds, values)))
     elif name.startswith("AarhusPollution"):
-        for r in rows:
-            if len(out) == SECONDS:
-                break
-            if not in_range(r["timestamp"], "%Y-%m-%d %H:%M:%S"):
-                continue
+        for r in in_time(rows, "timestamp", "%Y-%m-%d %H:%M:%S"):
             api = max(int(r[k]) for k in ("ozone", "particullate_matter", "carbon_monoxide",
                                           "sulfure_dioxide", "nitrogen_dioxide"))
             out.append(("AarhusPollutionObservation-0", {p: api for p in props}))
     elif name.startswith("AarhusWeather"):
-        for r in rows:
-            if len(out) == SECONDS:
-                break
-            if not in_range(r["TIMESTAMP"], "%Y-%m-%dT%H:%M:%S"):
-                continue
+        for r in in_time(rows, "TIMESTAMP", "%Y-%m-%dT%H:%M:%S"):
             values = {"Temperature": float(r["tempm"]), "Humidity": int(r["hum"]),
                       "WindSpeed": float(r["wspdm"])}
             out.append(("AarhusWeatherObservation-0", by_kind(props, kinds, values)))
     elif name.startswith("AarhusParking"):
-        for r in rows:
-            if len(out) == SECONDS:
-                break
-            if not in_range(r["updatetime"], "%Y-%m-%d %H:%M:%S"):
-                continue
+        for r in in_time(rows, "updatetime", "%Y-%m-%d %H:%M:%S"):
             vacancies = int(r["totalspaces"]) - int(r["vehiclecount"])
             out.append((f"AarhusParkingObservation-{r['_id']}", {props[0]: vacancies}))
     else:
