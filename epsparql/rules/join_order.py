@@ -45,7 +45,6 @@ from ..algebra.nodes import Empty, Extend, Filter, Join, LeftJoin, Union_
 from ..algebra.streams import (ExistsExpr, Minus, PerStream, Quad, SubSelect, Table,
                                in_scope)
 from ..language import ast as A
-from ..language.dialects import ast as D
 
 __all__ = ["JoinPlan", "Part", "Placed", "binds_all", "bound_triple", "certainly_bound",
            "plan_join", "unit_variables", "weight"]
@@ -144,21 +143,6 @@ def unit_variables(p: Any) -> set[str]:
     return out
 
 
-def _expr_vars(e: Any) -> set[str]:
-    """The variables an expression mentions (iteratively: a FILTER of
-    2,000 alternatives is a deep tree)."""
-    from ..language.dialects.builder import children
-    out: set[str] = set()
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, A.Var):
-            out.add(x.name)
-        elif not isinstance(x, (D.Aggregate, ExistsExpr)):
-            stack.extend(children(x))
-    return out
-
-
 def _has_exists(e: Any) -> bool:
     from ..language.dialects.builder import children
     stack = [e]
@@ -196,6 +180,7 @@ def _flatten(p: Any) -> tuple[list[Any], list[tuple[Any, frozenset[str], frozens
     ``needs``: the filter's variables in its scope, each bound by every
     solution of its group, or None for a filter of the whole group that
     must see all of it (one on a variable the group may leave unbound)."""
+    from ..language.dialects.builder import free_vars
     units: list[Any] = []
     filters: list[tuple[Any, frozenset[str], frozenset[str] | None]] = []
     stack: list[tuple[Any, bool]] = [(p, True)]     # (pattern, one of the group's own filters?)
@@ -207,7 +192,7 @@ def _flatten(p: Any) -> tuple[list[Any], list[tuple[Any, frozenset[str], frozens
             pass                                # the identity of join
         elif isinstance(x, Filter):
             scope = frozenset(in_scope(x.pattern))
-            needs = frozenset(_expr_vars(x.expr) & scope)
+            needs = frozenset({v.name for v in free_vars(x.expr)} & scope)
             if needs <= certainly_bound(x.pattern):
                 filters.append((x.expr, scope, needs))
                 stack.append((x.pattern, top))

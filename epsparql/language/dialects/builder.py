@@ -603,14 +603,16 @@ def children(e) -> list:
 
 
 def free_vars(e) -> list[A.Var]:
-    """Variables of an expression outside its aggregates."""
-    if isinstance(e, A.Var):
-        return [e]
-    if isinstance(e, D.Aggregate):
-        return []
+    """Variables of an expression outside its aggregates, left to right
+    (iteratively: a FILTER of 2,000 alternatives is a deep tree)."""
     out: list[A.Var] = []
-    for c in children(e):
-        out.extend(free_vars(c))
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, A.Var):
+            out.append(x)
+        elif not isinstance(x, D.Aggregate):
+            stack.extend(reversed(children(x)))
     return out
 
 
