@@ -22,7 +22,9 @@ import numpy as np
 
 __all__ = ["LineBlocks", "decoded_lines", "MAX_BLOCK", "byte_positions"]
 
-_READ = 1 << 18            # bytes asked of the source at a time
+_READ = 1 << 18            # bytes asked of the source at a time (more than a
+                           # buffered reader's buffer: read1 then reads past it)
+_POLL = 0.25               # seconds a wait for a live source lasts between signal checks
 #: Bytes of a block, however few lines they hold (a longer line is read whole).
 MAX_BLOCK = 1 << 22
 _NL = 10
@@ -67,6 +69,20 @@ class LineBlocks:
         self._first = True
         self._failed: BaseException | None = None    # raised once the lines before it are out
         self.eof = False
+        self._read_once = False          # read1 has run: the source's buffer is empty
+
+    def _wait(self) -> None:
+        """Wait until a live source has bytes, a quarter of a second at a
+        time.  Ctrl-C may be taken by any thread of the process (SWI-Prolog's,
+        a library's), and then it does not interrupt a read blocked in this
+        one; between two waits the interpreter acts on it.  Only once our
+        own read1 has run (it leaves a buffered reader's buffer empty, so
+        that the descriptor tells all: bytes buffered before would not
+        show on it)."""
+        if self.fd is None or not self._read_once:
+            return
+        while not select.select([self.fd], [], [], _POLL)[0]:
+            pass
 
     def ready(self) -> bool:
         """Whether a read would not wait for a writer."""
@@ -88,7 +104,9 @@ class LineBlocks:
         chunks, have, count = [self._tail], len(self._tail), self._tail_lines
         while self._more(lines, have, count):
             try:
+                self._wait()
                 chunk = self._read(_READ)
+                self._read_once = True
             except (Exception, KeyboardInterrupt) as e:
                 if count == 0:
                     raise

@@ -102,3 +102,49 @@ def test_ctrl_c_on_a_live_pipe_keeps_what_was_read(tmp_path):
     assert "interrupted; the answers found so far were written" in err
     for word in NEVER:
         assert word not in err
+
+
+def tgkill(pid: int, tid: int, sig: int) -> None:
+    """Send ``sig`` to one thread of another process (Linux's tgkill)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(234, pid, tid, sig) != 0:               # SYS_tgkill on x86-64
+        raise OSError(ctypes.get_errno(), "tgkill")
+
+
+def sigint_blocked(pid: int, tid: int) -> bool:
+    with open(f"/proc/{pid}/task/{tid}/status") as f:
+        mask = next(int(x.split()[1], 16) for x in f if x.startswith("SigBlk:"))
+    return bool(mask >> (signal.SIGINT - 1) & 1)
+
+
+def test_ctrl_c_taken_by_another_thread_still_stops_a_run_waiting_on_a_pipe(tmp_path):
+    """The kernel hands a process's SIGINT to any of its threads; taken by
+    one of SWI-Prolog's or a library's, it did not interrupt the read the
+    main thread was blocked in, and the run waited for input for ever (a CI
+    run hung on the test above)."""
+    p = run_on_a_pipe(tmp_path)
+    out = Lines(p.stdout)
+    try:
+        for i in range(5):
+            p.stdin.write(row(i))
+        p.stdin.flush()
+        assert len(out.take(5)) == 5
+        # a thread other than the main one that does not block SIGINT
+        # (SWI-Prolog's gc thread and jemalloc's do; another of the
+        # libraries' does not: the kernel may hand Ctrl-C to it)
+        others = [int(t) for t in os.listdir(f"/proc/{p.pid}/task")
+                  if int(t) != p.pid and not sigint_blocked(p.pid, int(t))]
+        assert others, "no thread but the main one can take SIGINT"
+        tgkill(p.pid, others[0], signal.SIGINT)
+        deadline = time.monotonic() + 60                     # a watchdog, not a measure
+        while p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        stopped = p.poll() is not None
+    finally:
+        if p.poll() is None:
+            p.kill()
+    err = p.stderr.read()
+    assert stopped, "Ctrl-C taken by another thread was not acted on"
+    assert p.returncode == 130, err
+    assert "interrupted; the answers found so far were written" in err
