@@ -28,6 +28,7 @@ from functools import cached_property
 from typing import Any, Callable
 
 from .algebra import translate
+from .algebra.constants import check_constants
 from .algebra.nodes import Query as AlgebraQuery
 from .algebra.partition import KeyPlan, key_plan
 from .algebra.passes import optimise
@@ -191,6 +192,9 @@ def prepare_windowed(text: "str | DialectQuery", *, qid: int, dialect: str | Non
     else:
         syntax, text = text, ""
     try:
+        # algebra/constants.py: the static checks EP-SPARQL's queries get (constants,
+        # regular expressions, types, variables no pattern binds)
+        check_constants(syntax)
         # algebra/secret.py: the SECRET parameters in force (argument, pragma, default)
         pragma, where = read_pragmas(text)
         secret = resolve(syntax, args, pragma, where)

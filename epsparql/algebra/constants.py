@@ -3,7 +3,10 @@
 A mistake in a constant does not make a query fail on a stream: every
 evaluation that meets it is a SPARQL error, an error is false, and the
 query just never answers.  So these are found when the query is
-registered (and by ``epsparql check``):
+registered (and by ``epsparql check``), on every road: an EP-SPARQL
+query (algebra/translate.py) and a stream dialect's (prepare.py,
+before its translation), both read through
+:mod:`epsparql.language.query_parts`:
 
 Errors (:class:`~epsparql.language.QueryError`, with line and column):
 
@@ -37,10 +40,16 @@ every solution:
 * a variable that no pattern binds (``FILTER(?prce > 5)``, a projected
   or template variable), see :func:`~epsparql.language.scope.unbound_variables`.
 
+* SUM or AVG of something that is not a number (an error for every group).
+
 Types come from constants and from what built-in functions return
-(getDURATION() a duration, getSTARTTIME() a date-time, STR() a string,
-STRLEN() a number, ...); a variable can hold anything, so a comparison
-involving one is never warned about.
+(getDURATION() a duration, getSTARTTIME() and a dialect's timestamp() a
+date-time, STR() a string, STRLEN() a number, ...) and aggregates
+compute (COUNT, SUM and AVG a number, MIN, MAX and SAMPLE their
+argument's type); a variable bound only by ``AS ?v`` (SELECT, BIND,
+GROUP BY) has its expressions' type, ``(COUNT(*) AS ?n)`` a number; a
+variable a pattern binds can hold anything, so a comparison involving
+one is never warned about.
 """
 from __future__ import annotations
 
@@ -54,6 +63,8 @@ from rdflib import BNode, Literal, URIRef
 from ..language import ast
 from ..language.errors import QueryError, QueryWarning
 from ..language.regex import regex_problem
+from ..language.dialects import ast as D
+from ..language.query_parts import Part, query_parts
 from ..language.scope import unbound_variables
 from ..rdf.literal_forms import (DURATION_TYPES as _DURATIONS, FLOAT_TYPES as _FLOATS,
                                  INTEGER_TYPES as _INTEGERS, INTERPRETED_DATATYPES,
@@ -68,9 +79,10 @@ __all__ = ["check_constants", "literal_problem", "INTERPRETED_DATATYPES",
 
 # -- the walk ------------------------------------------------------------------
 
-def check_constants(query: ast.Query) -> None:
-    """Raise QueryError for an invalid constant of ``query``; warn
-    (QueryWarning) about operators whose operands can never fit."""
+def check_constants(query: Any) -> None:
+    """Raise QueryError for an invalid constant of ``query`` (an EP-SPARQL
+    query or a stream dialect's); warn (QueryWarning) about operators whose
+    operands can never fit and variables no pattern binds."""
     for problem, pos in _problems(query):
         if isinstance(problem, QueryError):
             raise problem
@@ -84,23 +96,65 @@ def _error(message: str, pos: ast.Pos | None) -> QueryError:
     return QueryError(message, pos.line, pos.column)
 
 
-def _problems(query: ast.Query) -> Iterator[tuple[Any, ast.Pos | None]]:
+class _Context:
+    """What typing the expressions of one query needs: the warnings so far,
+    the expressions each variable is assigned (``AS ?v``; None for a
+    pattern that binds it: then it can hold anything), and the road."""
+
+    def __init__(self, query: Any, warned: list) -> None:
+        self.warned = warned
+        self.dialect = not isinstance(query, (ast.SelectQuery, ast.ConstructQuery,
+                                              ast.AskQuery))
+        self.assigned: dict[str, list[Any]] = {}
+        self._types: dict[str, frozenset[str] | None] = {}
+
+    def assign(self, name: str, expr: Any) -> None:
+        self.assigned.setdefault(name, []).append(expr)
+
+    def var_type(self, name: str) -> frozenset[str] | None:
+        """A variable's type: the join of the types of the expressions
+        assigned to it, when nothing else binds it (an aggregate's alias:
+        ``(COUNT(*) AS ?n)`` is a number); otherwise unknown."""
+        if name in self._types:
+            return self._types[name]
+        self._types[name] = None                 # while typing it (a cycle: unknown)
+        exprs = self.assigned.get(name, [None])
+        if any(x is None for x in exprs):
+            return None
+        quiet = _Context.__new__(_Context)       # its operators are warned about where they are
+        quiet.__dict__.update(self.__dict__, warned=[])
+        found = _join([run(_type(x, None, quiet)) for x in exprs])
+        self._types[name] = found
+        return found
+
+
+def _problems(query: Any) -> Iterator[tuple[Any, ast.Pos | None]]:
     """Errors (QueryError) first in text order, then warnings (text)."""
     warned: list[tuple[str, ast.Pos | None]] = list(unbound_variables(query))
+    ctx = _Context(query, warned)
+    parts = list(query_parts(query))
+    for part in parts:
+        if part.kind == "triple":
+            for x in (part.node.s, part.node.p, part.node.o):
+                if isinstance(x, ast.Var):
+                    ctx.assign(x.name, None)
+        elif part.kind == "binds":
+            ctx.assign(part.node.name, part.expr)
     relative: set[str] = set()
-    for expr, pos in _expressions_and_terms(query, warned):
+    for expr, pos in _expressions_and_terms(parts):
         if isinstance(expr, (URIRef, Literal, BNode)):
             problem = _term_problem(expr)
             if problem:
                 yield _error(problem, pos), pos
-            elif isinstance(expr, URIRef) and not _SCHEME.match(expr) and expr not in relative:
+            elif (isinstance(expr, URIRef) and not _SCHEME.match(expr) and expr not in relative
+                  and not ctx.dialect):         # (a dialect's builder says it, names aside)
                 relative.add(expr)
                 warned.append((f"<{expr}> is a relative IRI and the query has no BASE to "
                                f"resolve it against: it never matches a triple of a stream "
                                f"or of the background, whose IRIs are absolute (declare "
                                f"BASE <...> or give a base: --base, Engine(base=...))", pos))
             continue
-        run(_type(expr, pos, warned))
+        run(_type(expr, pos, ctx))
     for message, pos in warned:
         yield message, pos
 
@@ -116,44 +170,15 @@ def _term_problem(term: Any) -> str | None:
     return None
 
 
-def _expressions_and_terms(query: ast.Query, warned: list
-                           ) -> Iterator[tuple[Any, ast.Pos | None]]:
+def _expressions_and_terms(parts: list[Part]) -> Iterator[tuple[Any, ast.Pos | None]]:
     """Every expression (with a position near it) and every RDF term of a
-    triple pattern or template (with the triple's position)."""
-    groups: list[ast.Group] = [query.where]
-    if isinstance(query, ast.ConstructQuery):
-        for t in query.template:
-            for x in (t.s, t.p, t.o):
-                yield x, t.pos or query.pos
-    if isinstance(query, ast.SelectQuery) and query.projection != "*":
-        for item in query.projection:
-            if isinstance(item, tuple):
-                yield item[0], item[1].pos
-    while groups:
-        g = groups.pop()
-        stack: list[Any] = list(reversed(g.elements))
-        while stack:
-            e = stack.pop()
-            if isinstance(e, ast.BGP):
-                for t in e.triples:
-                    for x in (t.s, t.p, t.o):
-                        yield x, t.pos
-            elif isinstance(e, ast.Filter):
-                yield e.expr, e.pos
-            elif isinstance(e, ast.Bind):
-                yield e.expr, e.pos
-            elif isinstance(e, ast.Group):
-                stack.extend(reversed(e.elements))
-            elif isinstance(e, (ast.Union, ast.TemporalJoin)):
-                stack += (e.right, e.left)
-            elif isinstance(e, (ast.Optional, ast.Minus, ast.Graph)):
-                stack.append(e.pattern)
-            elif isinstance(e, ast.SubSelect):
-                if e.projection != "*":
-                    for item in e.projection:
-                        if isinstance(item, tuple):
-                            yield item[0], item[1].pos
-                stack.append(e.where)
+    triple pattern, template or VALUES block (with its position)."""
+    for p in parts:
+        if p.kind in ("triple", "template"):
+            for x in (p.node.s, p.node.p, p.node.o):
+                yield x, p.pos
+        elif p.kind in ("expr", "term"):
+            yield p.node, p.pos
 
 
 # -- static types ----------------------------------------------------------------
@@ -178,7 +203,7 @@ _RETURNS: dict[str, frozenset[str] | None] = {
     "BNODE": frozenset({BLANK}), "STRLANG": frozenset({LANG}),
     "TIMEZONE": frozenset({DURATION}), "GETDURATION": frozenset({DURATION}),
     "GETSTARTTIME": frozenset({DATETIME}), "GETENDTIME": frozenset({DATETIME}),
-    "NOW": frozenset({DATETIME}),
+    "NOW": frozenset({DATETIME}), "TIMESTAMP": frozenset({DATETIME}),
 }
 _BOOLEAN_OPS = {"||", "&&", "=", "!=", "<", ">", "<=", ">="}
 
@@ -204,13 +229,17 @@ def _datatype_kind(dt: Any) -> str:
     return OTHER
 
 
-def _type(e: Any, pos: ast.Pos | None, warned: list) -> Walk[frozenset[str] | None]:
+def _type(e: Any, pos: ast.Pos | None, ctx: _Context) -> Walk[frozenset[str] | None]:
     """The static type of ``e``; appends a warning for each operator whose
     operand types can never fit (and then types it as unknown, so one
     mistake is reported once)."""
     pos = getattr(e, "pos", None) or pos
     if isinstance(e, ast.Var):
-        return None
+        return ctx.var_type(e.name)
+    if isinstance(e, D.Aggregate):
+        return (yield _aggregate_type(e, pos, ctx))
+    if isinstance(e, ast.Exists):
+        return frozenset({BOOL})
     if isinstance(e, Literal):
         problem = literal_problem(e)
         if problem:
@@ -222,34 +251,34 @@ def _type(e: Any, pos: ast.Pos | None, warned: list) -> Walk[frozenset[str] | No
             raise _error(problem, pos)
         return frozenset({IRI})
     if isinstance(e, ast.BinaryOp):
-        left = yield _type(e.left, pos, warned)
-        right = yield _type(e.right, pos, warned)
+        left = yield _type(e.left, pos, ctx)
+        right = yield _type(e.right, pos, ctx)
         if e.op in ("<", ">", "<=", ">="):
-            _check_order(e, left, right, pos, warned)
+            _check_order(e, left, right, pos, ctx)
         elif e.op in ("=", "!="):
-            _check_equal(e, left, right, pos, warned)
+            _check_equal(e, left, right, pos, ctx)
         elif e.op in ("+", "-", "*", "/"):
-            return _check_arith(e, (e.left, e.right), (left, right), pos, warned)
+            return _check_arith(e, (e.left, e.right), (left, right), pos, ctx)
         return frozenset({BOOL})
     if isinstance(e, ast.UnaryOp):
-        inner = yield _type(e.operand, pos, warned)
+        inner = yield _type(e.operand, pos, ctx)
         if e.op == "!":
             return frozenset({BOOL})
-        return _check_arith(e, (e.operand,), (inner,), pos, warned)
+        return _check_arith(e, (e.operand,), (inner,), pos, ctx)
     if isinstance(e, (ast.In, ast.NotIn)):
-        yield _type(e.expr, pos, warned)
+        yield _type(e.expr, pos, ctx)
         for v in e.values:
-            yield _type(v, pos, warned)
+            yield _type(v, pos, ctx)
         return frozenset({BOOL})
     if isinstance(e, ast.FunctionCall):
         types = []
         for a in e.args:
-            types.append((yield _type(a, pos, warned)))
+            types.append((yield _type(a, pos, ctx)))
         if not isinstance(e.name, str) or isinstance(e.name, URIRef):
             return None                                  # an extension function
         name = e.name.upper()
         if name in ("REGEX", "REPLACE"):
-            _check_regex(e, name, pos, warned)
+            _check_regex(e, name, pos, ctx)
         if name == "IF":
             return _join(types[1:])
         if name == "COALESCE":
@@ -264,13 +293,29 @@ def _type(e: Any, pos: ast.Pos | None, warned: list) -> Walk[frozenset[str] | No
     return None
 
 
+def _aggregate_type(e: D.Aggregate, pos, ctx: _Context) -> Walk[frozenset[str] | None]:
+    """COUNT is a number; SUM and AVG too, of numbers (of anything else they
+    are an error for every group); MIN, MAX and SAMPLE have their
+    argument's type; GROUP_CONCAT makes text."""
+    arg = None if e.arg is None else (yield _type(e.arg, pos, ctx))
+    if e.name in ("SUM", "AVG") and arg is not None and NUM not in arg:
+        ctx.warned.append((f"{_show(e)}: {e.name} of {_kinds(arg)} ({_show(e.arg)}) is an "
+                           f"error for every group, so it has no value", pos))
+        return None
+    if e.name in ("MIN", "MAX", "SAMPLE"):
+        return arg
+    if e.name == "GROUP_CONCAT":
+        return frozenset({STR, LANG})
+    return frozenset({NUM})
+
+
 def _join(types: list[frozenset[str] | None]) -> frozenset[str] | None:
     if not types or any(t is None for t in types):
         return None
     return frozenset().union(*types)
 
 
-def _check_order(e: ast.BinaryOp, left, right, pos, warned: list) -> None:
+def _check_order(e: ast.BinaryOp, left, right, pos, ctx: _Context) -> None:
     if left is None or right is None:
         return
     if any(a == b and a in _ORDERED for a in left for b in right):
@@ -278,38 +323,38 @@ def _check_order(e: ast.BinaryOp, left, right, pos, warned: list) -> None:
     kinds = left | right
     why = ("IRIs and blank nodes have no order" if kinds <= {IRI, BLANK}
            else f"it compares {_kinds(left)} with {_kinds(right)}")
-    warned.append((f"{_show(e)}: {why}, which is an error for every solution, so it "
+    ctx.warned.append((f"{_show(e)}: {why}, which is an error for every solution, so it "
                    f"is never true{_fix(e, left, right)}", pos))
 
 
-def _check_equal(e: ast.BinaryOp, left, right, pos, warned: list) -> None:
+def _check_equal(e: ast.BinaryOp, left, right, pos, ctx: _Context) -> None:
     if left is None or right is None or OTHER in left | right:
         return
     if left <= _LITERALS and right <= _LITERALS:
         if any(a == b for a in left for b in right):
             return
-        warned.append((f"{_show(e)}: it compares {_kinds(left)} with {_kinds(right)}, "
+        ctx.warned.append((f"{_show(e)}: it compares {_kinds(left)} with {_kinds(right)}, "
                        "which is an error for every solution, so it is never true"
                        f"{_fix(e, left, right)}", pos))
     elif e.op == "=" and ((left <= {IRI, BLANK} and right <= _LITERALS)
                           or (right <= {IRI, BLANK} and left <= _LITERALS)):
-        warned.append((f"{_show(e)}: {_kinds(left)} is never equal to {_kinds(right)}"
+        ctx.warned.append((f"{_show(e)}: {_kinds(left)} is never equal to {_kinds(right)}"
                        f"{_fix(e, left, right)}", pos))
 
 
-def _check_arith(e: Any, operands: tuple, types: tuple, pos, warned: list
+def _check_arith(e: Any, operands: tuple, types: tuple, pos, ctx: _Context
                  ) -> frozenset[str] | None:
     for operand, t in zip(operands, types):
         if t is not None and NUM not in t:
             hint = ("; the length of a match is getDURATION()"
-                    if t <= {DATETIME, DURATION} else "")
-            warned.append((f"{_show(e)}: arithmetic on {_kinds(t)} ({_show(operand)}) is "
+                    if t <= {DATETIME, DURATION} and not ctx.dialect else "")
+            ctx.warned.append((f"{_show(e)}: arithmetic on {_kinds(t)} ({_show(operand)}) is "
                            f"an error for every solution{hint}", pos))
             return None
     return frozenset({NUM})
 
 
-def _check_regex(call: ast.FunctionCall, name: str, pos, warned: list) -> None:
+def _check_regex(call: ast.FunctionCall, name: str, pos, ctx: _Context) -> None:
     """REGEX(text, pattern[, flags]) / REPLACE(text, pattern, with[, flags])
     with constants: check them as the engine will run them."""
     args = call.args
@@ -319,7 +364,7 @@ def _check_regex(call: ast.FunctionCall, name: str, pos, warned: list) -> None:
     for what, arg in (("pattern", pattern), ("flags", flags)):
         if isinstance(arg, URIRef) or (isinstance(arg, Literal)
                                        and _literal_kind(arg) != STR):
-            warned.append((f"{name}: the {what} {_show(arg)} is not a string, which is "
+            ctx.warned.append((f"{name}: the {what} {_show(arg)} is not a string, which is "
                            "an error for every solution", pos))
             return
     if not (isinstance(pattern, Literal) and isinstance(flags, Literal)):
@@ -400,10 +445,13 @@ def _show(e: Any, depth: int = 0) -> str:
         return f"{_show(e.left, depth + 1)} {e.op} {_show(e.right, depth + 1)}"
     if isinstance(e, ast.UnaryOp):
         return f"{e.op}{_show(e.operand, depth + 1)}"
+    if isinstance(e, D.Aggregate):
+        arg = "*" if e.arg is None else _show(e.arg, depth + 1)
+        return f"{e.name}({'DISTINCT ' if e.distinct else ''}{arg})"
     if isinstance(e, ast.FunctionCall):
         name = e.name if isinstance(e.name, str) and not isinstance(e.name, URIRef) \
             else _xsd(e.name)
         name = {"GETDURATION": "getDURATION", "GETSTARTTIME": "getSTARTTIME",
-                "GETENDTIME": "getENDTIME"}.get(name, name)
+                "GETENDTIME": "getENDTIME", "TIMESTAMP": "timestamp"}.get(name, name)
         return f"{name}({', '.join(_show(a, depth + 1) for a in e.args)})"
     return "…"

@@ -36,6 +36,7 @@ from rdflib import BNode
 from ..trampoline import Walk, run
 from . import ast as A
 from .errors import QueryError
+from .query_parts import operands, query_parts
 
 __all__ = ["check_scopes", "unbound_variables"]
 
@@ -161,53 +162,32 @@ def _expr(e: Any, labels: _Labels) -> Walk[None]:
         if isinstance(x, A.Exists):
             yield _group(x.pattern, set(), labels)
         else:
-            stack += _operands(x)
+            stack += operands(x)
 
 
-def unbound_variables(query: A.Query) -> list[tuple[str, A.Pos | None]]:
+def unbound_variables(query: Any) -> list[tuple[str, A.Pos | None]]:
     """Warnings (message, position) for variables no pattern of the query
     can bind, which is most often a typo (``FILTER(?prce > 5)``): in an
     expression such a variable is an error for every solution (so a FILTER
     is never true unless it is inside BOUND, COALESCE or IF), a projected
-    one is always empty, a template triple with one is never produced."""
+    one is always empty, a template triple with one is never produced.
+    ``query`` is an EP-SPARQL query or a stream dialect's: what binds a
+    variable is a triple pattern, GRAPH ?g, BIND, VALUES, a sub-query's
+    projection, a window pattern's ``STREAM ?g`` / ``WINDOW ?w``, an
+    ``AS ?v`` of SELECT or GROUP BY (:mod:`epsparql.language.query_parts`)."""
     bound: set[str] = set()
     uses: list[tuple[A.Var, str]] = []
-    groups: list[Any] = [query.where]
-    while groups:
-        x = groups.pop()
-        if isinstance(x, A.Group):
-            groups.extend(x.elements)
-        elif isinstance(x, A.BGP):
-            for t in x.triples:
-                bound.update(v.name for v in (t.s, t.p, t.o) if isinstance(v, A.Var))
-        elif isinstance(x, (A.Union, A.TemporalJoin)):
-            groups += (x.left, x.right)
-        elif isinstance(x, (A.Optional, A.Minus)):
-            groups.append(x.pattern)
-        elif isinstance(x, A.Graph):
-            if isinstance(x.name, A.Var):
-                bound.add(x.name.name)
-            groups.append(x.pattern)
-        elif isinstance(x, A.Bind):
-            bound.add(x.var.name)
-            uses += [(v, "expression") for v in _vars(x.expr)]
-        elif isinstance(x, A.Filter):
-            uses += [(v, "expression") for v in _vars(x.expr)]
-        elif isinstance(x, A.SubSelect):
-            groups.append(x.where)
-            if x.projection != "*":
-                bound.update(v.name if isinstance(v, A.Var) else v[1].name
-                             for v in x.projection)
-    if isinstance(query, A.SelectQuery) and query.projection != "*":
-        for item in query.projection:
-            if isinstance(item, tuple):
-                uses += [(v, "expression") for v in _vars(item[0])]
-                bound.add(item[1].name)
-            else:
-                uses.append((item, "projection"))
-    if isinstance(query, A.ConstructQuery):
-        for t in query.template:
-            uses += [(v, "template") for v in (t.s, t.p, t.o) if isinstance(v, A.Var)]
+    for kind, node, _, _ in query_parts(query):
+        if kind == "triple":
+            bound.update(v.name for v in (node.s, node.p, node.o) if isinstance(v, A.Var))
+        elif kind == "binds":
+            bound.add(node.name)
+        elif kind == "expr":
+            uses += [(v, "expression") for v in _vars(node)]
+        elif kind == "projected":
+            uses.append((node, "projection"))
+        elif kind == "template":
+            uses += [(v, "template") for v in (node.s, node.p, node.o) if isinstance(v, A.Var)]
     out: list[tuple[str, A.Pos | None]] = []
     said: set[str] = set()
     for var, where in uses:
@@ -223,20 +203,6 @@ def unbound_variables(query: A.Query) -> list[tuple[str, A.Pos | None]]:
     return out
 
 
-def _operands(x: Any) -> tuple:
-    """An expression node's operands, last first (pushed on a stack, they
-    come off left to right); none for a leaf or an EXISTS."""
-    if isinstance(x, A.BinaryOp):
-        return (x.right, x.left)
-    if isinstance(x, A.UnaryOp):
-        return (x.operand,)
-    if isinstance(x, A.FunctionCall):
-        return tuple(reversed(x.args))
-    if isinstance(x, (A.In, A.NotIn)):
-        return (*reversed(x.values), x.expr)
-    return ()
-
-
 def _vars(e: Any) -> list[A.Var]:
     """The variables of an expression, left to right (EXISTS groups aside)."""
     out: list[A.Var] = []
@@ -246,5 +212,5 @@ def _vars(e: Any) -> list[A.Var]:
         if isinstance(x, A.Var):
             out.append(x)
         else:
-            stack += _operands(x)
+            stack += operands(x)
     return out
