@@ -22,7 +22,7 @@ from rdflib import BNode, Literal, URIRef
 
 from . import ast as A
 
-__all__ = ["Part", "query_parts", "operands"]
+__all__ = ["Part", "query_parts", "expression_nodes", "operands"]
 
 
 class Part(NamedTuple):
@@ -71,7 +71,7 @@ def query_parts(query: Any) -> Iterator[Part]:
         x = stack.pop()
         if isinstance(x, Part):
             if x.kind == "expr":
-                stack += reversed(_exists_groups(x.node))
+                stack += reversed([g.pattern for g in expression_nodes(x.node, A.Exists)])
             yield x
         elif isinstance(x, A.Group):
             stack += reversed(x.elements)
@@ -133,14 +133,15 @@ def _values(v: Any) -> list[Part]:
     return out
 
 
-def _exists_groups(e: Any) -> list[A.Group]:
-    """The groups of the EXISTS / NOT EXISTS inside an expression, left to right."""
-    out: list[A.Group] = []
+def expression_nodes(e: Any, kind: type) -> list[Any]:
+    """The nodes of class ``kind`` in an expression, left to right, not
+    looking inside them (nor inside EXISTS): its variables, its EXISTS."""
+    out: list[Any] = []
     stack = [e]
     while stack:
         x = stack.pop()
-        if isinstance(x, A.Exists):
-            out.append(x.pattern)
+        if isinstance(x, kind):
+            out.append(x)
         else:
             stack += operands(x)
     return out

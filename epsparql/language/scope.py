@@ -36,7 +36,7 @@ from rdflib import BNode
 from ..trampoline import Walk, run
 from . import ast as A
 from .errors import QueryError
-from .query_parts import operands, query_parts
+from .query_parts import expression_nodes, query_parts
 
 __all__ = ["check_scopes", "unbound_variables"]
 
@@ -156,13 +156,8 @@ def _bgp(bgp: A.BGP, out: set[str], group: int, labels: _Labels) -> None:
 
 def _expr(e: Any, labels: _Labels) -> Walk[None]:
     """Check the groups of EXISTS / NOT EXISTS inside an expression."""
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, A.Exists):
-            yield _group(x.pattern, set(), labels)
-        else:
-            stack += operands(x)
+    for x in expression_nodes(e, A.Exists):
+        yield _group(x.pattern, set(), labels)
 
 
 def unbound_variables(query: Any) -> list[tuple[str, A.Pos | None]]:
@@ -183,7 +178,7 @@ def unbound_variables(query: Any) -> list[tuple[str, A.Pos | None]]:
         elif kind == "binds":
             bound.add(node.name)
         elif kind == "expr":
-            uses += [(v, "expression") for v in _vars(node)]
+            uses += [(v, "expression") for v in expression_nodes(node, A.Var)]
         elif kind == "projected":
             uses.append((node, "projection"))
         elif kind == "template":
@@ -200,17 +195,4 @@ def unbound_variables(query: Any) -> list[tuple[str, A.Pos | None]]:
                 "template": "a template triple with it is never constructed"}[where]
         out.append((f"?{var.name} is not bound by any pattern of the query (a typo?): "
                     f"{what}", var.pos))
-    return out
-
-
-def _vars(e: Any) -> list[A.Var]:
-    """The variables of an expression, left to right (EXISTS groups aside)."""
-    out: list[A.Var] = []
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, A.Var):
-            out.append(x)
-        else:
-            stack += operands(x)
     return out

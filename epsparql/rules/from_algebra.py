@@ -40,11 +40,12 @@ from ..algebra.translate import CHAIN
 from ..core.terms import to_prolog
 from ..language.errors import QueryError
 from ..trampoline import Walk, run
+from .expressions import MAX_EXPR_DEPTH, ExpressionCompiler
+
+__all__ = ["CompiledQuery", "RuleWriter", "compile_query", "certainly_bound", "balanced_text",
+           "MAX_EXPR_DEPTH", "MAX_TERM_DEPTH", "MAX_VARIABLES"]
 
 RDF_TYPE = RDF.type
-BINARY_OPS = {"||": "or", "&&": "and", "=": "eq", "!=": "ne", "<": "lt", ">": "gt",
-              "<=": "le", ">=": "ge", "+": "add", "-": "sub", "*": "mul", "/": "div"}
-UNARY_OPS = {"!": "not", "-": "neg", "+": "pos"}
 COMPARISONS = {"<", ">", "<=", ">=", "=", "!="}
 FAST_ARITH = {"+", "-", "*"}
 PROLOG_CMP = {"<": "<", ">": ">", "<=": "=<", ">=": ">=", "=": "=:=", "!=": "=\\="}
@@ -84,7 +85,7 @@ def _numeric_text(lit: Literal) -> str | None:
     return None
 
 
-class RuleWriter:
+class RuleWriter(ExpressionCompiler):
     """Writes one query's patterns and expressions as rule-language text."""
 
     def __init__(self, head: str, encode: Callable[[Any], Any],
@@ -103,7 +104,6 @@ class RuleWriter:
         self.hoist = hoist
         self.helpers: list[str] = []          # helper clauses (hoisted where-goals)
         self._used: list[set[str]] = []       # query variables seen by open goals
-        self._depth: list[Any] = []           # positions of the open expressions
 
     # -- terms ---------------------------------------------------------------
     def var(self, name: str) -> str:
@@ -457,91 +457,24 @@ class RuleWriter:
 
     def expr(self, e: Any, span: tuple[str, str] | None) -> str:
         """The sparql_eval expression tree of ``e``."""
-        return run(self._expr(e, span))
+        return self.tree(e, span)
 
     def _expr(self, e: Any, span: tuple[str, str] | None) -> Walk[str]:
-        """The tree of ``e``, refused past :data:`MAX_EXPR_DEPTH` levels
-        (SWI-Prolog reads and compiles terms recursively in C)."""
-        pos = getattr(e, "pos", None)
-        self._depth.append(pos or (self._depth[-1] if self._depth else None))
-        try:
-            if len(self._depth) > MAX_EXPR_DEPTH:
-                at = self._depth[-1]
-                raise QueryError(f"this expression is nested or chained more than "
-                                 f"{MAX_EXPR_DEPTH:,} operators deep, the limit",
-                                 at.line if at else None, at.column if at else None)
-            return (yield self._expr_node(e, span))
-        finally:
-            self._depth.pop()
+        return self.tree_walk(e, span)
 
-    def _expr_node(self, e: Any, span: tuple[str, str] | None) -> Walk[str]:
-        k = type(e).__name__
-        if k == "Var":
-            return f"var({self.var(e.name)})"
-        if isinstance(e, (URIRef, Literal)):
-            return f"const({to_prolog(self.encode(e))})"
-        if k == "BinaryOp" and e.op in ("||", "&&"):
-            # associative in SPARQL's three-valued logic: a long chain of
-            # them becomes a balanced tree, as shallow as its log
-            parts = []
-            for x in _operands(e, e.op):
-                parts.append((yield self._expr(x, span)))
-            return _balanced_call(BINARY_OPS[e.op], parts)
-        if k == "BinaryOp":
-            op = BINARY_OPS.get(e.op)
-            if op is None:
-                raise QueryError(f"unsupported operator {e.op}")
-            left = yield self._expr(e.left, span)
-            right = yield self._expr(e.right, span)
-            return f"{op}({left}, {right})"
-        if k == "UnaryOp":
-            return f"{UNARY_OPS[e.op]}({(yield self._expr(e.operand, span))})"
-        if k in ("In", "NotIn"):
-            head = yield self._expr(e.expr, span)
-            items = []
-            for x in e.values:
-                items.append((yield self._expr(x, span)))
-            return f"{'in' if k == 'In' else 'notin'}({head}, [{', '.join(items)}])"
-        if k == "FunctionCall":
-            args = []
-            for a in e.args:
-                args.append((yield self._expr(a, span)))
-            if isinstance(e.name, str) and not isinstance(e.name, URIRef):
-                name = e.name.upper()
-                if name in ("GETDURATION", "GETSTARTTIME", "GETENDTIME"):
-                    if span is None:
-                        raise QueryError(f"{e.name}() outside a filter or expression over a pattern")
-                    args = list(span)
-                return f"call({to_prolog(name)}, [{', '.join(args)}])"
-            iri = str(e.name)
-            if not self.is_function(iri):
-                pos = getattr(e, "pos", None)
-                raise QueryError(f"unknown function <{iri}>: register it with "
-                                 f"Engine.register_function() before registering the query",
-                                 pos.line if pos else None, pos.column if pos else None)
-            return f"call({to_prolog(iri)}, [{', '.join(args)}])"
-        raise QueryError(f"unsupported expression {e!r}")
+    # -- the expression compiler's hooks (rules/expressions.py) ----------------
+    def expr_var(self, v: Any, span: tuple[str, str] | None) -> str:
+        return self.var(v.name)
 
-
-def _operands(e: Any, op: str) -> list[Any]:
-    """The operands of a tree of one binary operator, left to right."""
-    out: list[Any] = []
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if type(x).__name__ == "BinaryOp" and x.op == op:
-            stack += (x.right, x.left)
-        else:
-            out.append(x)
-    return out
-
-
-def _balanced_call(functor: str, parts: list[str]) -> str:
-    """``functor(functor(a, b), functor(c, d))``: a balanced tree of parts."""
-    if len(parts) == 1:
-        return parts[0]
-    mid = len(parts) // 2
-    return f"{functor}({_balanced_call(functor, parts[:mid])}, {_balanced_call(functor, parts[mid:])})"
+    def expr_builtin(self, e: Any, name: str, args: list[str],
+                     span: tuple[str, str] | None) -> str | None:
+        """getDURATION(), getSTARTTIME() and getENDTIME() read the interval
+        of the pattern the expression is over (``span``)."""
+        if name not in ("GETDURATION", "GETSTARTTIME", "GETENDTIME"):
+            return None
+        if span is None:
+            raise QueryError(f"{e.name}() outside a filter or expression over a pattern")
+        return f"call({to_prolog(name)}, [{', '.join(span)}])"
 
 
 def balanced_text(parts: list[str], op: str) -> str:
@@ -603,11 +536,10 @@ def _certainly_bound(p: Pattern, memo: dict[int, tuple[Pattern, frozenset[str]]]
 #: arity (1,024) less the interval and some room.
 MAX_VARIABLES = 1000
 
-#: Deepest expression (operators inside operators, a chain of additions)
-#: and deepest rule term.  SWI-Prolog reads, writes and compiles terms
-#: with C recursion; embedded in Python a term about 12,000 levels deep
-#: overflows the C stack (measured), so these leave a margin of two.
-MAX_EXPR_DEPTH = 2000
+#: Deepest rule term (rules/expressions.py: MAX_EXPR_DEPTH, the deepest
+#: expression).  SWI-Prolog reads, writes and compiles terms with C
+#: recursion; embedded in Python a term about 12,000 levels deep overflows
+#: the C stack (measured), so this leaves a margin of two.
 MAX_TERM_DEPTH = 6000
 
 _NESTING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[(\[]|[)\]]")

@@ -22,8 +22,8 @@ rules/join_order.py plans (bound variables first; parts that share no
 variable each once, into a list); a triple all of whose positions are
 bound by then is tested once (``stream_window:win_holds/7``).
 Expressions are sparql_eval.pl trees,
-as for EP-SPARQL (epsparql.rules.compile); EXISTS is evaluated first
-into a boolean.  Grouping, aggregates, ORDER BY, DISTINCT and slices
+written by the compiler EP-SPARQL's rules use (rules/expressions.py);
+EXISTS is evaluated first into a boolean.  Grouping, aggregates, ORDER BY, DISTINCT and slices
 are prolog/stream_relation.pl's.
 
 A query whose aggregates can be kept per pane (:func:`pane_plan`: one
@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from rdflib import BNode, Literal, URIRef
 
@@ -55,7 +55,7 @@ from ..core.terms import to_prolog
 from ..language import ast as A
 from ..language.dialects import ast as D
 from ..language.errors import QueryError
-from .from_algebra import BINARY_OPS, UNARY_OPS
+from .expressions import ExpressionCompiler
 from .join_order import (JoinPlan, Part, Placed, binds_all, bound_triple, certainly_bound,
                          plan_join)
 
@@ -112,7 +112,7 @@ class _Clause:
         return f"F{self.n}"
 
 
-class WindowCompiler:
+class WindowCompiler(ExpressionCompiler):
     """Writes one query's clauses."""
 
     def __init__(self, q: ContinuousQuery, qid: int, *, module: str,
@@ -798,52 +798,53 @@ class WindowCompiler:
 
     def expr(self, e: Any, c: _Clause, scope: set[str] | None = None,
              pre: list[str] | None = None) -> str:
-        """A sparql_eval tree.  Variables outside ``scope`` (when given) are
-        unbound there (SPARQL's filter scoping); EXISTS goes to ``pre``."""
-        if isinstance(e, A.Var):
-            if scope is not None and e.name not in scope:
-                return f"var({c.fresh()})"
-            return f"var({c.var(e.name)})"
+        """A sparql_eval tree (rules/expressions.py).  Variables outside
+        ``scope`` (when given) are unbound there (SPARQL's filter scoping);
+        EXISTS and timestamp() go to ``pre``, goals run before it."""
+        return self.tree(e, _Where(c, scope, pre))
+
+    # -- the expression compiler's hooks (rules/expressions.py) ----------------
+    def expr_var(self, v: A.Var, at: "_Where") -> str:
+        if at.scope is not None and v.name not in at.scope:
+            return at.c.fresh()
+        return at.c.var(v.name)
+
+    def expr_builtin(self, e: A.FunctionCall, name: str, args: list[str],
+                     at: "_Where") -> str | None:
+        if name == "TIMESTAMP":
+            return self.timestamp(e, args, at.c, at.pre)
+        if name in ("GETDURATION", "GETSTARTTIME", "GETENDTIME"):
+            p = e.pos
+            raise QueryError(f"{e.name}() is EP-SPARQL's, for patterns joined in time; in a "
+                             f"windowed query use timestamp(?s, ?p, ?o)",
+                             p.line if p else None, p.column if p else None)
+        return None
+
+    def expr_other(self, e: Any, at: "_Where") -> str:
+        """An aggregate (its value, a variable of the group's row) or EXISTS
+        (evaluated first, into a boolean)."""
         if isinstance(e, D.Aggregate):
             v = self.agg_vars.get(e)
             if v is None:
                 raise QueryError("an aggregate outside SELECT, HAVING or ORDER BY")
             return f"var({v})"
-        if isinstance(e, (URIRef, Literal)):
-            return f"const({to_prolog(self.encode(e))})"
-        if isinstance(e, A.BinaryOp):
-            return f"{BINARY_OPS[e.op]}({self.expr(e.left, c, scope, pre)}, {self.expr(e.right, c, scope, pre)})"
-        if isinstance(e, A.UnaryOp):
-            return f"{UNARY_OPS[e.op]}({self.expr(e.operand, c, scope, pre)})"
-        if isinstance(e, (A.In, A.NotIn)):
-            items = ", ".join(self.expr(x, c, scope, pre) for x in e.values)
-            return f"{'in' if isinstance(e, A.In) else 'notin'}({self.expr(e.expr, c, scope, pre)}, [{items}])"
         if isinstance(e, ExistsExpr):
-            if pre is None:
+            if at.pre is None:
                 raise QueryError("EXISTS is not supported here")
-            x = c.fresh()
-            inner = self.pattern(e.pattern, c)
-            pre.append(f"stream_relation:exists_value(({inner}), {x})")
+            x = at.c.fresh()
+            inner = self.pattern(e.pattern, at.c)
+            at.pre.append(f"stream_relation:exists_value(({inner}), {x})")
             return f"not(var({x}))" if e.negated else f"var({x})"
-        if isinstance(e, A.FunctionCall):
-            args = [self.expr(a, c, scope, pre) for a in e.args]
-            if isinstance(e.name, URIRef):
-                if not self.is_function(str(e.name)):
-                    p = e.pos
-                    raise QueryError(f"unknown function <{e.name}>: register it with "
-                                     f"Engine.register_function() before registering the query",
-                                     p.line if p else None, p.column if p else None)
-                return f"call({to_prolog(str(e.name))}, [{', '.join(args)}])"
-            name = e.name.upper()
-            if name == "TIMESTAMP":
-                return self.timestamp(e, args, c, pre)
-            if name in ("GETDURATION", "GETSTARTTIME", "GETENDTIME"):
-                p = e.pos
-                raise QueryError(f"{e.name}() is EP-SPARQL's, for patterns joined in time; in a "
-                                 f"windowed query use timestamp(?s, ?p, ?o)",
-                                 p.line if p else None, p.column if p else None)
-            return f"call({to_prolog(name)}, [{', '.join(args)}])"
-        raise QueryError(f"unsupported expression {e!r}")
+        return super().expr_other(e, at)
+
+
+class _Where(NamedTuple):
+    """Where an expression is compiled: its clause, the variables in scope
+    (None: all), the goals to run before it (None: none allowed)."""
+
+    c: _Clause
+    scope: set[str] | None
+    pre: list[str] | None
 
 
 @dataclass
