@@ -53,6 +53,7 @@ one is never warned about.
 """
 from __future__ import annotations
 
+import copy
 import re
 import warnings
 from datetime import datetime, timezone
@@ -96,6 +97,10 @@ def _error(message: str, pos: ast.Pos | None) -> QueryError:
     return QueryError(message, pos.line, pos.column)
 
 
+#: How many aliases deep a variable's type is looked for (each a nested walk).
+_MAX_ALIASES = 50
+
+
 class _Context:
     """What typing the expressions of one query needs: the warnings so far,
     the expressions each variable is assigned (``AS ?v``; None for a
@@ -107,6 +112,7 @@ class _Context:
                                               ast.AskQuery))
         self.assigned: dict[str, list[Any]] = {}
         self._types: dict[str, frozenset[str] | None] = {}
+        self._open: list[str] = []               # the variables being typed
 
     def assign(self, name: str, expr: Any) -> None:
         self.assigned.setdefault(name, []).append(expr)
@@ -119,11 +125,15 @@ class _Context:
             return self._types[name]
         self._types[name] = None                 # while typing it (a cycle: unknown)
         exprs = self.assigned.get(name, [None])
-        if any(x is None for x in exprs):
-            return None
-        quiet = _Context.__new__(_Context)       # its operators are warned about where they are
-        quiet.__dict__.update(self.__dict__, warned=[])
-        found = _join([run(_type(x, None, quiet)) for x in exprs])
+        if any(x is None for x in exprs) or len(self._open) >= _MAX_ALIASES:
+            return None                          # (a long chain of BINDs: unknown past it)
+        quiet = copy.copy(self)                  # its operators are warned about where they are
+        quiet.warned = []
+        self._open.append(name)
+        try:
+            found = _join([run(_type(x, None, quiet)) for x in exprs])
+        finally:
+            self._open.pop()
         self._types[name] = found
         return found
 
