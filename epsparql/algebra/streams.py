@@ -28,6 +28,7 @@ from rdflib import URIRef
 from ..language import ast as A
 from ..language.dialects import ast as D
 from ..language.errors import QueryError
+from ..trampoline import Walk, run
 from .nodes import Empty, Extend, Filter, Join, LeftJoin, Triple, Union_
 
 #: The engine's default background graph (epsparql.engine.BACKGROUND).
@@ -383,7 +384,12 @@ def _group(g: A.Group, sc: _Scope, sources: tuple[Source, ...]) -> Any:
 
 
 def _expr(e: Any, sc: _Scope, sources) -> Any:
-    """An expression with its EXISTS groups translated (over ``sources``)."""
+    """An expression with its EXISTS groups translated (over ``sources``);
+    walked without recursion (a chain of 1,500 additions is as deep)."""
+    return run(_expr_walk(e, sc, sources))
+
+
+def _expr_walk(e: Any, sc: _Scope, sources) -> Walk[Any]:
     if isinstance(e, A.Exists):
         return ExistsExpr(_group(e.pattern, sc, sources), e.negated)
     if isinstance(e, A.BinaryOp) and e.op in ("||", "&&"):
@@ -397,19 +403,26 @@ def _expr(e: Any, sc: _Scope, sources) -> Any:
             if isinstance(x, A.BinaryOp) and x.op == e.op:
                 stack += (x.right, x.left)
             else:
-                operands.append(_expr(x, sc, sources))
+                operands.append((yield _expr_walk(x, sc, sources)))
         return _balanced_op(e, operands)
     if isinstance(e, A.BinaryOp):
-        return replace(e, left=_expr(e.left, sc, sources), right=_expr(e.right, sc, sources))
+        left = yield _expr_walk(e.left, sc, sources)
+        return replace(e, left=left, right=(yield _expr_walk(e.right, sc, sources)))
     if isinstance(e, A.UnaryOp):
-        return replace(e, operand=_expr(e.operand, sc, sources))
+        return replace(e, operand=(yield _expr_walk(e.operand, sc, sources)))
     if isinstance(e, A.FunctionCall):
-        return replace(e, args=tuple(_expr(a, sc, sources) for a in e.args))
+        args = []
+        for a in e.args:
+            args.append((yield _expr_walk(a, sc, sources)))
+        return replace(e, args=tuple(args))
     if isinstance(e, (A.In, A.NotIn)):
-        return replace(e, expr=_expr(e.expr, sc, sources),
-                       values=tuple(_expr(v, sc, sources) for v in e.values))
+        head = yield _expr_walk(e.expr, sc, sources)
+        values = []
+        for v in e.values:
+            values.append((yield _expr_walk(v, sc, sources)))
+        return replace(e, expr=head, values=tuple(values))
     if isinstance(e, D.Aggregate) and e.arg is not None:
-        return replace(e, arg=_expr(e.arg, sc, sources))
+        return replace(e, arg=(yield _expr_walk(e.arg, sc, sources)))
     return e
 
 

@@ -140,10 +140,10 @@ def expression_nodes(e: Any, kind: type) -> list[Any]:
     stack = [e]
     while stack:
         x = stack.pop()
-        if isinstance(x, kind):
-            out.append(x)
-        else:
+        if not isinstance(x, kind):
             stack += operands(x)
+            continue
+        out.append(x)
     return out
 
 

@@ -1,7 +1,8 @@
 """Long dialect queries, as tools generate them, register and answer
 (issue 25, finding 4: they crashed with a RecursionError): a UNION of
 1,000 branches (C-SPARQL) or of 500 windowed branches (CQELS), 1,000 named
-windows read through GRAPH ?g, a FILTER of 2,000 alternatives."""
+windows read through GRAPH ?g, a FILTER of 2,000 alternatives, a chain of
+1,500 additions."""
 from __future__ import annotations
 
 import sys
@@ -70,6 +71,25 @@ def test_a_filter_of_two_thousand_alternatives():
     got = run(filter_or(2000), [(URIRef(EX + "a"), URIRef(EX + "p"), Literal(i), 1, None, S)
                                 for i in (0, 1999, 2000, 5000)])
     assert sorted(dict(b)["o"] for _, b in got) == ["0", "1999"]
+
+
+def test_a_chain_of_1500_additions_and_one_past_the_limit():
+    """A FILTER 1,500 operators deep answers (the windowed road's
+    translation and its expression compiler, rules/expressions.py, walk it
+    without recursion); one past MAX_EXPR_DEPTH is a QueryError at its
+    place, as in EP-SPARQL."""
+    import pytest
+    from epsparql.language import QueryError
+    from epsparql.rules.expressions import MAX_EXPR_DEPTH
+
+    def chain(n: int) -> str:
+        return (f"REGISTER QUERY q AS SELECT ?o FROM STREAM <{S}> [RANGE 10s STEP 5s] "
+                f"WHERE {{ ?s ?p ?o FILTER(?o{' + 1' * n} = 1501) }}")
+    got = run(chain(1500), [(URIRef(EX + "a"), URIRef(EX + "p"), Literal(i), 1, None, S)
+                            for i in (0, 1, 2)])
+    assert [dict(b)["o"] for _, b in got] == ["1"]
+    with pytest.raises(QueryError, match=f"more than {MAX_EXPR_DEPTH:,} operators deep"):
+        run(chain(MAX_EXPR_DEPTH + 100), [])
 
 
 def test_the_command_runs_them(tmp_path):
