@@ -37,10 +37,9 @@ every solution:
   an IRI and a literal (never equal);
 * arithmetic on a value that is not a number (``getENDTIME() -
   getSTARTTIME()``: durations come from getDURATION());
+* SUM or AVG of something that is not a number (an error for every group);
 * a variable that no pattern binds (``FILTER(?prce > 5)``, a projected
   or template variable), see :func:`~epsparql.language.scope.unbound_variables`.
-
-* SUM or AVG of something that is not a number (an error for every group).
 
 Types come from constants and from what built-in functions return
 (getDURATION() a duration, getSTARTTIME() and a dialect's timestamp() a
