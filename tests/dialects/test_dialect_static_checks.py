@@ -8,7 +8,6 @@ warned about.
 """
 from __future__ import annotations
 
-import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -22,6 +21,9 @@ from epsparql.language.dialects import parse_dialect
 from epsparql.prepare import EP_SPARQL, dialect_of, prepare_windowed
 
 from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tests" / "cli"))
+from cli_child import cli  # noqa: E402  (the CLI in a child process)
 
 P = "PREFIX ex: <http://ex.org/> PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
 
@@ -158,14 +160,16 @@ def test_no_bundled_query_is_warned_about():
 
 
 def test_every_road_warns(tmp_path):
-    """Engine.register and ``epsparql check`` give the same warning,
-    FILE:LINE:COLUMN on the command line."""
-    text, (line, column) = _marked(FRAMES["csparql"], '?s ex:p ?o FILTER(?o > "P5D"^^xsd:dayTimeDuration ‸+ 1)')
+    """Engine.register, ``epsparql check`` and ``epsparql explain`` give the
+    same warning, FILE:LINE:COLUMN on the command line."""
+    text, (line, column) = _marked(FRAMES["csparql"],
+                                   '?s ex:p ?o FILTER(?o > "P5D"^^xsd:dayTimeDuration ‸+ 1)')
     with Engine() as eng, pytest.warns(QueryWarning, match=f"line {line}, column {column}: "):
         eng.register(text)
-    f = tmp_path / "q.rq"
-    f.write_text(text)
-    out = subprocess.run([sys.executable, "-m", "epsparql.cli", "check", str(f)],
-                         capture_output=True, text=True, timeout=60)
-    assert f"q.rq:{line}:{column}: warning: " in out.stdout + out.stderr
-    assert "arithmetic on an xsd:duration" in out.stdout + out.stderr
+    (tmp_path / "q.rq").write_text(text)
+    for command in ("check", "explain"):
+        r = cli(command, "q.rq", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        said = r.stdout + r.stderr
+        assert f"q.rq:{line}:{column}: warning: " in said, said
+        assert "arithmetic on an xsd:duration" in said
