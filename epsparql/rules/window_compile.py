@@ -21,9 +21,9 @@ compatibility is unification).  A group's joins run in the order
 rules/join_order.py plans (bound variables first; parts that share no
 variable each once, into a list); a triple all of whose positions are
 bound by then is tested once (``stream_window:win_holds/7``).
-Expressions are sparql_eval.pl trees,
-written by the compiler EP-SPARQL's rules use (rules/expressions.py);
-EXISTS is evaluated first into a boolean.  Grouping, aggregates, ORDER BY, DISTINCT and slices
+Expressions are sparql_eval.pl trees, written by the compiler
+EP-SPARQL's rules use (rules/expressions.py); EXISTS is evaluated first
+into a boolean.  Grouping, aggregates, ORDER BY, DISTINCT and slices
 are prolog/stream_relation.pl's.
 
 A query whose aggregates can be kept per pane (:func:`pane_plan`: one
