@@ -13,8 +13,12 @@ Operator mapping (section 4.2 -> docs/CORE.md):
     LeftJoin      -> leftjoin   Filter       -> where (span/3 when it reads time)
     Window        -> within (pushed into every binary step by the core)
 
-All data (IRIs, literals) is written through epsparql.core.terms, quoted
-and escaped: a query's constants are never Prolog source.
+Expressions become sparql_eval trees through rules/expressions.py, the
+compiler the windowed queries use too (this writer's hooks: a query
+variable is a rule variable, getDURATION() and the like read the span);
+a FILTER's numeric and duration comparisons get inline arithmetic here
+first.  All data (IRIs, literals) is written through epsparql.core.terms,
+quoted and escaped: a query's constants are never Prolog source.
 
 Origins: the text written for each element of the algebra (an operator,
 a triple; numbered by :mod:`epsparql.algebra.elements`) is wrapped as
