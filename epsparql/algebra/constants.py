@@ -355,10 +355,13 @@ def _check_arith(e: Any, operands: tuple, types: tuple, pos, ctx: _Context
                  ) -> frozenset[str] | None:
     for operand, t in zip(operands, types):
         if t is not None and NUM not in t:
-            hint = ("; the length of a match is getDURATION()"
-                    if t <= {DATETIME, DURATION} and not ctx.dialect else "")
+            hint = ""
+            if t <= {DATETIME, DURATION}:
+                hint = ("; timestamp() is an xsd:dateTime, not C-SPARQL 0.9's milliseconds: "
+                        "compare two with < or >" if ctx.dialect
+                        else "; the length of a match is getDURATION()")
             ctx.warned.append((f"{_show(e)}: arithmetic on {_kinds(t)} ({_show(operand)}) is "
-                           f"an error for every solution{hint}", pos))
+                               f"an error for every solution{hint}", pos))
             return None
     return frozenset({NUM})
 

@@ -129,6 +129,10 @@ def test_what_binds_a_variable_in_a_dialect(query):
      '?m = "x": it compares a number with a string'),
     ("REGISTER QUERY q AS SELECT (SUM(STR(?o)) AS ?t) FROM STREAM <http://ex.org/s> "
      "[RANGE 10s STEP 5s] WHERE { ?s ex:p ?o }", "SUM of a string (STR(?o))"),
+    # C-SPARQL 0.9's timestamp() is milliseconds; here it is an xsd:dateTime
+    ("REGISTER QUERY q AS SELECT ?s FROM STREAM <http://ex.org/s> [RANGE 10s STEP 5s] "
+     "WHERE { ?s ex:p ?o . ?o ex:p ?z FILTER(timestamp(?o, ex:p, ?z) - timestamp(?s, ex:p, ?o) "
+     "< 1000) }", "timestamp() is an xsd:dateTime, not C-SPARQL 0.9's milliseconds"),
     ("SELECT ?s ?typo WHERE { STREAM <http://ex.org/s> [NOW] { ?s ex:p ?o } }",
      "?typo is not bound by any pattern of the query (a typo?): its column is always empty"),
 ])
