@@ -18,7 +18,7 @@ from lark import v_args
 from rdflib import URIRef
 
 from . import ast as D
-from .builder import SparqlBuilder, check_window, pos_of
+from .builder import DialectBuilder, check_window, pos_of
 from .cqels import duration
 from .frontend import Dialect
 
@@ -57,7 +57,7 @@ DURATION.5: /[0-9]+(?:\.[0-9]+)?[a-zA-Z]+(?:[0-9]+(?:\.[0-9]+)?[a-zA-Z]+)*/
 
 
 @v_args(meta=True)
-class CsparqlBuilder(SparqlBuilder):
+class CsparqlBuilder(DialectBuilder):
     dialect = "csparql"
     default_r2s = "rstream"
 
