@@ -221,8 +221,9 @@ _PREDICATE_START = _IRIS | {"VAR", "NAME", "A", "CARET", "LPAR"}
 _JOIN_OPS = ["SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL", "UNION"]
 _PATTERN_KEYWORDS = ["FILTER", "OPTIONAL", "BIND", "MINUS", "GRAPH"]
 
-_UNSUPPORTED = {"SERVICE", "VALUES", "GROUP", "HAVING", "ORDER", "LIMIT",
-                "OFFSET", "FROM", "DESCRIBE", "NAMED", "UNDEF", "SILENT"}
+#: What EP-SPARQL parses only to refuse by name: never suggested to it.
+EP_UNSUPPORTED = frozenset({"SERVICE", "VALUES", "GROUP", "HAVING", "ORDER", "LIMIT",
+                            "OFFSET", "FROM", "DESCRIBE", "NAMED", "UNDEF", "SILENT"})
 _WORDS = {
     "VAR": "a variable", "IRIREF": "an IRI", "PNAME_LN": "a prefixed name",
     "PNAME_NS": "a prefixed name", "NAME": "a name",
@@ -239,18 +240,20 @@ _WORDS = {
 }
 
 
-def describe_expected(names: set[str] | frozenset[str]) -> str:
+def describe_expected(names: set[str] | frozenset[str],
+                      hidden: frozenset[str] = EP_UNSUPPORTED) -> str:
     """Readable words for a set of Lark terminal names.
 
     Sets that characterise a position are collapsed into one phrase ("a
-    triple pattern", "an expression", "an operator"), unsupported keywords
-    are not suggested, and the rest is listed as "x, y or z": punctuation
-    first, then phrases and keywords, then the end of the query.
+    triple pattern", "an expression", "an operator"), the keywords of
+    ``hidden`` (what the road refuses: EP-SPARQL's by default) are not
+    suggested, and the rest is listed as "x, y or z": punctuation first,
+    then phrases and keywords, then the end of the query.
     """
     rest = set(names)
     phrases = _collapse(rest)
-    if rest - _UNSUPPORTED or not phrases:
-        rest -= _UNSUPPORTED
+    if rest - hidden or not phrases:
+        rest -= hidden
     punctuation = [_WORDS[n] for n in _PUNCTUATION_ORDER if n in rest]
     rest -= set(_PUNCTUATION_ORDER)
     words: list[str] = []

@@ -78,7 +78,7 @@ def _expected_words(names: set[str], dialect: str) -> str:
     words = {n: _DIALECT_WORDS[n] for n in names if n in _DIALECT_WORDS}
     if dialect in _DURATION_PATTERN and "DURATION" in names:
         words["DURATION"] = _DURATION_PATTERN[dialect]
-    return describe_expected({words.get(n, n) for n in names})
+    return describe_expected({words.get(n, n) for n in names}, hidden=frozenset())
 
 
 #: EP-SPARQL's event operators: not part of any stream dialect
