@@ -66,7 +66,6 @@ No other exception escapes :func:`parse_query` for any ``str`` argument.
 """
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -78,7 +77,8 @@ from .errors import QueryError, QuerySyntaxError
 from .grammar import sparql_parser
 from .parsing import MAX_NESTING, check_nesting, describe_expected, end_position, parse_tree, run_builder
 from .scope import check_scopes
-from .sparql_builder import AGGREGATES, BUILTIN_ARITY, SparqlBuilder, check_template, pos_of
+from .sparql_builder import (AGGREGATES, BUILTIN_ARITY, SparqlBuilder, check_base,
+                             check_template, pos_of)
 
 __all__ = ["parse_query", "DEFAULT_BASE", "BUILTIN_ARITY", "MAX_NESTING", "check_nesting",
            "describe_expected", "EpSparqlBuilder"]
@@ -86,8 +86,6 @@ __all__ = ["parse_query", "DEFAULT_BASE", "BUILTIN_ARITY", "MAX_NESTING", "check
 #: Base for bare names and the undeclared empty prefix when there is no BASE.
 DEFAULT_BASE = "http://epsparql.org/ns#"
 
-_ABSOLUTE_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
-_NOT_IN_IRI = re.compile(r'[\x00-\x20<>"{}|^`\\]')
 
 
 # ------------------------------------------------------------------ entry
@@ -102,9 +100,7 @@ def parse_query(text: str, *, base: str | None = None) -> A.Query:
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_query() needs a str, not {type(text).__name__}")
-    if base is not None and not (isinstance(base, str) and _ABSOLUTE_IRI.match(base)
-                                 and not _NOT_IN_IRI.search(base)):
-        raise ValueError(f"base must be an absolute IRI, got {base!r}")
+    check_base(base)
     try:
         return _parse(text, base)
     except QueryError as err:

@@ -24,11 +24,12 @@ from lark.visitors import Transformer_NonRecursive
 from rdflib import BNode, Literal, URIRef
 from rdflib.namespace import OWL, RDF, RDFS, XSD
 
+from ..rdf.ntriples import SCHEME_RE, absolute_iri_problem
 from . import ast as A
 from .errors import QueryError, QuerySyntaxError
 
 __all__ = ["SparqlBuilder", "BUILTIN_ARITY", "AGGREGATES", "PREDECLARED", "SelectClause",
-           "Args", "pos_of", "error_at", "check_template"]
+           "Args", "pos_of", "error_at", "check_template", "check_base"]
 
 #: Prefixes a query may use without declaring them.
 PREDECLARED = {"xsd": str(XSD), "rdf": str(RDF), "rdfs": str(RDFS), "owl": str(OWL)}
@@ -59,7 +60,6 @@ _STRING_QUOTES = {"STRING_LITERAL1": 1, "STRING_LITERAL2": 1,
                   "STRING_LITERAL_LONG1": 3, "STRING_LITERAL_LONG2": 3}
 _ECHAR = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f",
           '"': '"', "'": "'", "\\": "\\"}
-_ABSOLUTE_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
 # ------------------------------------------------------------ positions
@@ -79,6 +79,15 @@ def error_at(message: str, where: object) -> QueryError:
     """QueryError positioned at a token, meta, Pos or node."""
     pos = pos_of(where)
     return QueryError(message, pos.line if pos else None, pos.column if pos else None)
+
+
+def check_base(base: str | None) -> None:
+    """ValueError unless ``base`` (a query's base given by its caller) is
+    None or an absolute IRI."""
+    if base is not None:
+        problem = absolute_iri_problem(base)
+        if problem is not None:
+            raise ValueError(f"base must be an absolute IRI, got {base!r}: {problem}")
 
 
 def check_template(triples: tuple[A.TriplePattern, ...]) -> None:
@@ -161,7 +170,7 @@ class SparqlBuilder(Transformer_NonRecursive):
 
     def resolve(self, iri: str) -> str:
         """Resolve a relative IRI against BASE (if there is one)."""
-        if self.base is None or _ABSOLUTE_IRI.match(iri):
+        if self.base is None or SCHEME_RE.match(iri):
             return iri
         resolved = urljoin(self.base, iri)
         if iri.endswith("#") and not resolved.endswith("#"):

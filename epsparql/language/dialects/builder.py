@@ -10,7 +10,6 @@ literals and relative IRIs; each dialect subclasses it for its own rules
 """
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 
 from lark import Token, v_args
@@ -21,6 +20,7 @@ from ..errors import QueryError
 from ..sparql_builder import (BUILTIN_ARITY, Args, SelectClause, SparqlBuilder,
                               check_template, error_at, pos_of)
 from ...rdf.literal_forms import literal_problem
+from ...rdf.ntriples import SCHEME_RE
 from . import ast as D
 
 __all__ = ["DialectBuilder", "SelectClause", "error_at", "pos_of", "seconds", "check_window",
@@ -28,7 +28,6 @@ __all__ = ["DialectBuilder", "SelectClause", "error_at", "pos_of", "seconds", "c
 
 #: Functions the dialects add to SPARQL's built-ins (name -> (min, max) args).
 EXTRA_BUILTINS = {"TIMESTAMP": (1, 3)}
-_ABSOLUTE_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
 @v_args(meta=True)
@@ -49,7 +48,7 @@ class DialectBuilder(SparqlBuilder):
     def iri(self, meta, c):
         iri = super().iri(meta, c)
         tok = c[0]
-        if tok.type == "IRIREF" and not _ABSOLUTE_IRI.match(iri):
+        if tok.type == "IRIREF" and not SCHEME_RE.match(iri):
             self.relative.setdefault(str(iri), (tok.line, tok.column))
             self._relative_uses.append((tok.line, tok.column, str(iri)))
         return iri
