@@ -59,6 +59,10 @@ def parse_tree(parser: Lark, text: str, *, words: Callable[[set[str]], str] = No
     builder recurses out of stack), QuerySyntaxError (:func:`syntax_error`,
     or a road's ``special`` message for an error it knows better) when it
     is not of the grammar."""
+    if not hasattr(parser, "lexer"):
+        # Lark.lex() builds a new lexer (and its regular expressions) at each
+        # call unless the parser has one: a third of a parse's time
+        parser.lexer = parser._build_lexer()
     check_nesting(parser.lex(text))
     try:
         return parser.parse(text)
