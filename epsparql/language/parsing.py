@@ -52,9 +52,9 @@ def check_nesting(tokens: Iterable[Token]) -> None:
         return
 
 
-def parse_tree(parser: Lark, text: str, *, words: Callable[[set[str]], str] = None,
+def parse_tree(parser: Lark, text: str, *, words: Callable[[set[str]], str] | None = None,
                context: str = "",
-               special: Callable[[UnexpectedInput], QuerySyntaxError | None] = None) -> Tree:
+               special: Callable[[UnexpectedInput], QuerySyntaxError | None] | None = None) -> Tree:
     """``text``'s parse tree; QueryError when it nests too deep (so that no
     builder recurses out of stack), QuerySyntaxError (:func:`syntax_error`,
     or a road's ``special`` message for an error it knows better) when it
@@ -89,7 +89,7 @@ def run_builder(builder: Transformer, tree: Tree):
 
 
 def syntax_error(err: UnexpectedInput, text: str, parser: Lark, *,
-                 words: Callable[[set[str]], str] = None, context: str = "") -> QuerySyntaxError:
+                 words: Callable[[set[str]], str] | None = None, context: str = "") -> QuerySyntaxError:
     """Translate a Lark error of ``parser`` into a QuerySyntaxError a user
     can act on: line, column, what was found and what was expected (in
     ``words``, :func:`describe_expected` unless a road names its own
