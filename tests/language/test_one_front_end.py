@@ -71,7 +71,8 @@ def _expr(rnd: random.Random, depth: int) -> str:
     if kind == 3:
         return f"({sub()})"
     if kind == 4:
-        return f"{rnd.choice(['!', '-', '+'])}{rnd.choice(_VARS + ['(' + sub() + ')'])}"
+        operand = rnd.choice(_VARS + _LITERALS[8:] + ["(" + sub() + ")"])
+        return f"{rnd.choice(['!', '-', '+'])}{rnd.choice(['', ' '])}{operand}"
     if kind == 5:
         name, n = rnd.choice(_CALLS)
         return f"{name}({', '.join(sub() for _ in range(n))})"
@@ -193,3 +194,22 @@ def test_an_error_in_a_shared_construct_reads_the_same_on_every_road(body, colum
             message = message.split(" (in a ")[0]
         messages.add(message)
     assert len(messages) == 1, messages
+
+
+def test_each_road_lexes_with_one_lexer(monkeypatch):
+    """The nesting check before each parse lexes the text: with the lexer
+    of its parser, not a new one a query (building one compiles every
+    terminal's regular expression: a third of a parse).  Speed itself is
+    measured in bench/parsing.py."""
+    from lark import Lark
+    built = []
+    real = Lark._build_lexer
+
+    def counting(self, *args, **kwargs):
+        built.append(self)
+        return real(self, *args, **kwargs)
+    monkeypatch.setattr(Lark, "_build_lexer", counting)
+    for road in ROADS:
+        for _ in range(3):
+            _where(road, "?s ?p ?o FILTER (?o > 1)")
+    assert len(built) <= len(ROADS)
