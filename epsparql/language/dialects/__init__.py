@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from ...rdf.ntriples import absolute_iri_problem
 from ..errors import QueryError
+from ..sparql_builder import check_base
 from .ast import DIALECTS, DialectQuery
 from .cqels import CQELS
 from .csparql import CSPARQL
@@ -60,10 +60,7 @@ def parse_dialect(text: str, dialect: str | None = None, base: str | None = None
     """Parse a stream-dialect query (``dialect`` forces one, see
     :data:`DIALECTS`).  Raises QuerySyntaxError/QueryError with line and
     column."""
-    if base is not None:
-        problem = absolute_iri_problem(base)
-        if problem is not None:
-            raise ValueError(f"base must be an absolute IRI, got {base!r}: {problem}")
+    check_base(base)
     name = dialect or detect_dialect(text)
     if name is None:
         raise QueryError("this is not a query of a stream dialect (no window, no STREAM "

@@ -13,7 +13,7 @@ from fractions import Fraction
 from lark import Token, v_args
 
 from . import ast as D
-from .builder import SparqlBuilder, check_window, error_at, pos_of, seconds
+from .builder import DialectBuilder, check_window, error_at, pos_of, seconds
 from .frontend import Dialect
 
 UNITS = {"d": Fraction(86400), "h": Fraction(3600), "m": Fraction(60), "s": Fraction(1),
@@ -52,7 +52,7 @@ def duration(tok: Token, units: dict[str, Fraction] = UNITS) -> Fraction:
 
 
 @v_args(meta=True)
-class CqelsBuilder(SparqlBuilder):
+class CqelsBuilder(DialectBuilder):
     dialect = "cqels"
     default_r2s = "istream"
 

@@ -18,7 +18,7 @@ from lark import v_args
 from rdflib import URIRef
 
 from . import ast as D
-from .builder import SparqlBuilder, check_window, pos_of
+from .builder import DialectBuilder, check_window, error_at, pos_of
 from .cqels import duration
 from .frontend import Dialect
 
@@ -57,7 +57,7 @@ DURATION.5: /[0-9]+(?:\.[0-9]+)?[a-zA-Z]+(?:[0-9]+(?:\.[0-9]+)?[a-zA-Z]+)*/
 
 
 @v_args(meta=True)
-class CsparqlBuilder(SparqlBuilder):
+class CsparqlBuilder(DialectBuilder):
     dialect = "csparql"
     default_r2s = "rstream"
 
@@ -107,15 +107,13 @@ class CsparqlBuilder(SparqlBuilder):
 
     def policy(self, parts, streams):
         if parts.get("output") is not None and parts["form"] != "CONSTRUCT":
-            from .builder import error_at
             raise error_at("REGISTER STREAM is for CONSTRUCT queries (their triples make the "
                            "stream); use REGISTER QUERY", parts["pos"])
         every = parts.get("computed_every")
         if every is not None:
             period, at = every
             if period <= 0:
-                from .builder import error_at
-                raise error_at("COMPUTED EVERY needs a positive duration", at)
+                    raise error_at("COMPUTED EVERY needs a positive duration", at)
             return D.Policy("period", period=period, non_empty=True)
         return D.Policy("close", non_empty=True)
 

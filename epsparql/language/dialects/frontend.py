@@ -1,9 +1,12 @@
 """What every dialect front end shares: building its parser, syntax errors.
 
 A dialect is a :class:`Dialect`: a name, a grammar fragment appended to
-``sparql11.lark``, a builder class (a :class:`~.builder.SparqlBuilder`
-with the dialect's rules) and its defaults (report policy, R2S).  Its
-parser is built once per process.
+the SPARQL 1.1 text every road shares (``language/sparql11.lark``), a
+builder class (a :class:`~.builder.DialectBuilder` with the dialect's
+rules) and its defaults (report policy, R2S).  Its parser is built once
+per process, with Lark's contextual lexer: a dialect's keywords (RANGE,
+STEP, NOW, ...) are keywords only where its grammar accepts them, so they
+stay usable as function names (NOW()) and prefixes elsewhere.
 """
 from __future__ import annotations
 
@@ -11,19 +14,15 @@ import re
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from lark import Lark
-from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
-                             UnexpectedToken, VisitError)
+from lark.exceptions import UnexpectedToken
 
 from ..errors import QueryError, QuerySyntaxError, QueryWarning
-from ..lark_cache import cached_lark
-from ..parser import check_nesting, describe_expected
+from ..grammar import sparql_parser
+from ..parsing import describe_expected, parse_tree, run_builder
 from . import ast as D
-
-_BASE = (Path(__file__).with_name("sparql11.lark")).read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,7 @@ class Dialect:
     """One stream dialect's front end."""
 
     name: str
-    grammar: str            # appended to sparql11.lark
+    grammar: str            # appended to language/sparql11.lark
     builder: type
     title: str
 
@@ -40,24 +39,12 @@ class Dialect:
         if not isinstance(text, str):
             raise TypeError(f"a query is a str, not {type(text).__name__}")
         parser = _parser(self.name, self.grammar)
-        try:
-            check_nesting(parser.lex(text))          # bounds the builder's recursion
-        except QueryError as e:
-            raise e.with_source(text) from None
-        try:
-            tree = parser.parse(text)
-        except UnexpectedInput as e:
-            raise _syntax_error(e, text, self.title, self.name).with_source(text) from None
         b = self.builder(base)
         try:
-            query = b.finish(b.transform(tree))
-        except VisitError as e:
-            if isinstance(e.orig_exc, QueryError):
-                raise e.orig_exc.with_source(text) from None
-            if isinstance(e.orig_exc, RecursionError):
-                raise QueryError("the query is nested too deeply to be parsed",
-                                 source=text) from None
-            raise
+            tree = parse_tree(parser, text, words=lambda names: _expected_words(names, self.name),
+                              context=f" (in a {self.title} query)",
+                              special=lambda err: _hint(err, text, self.title, self.name))
+            query = b.finish(run_builder(b, tree))
         except QueryError as e:
             raise e.with_source(text) from None
         except RecursionError:
@@ -73,8 +60,7 @@ class Dialect:
 
 @lru_cache(maxsize=None)
 def _parser(name: str, fragment: str) -> Lark:
-    return cached_lark(f"dialect-{name}", _BASE + "\n" + fragment, parser="lalr",
-                       lexer="contextual", propagate_positions=True, maybe_placeholders=False)
+    return sparql_parser(f"dialect-{name}", fragment, lexer="contextual")
 
 
 #: the dialects' own terminals in words (the SPARQL ones are the parser's);
@@ -92,7 +78,7 @@ def _expected_words(names: set[str], dialect: str) -> str:
     words = {n: _DIALECT_WORDS[n] for n in names if n in _DIALECT_WORDS}
     if dialect in _DURATION_PATTERN and "DURATION" in names:
         words["DURATION"] = _DURATION_PATTERN[dialect]
-    return describe_expected({words.get(n, n) for n in names})
+    return describe_expected({words.get(n, n) for n in names}, hidden=frozenset())
 
 
 #: EP-SPARQL's event operators: not part of any stream dialect
@@ -103,7 +89,10 @@ _AFTER_NUMBER = re.compile(r"[ \t]+([A-Za-z]+)")
 def _hint(err: Any, text: str, title: str, dialect: str) -> QuerySyntaxError | None:
     """A message that says what is meant where the parser only sees an
     unexpected token: an EP-SPARQL operator in a dialect query, a
-    duration written with a space or an unknown unit."""
+    duration written with a space or an unknown unit (None: the shared
+    message, language/parsing.py, says it)."""
+    if not isinstance(err, UnexpectedToken):
+        return None
     tok = err.token
     word = str(tok)
     if tok.type != "$END" and word.upper() in _EVENT_OPERATORS:
@@ -132,29 +121,3 @@ _UNITS = frozenset({"ms", "s", "m", "h", "d"})
 
 def _known_unit(unit: str, dialect: str) -> bool:
     return unit in _UNITS or unit.lower() in _UNITS
-
-
-def _syntax_error(err: UnexpectedInput, text: str, title: str, dialect: str = "") -> QuerySyntaxError:
-    if isinstance(err, UnexpectedCharacters):
-        ch = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
-        allowed = getattr(err, "allowed", None) or set()
-        extra = f"; expected {_expected_words(set(allowed), dialect)}" if allowed else ""
-        return QuerySyntaxError(f"unexpected {ch!r} in a {title} query{extra}", err.line, err.column)
-    if isinstance(err, UnexpectedToken):
-        tok = err.token
-        hint = _hint(err, text, title, dialect)
-        if hint is not None:
-            return hint
-        if tok.type == "$END":
-            lines = text.rstrip().split("\n")
-            line, col = len(lines), len(lines[-1]) + 1
-            found = "the end of the query"
-        else:
-            line, col = tok.line, tok.column
-            found = repr(str(tok)) if len(str(tok)) <= 40 else repr(str(tok)[:37] + "...")
-        return QuerySyntaxError(f"expected {_expected_words(set(err.expected), dialect)}, found {found} "
-                                f"(in a {title} query)", line, col)
-    if isinstance(err, UnexpectedEOF):
-        lines = text.rstrip().split("\n")
-        return QuerySyntaxError("unexpected end of the query", len(lines), len(lines[-1]) + 1)
-    return QuerySyntaxError(str(err), getattr(err, "line", 1) or 1, getattr(err, "column", 1) or 1)

@@ -19,7 +19,7 @@ from fractions import Fraction
 from lark import v_args
 
 from . import ast as D
-from .builder import SparqlBuilder, check_window, error_at, pos_of
+from .builder import DialectBuilder, check_window, error_at, pos_of
 from .frontend import Dialect
 
 #: LUPOSDATE's namespace (its aggregate functions).
@@ -49,7 +49,7 @@ SLIDINGTRIPLES: "SLIDINGTRIPLES"i
 
 
 @v_args(meta=True)
-class LuposdateBuilder(SparqlBuilder):
+class LuposdateBuilder(DialectBuilder):
     dialect = "luposdate"
     default_r2s = "rstream"
 

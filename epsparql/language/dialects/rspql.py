@@ -17,7 +17,7 @@ from lark import Token, v_args
 from rdflib import URIRef
 
 from . import ast as D
-from .builder import SparqlBuilder, check_window, error_at, pos_of
+from .builder import DialectBuilder, check_window, error_at, pos_of
 from .frontend import Dialect
 
 GRAMMAR = r"""
@@ -55,7 +55,7 @@ def duration_seconds(tok: Token) -> Fraction:
 
 
 @v_args(meta=True)
-class RspqlBuilder(SparqlBuilder):
+class RspqlBuilder(DialectBuilder):
     dialect = "rspql"
     default_r2s = "rstream"
 

@@ -29,7 +29,7 @@ from lark import Token, v_args
 from rdflib import URIRef
 
 from . import ast as D
-from .builder import SelectClause, SparqlBuilder, check_window, error_at, pos_of, seconds
+from .builder import DialectBuilder, SelectClause, check_window, error_at, pos_of, seconds
 from .frontend import Dialect
 
 _BASE_UNITS = {"day": Fraction(86400), "hour": Fraction(3600), "minute": Fraction(60),
@@ -82,7 +82,7 @@ UNIT_WORD: /[A-Za-z]+/
 
 
 @v_args(meta=True)
-class SparqlStreamBuilder(SparqlBuilder):
+class SparqlStreamBuilder(DialectBuilder):
     dialect = "sparqlstream"
     default_r2s = "rstream"
 
@@ -92,7 +92,8 @@ class SparqlStreamBuilder(SparqlBuilder):
         modifier = next((x for x in c if isinstance(x, str) and not isinstance(x, Token)
                          and x in ("DISTINCT", "REDUCED")), None)
         projection = next(x for x in reversed(c) if not isinstance(x, Token) and x is not modifier)
-        return SelectClause(projection, modifier == "DISTINCT", pos_of(c[0]), r2s)
+        return SelectClause(projection, modifier == "DISTINCT", modifier == "REDUCED", pos_of(c[0]),
+                            r2s)
 
     select_clause_paren = select_clause
 

@@ -19,7 +19,7 @@ from rdflib import URIRef
 
 from .. import ast as A
 from . import ast as D
-from .builder import SparqlBuilder, check_window, pos_of, seconds
+from .builder import DialectBuilder, check_window, pos_of, seconds
 from .frontend import Dialect
 
 _BASE_UNITS = {"ms": Fraction(1, 1000), "s": Fraction(1), "minute": Fraction(60),
@@ -47,7 +47,7 @@ UNIT_WORD.-1: /[A-Za-z]+/
 
 
 @v_args(meta=True)
-class StreamingSparqlBuilder(SparqlBuilder):
+class StreamingSparqlBuilder(DialectBuilder):
     dialect = "streaming-sparql"
     default_r2s = "rstream"
 
