@@ -35,6 +35,7 @@ from .algebra.passes import optimise
 from .language import DEFAULT_BASE, QueryError, parse_query
 from .language.ast import Query as SyntaxTree
 from .language.dialects import DialectQuery
+from .language.scope import check_scopes
 from .rdf.codec import encode
 from .rules import CompiledQuery, compile_query
 
@@ -192,8 +193,10 @@ def prepare_windowed(text: "str | DialectQuery", *, qid: int, dialect: str | Non
     else:
         syntax, text = text, ""
     try:
-        # algebra/constants.py: the static checks EP-SPARQL's queries get (constants,
-        # regular expressions, types, variables no pattern binds)
+        # language/scope.py, algebra/constants.py: the static checks EP-SPARQL's
+        # queries get (scope rules, constants, regular expressions, types,
+        # variables no pattern binds)
+        check_scopes(syntax)
         check_constants(syntax)
         # algebra/secret.py: the SECRET parameters in force (argument, pragma, default)
         pragma, where = read_pragmas(text)

@@ -19,6 +19,11 @@ the offending variable for:
   group, so a FILTER between two triple blocks does not split them).
   CONSTRUCT templates have their own labels.
 
+The rules are the same for the stream dialects' queries, whose window
+patterns (``STREAM ?g [..] {…}``, ``WINDOW ?w {…}``, windowed groups),
+VALUES and sub-queries put variables in scope as GRAPH, VALUES and a
+sub-select do.
+
 :func:`unbound_variables` lists, for warnings, the variables that no
 pattern of the query binds at all (a typo, most often).
 
@@ -41,8 +46,9 @@ from .query_parts import expression_nodes, query_parts
 __all__ = ["check_scopes", "unbound_variables"]
 
 
-def check_scopes(query: A.Query) -> None:
-    """Raise QueryError if ``query`` breaks a static scope rule (see module doc)."""
+def check_scopes(query: Any) -> None:
+    """Raise QueryError if ``query`` (an ``ast.Query`` or a ``DialectQuery``)
+    breaks a static scope rule (see module doc)."""
     run(_query(query, _Labels()))
 
 
@@ -68,11 +74,13 @@ def _error(message: str, pos: A.Pos | None) -> QueryError:
     return QueryError(message, pos.line, pos.column)
 
 
-def _query(q: A.Query, labels: _Labels) -> Walk[None]:
-    """Check a query form: its WHERE clause, then a SELECT's assignments."""
+def _query(q: Any, labels: _Labels) -> Walk[None]:
+    """Check a query form (EP-SPARQL's or a stream dialect's): its WHERE
+    clause, then a SELECT's assignments."""
     scope: set[str] = set()
     yield _group(q.where, scope, labels)
-    if isinstance(q, A.SelectQuery) and q.projection != "*":
+    select = isinstance(q, A.SelectQuery) or getattr(q, "form", None) == "SELECT"
+    if select and q.projection != "*":
         _check_projection(q.projection, scope)
         yield _projection_exprs(q.projection, labels)
 
@@ -120,6 +128,7 @@ def _group(g: A.Group, out: set[str], labels: _Labels) -> Walk[None]:
 
 def _pattern(node: Any, out: set[str], labels: _Labels) -> Walk[None]:
     """A group element other than BIND, FILTER, MINUS and a triple block."""
+    from .dialects import ast as D           # (the dialects' package imports the parser)
     if isinstance(node, A.Group):
         yield _group(node, out, labels)
     elif isinstance(node, (A.Union, A.TemporalJoin)):
@@ -131,7 +140,16 @@ def _pattern(node: Any, out: set[str], labels: _Labels) -> Walk[None]:
         if isinstance(node.name, A.Var):
             out.add(node.name.name)
         yield _group(node.pattern, out, labels)
-    elif isinstance(node, A.SubSelect):
+    elif isinstance(node, (D.StreamPattern, D.WindowPattern)):     # STREAM ?g / WINDOW ?w
+        name = node.stream if isinstance(node, D.StreamPattern) else node.name
+        if isinstance(name, A.Var):
+            out.add(name.name)
+        yield _group(node.pattern, out, labels)
+    elif isinstance(node, D.WindowedGroup):
+        yield _group(node.pattern, out, labels)
+    elif isinstance(node, D.Values):
+        out.update(v.name for v in node.vars)
+    elif isinstance(node, (A.SubSelect, D.SubQuery)):
         inner: set[str] = set()
         yield _group(node.where, inner, labels)
         if node.projection == "*":

@@ -1,6 +1,6 @@
 """EP-SPARQL's static checks on the dialects' queries (algebra/constants.py
-through language/query_parts.py): a regular expression the engine cannot
-run is an error, an operator whose operand types never fit and a
+through language/query_parts.py, language/scope.py): a regular expression
+the engine cannot run and a broken scope rule are errors, an operator whose operand types never fit and a
 variable no pattern binds are warnings, each with its line and column,
 on every road (``Engine.register``, ``epsparql check``).  None of the
 bundled queries (examples/: CSRBench, CityBench, the dialects' own) is
@@ -91,6 +91,22 @@ def test_a_regular_expression_the_engine_cannot_run_is_an_error(dialect):
     with pytest.raises(QueryError) as info:
         prepare_windowed(text, qid=1, dialect=dialect, module="m")
     assert "numbers out of order" in info.value.message
+    assert (info.value.line, info.value.column) == position
+
+
+@pytest.mark.parametrize("dialect", sorted(FRAMES))
+def test_scope_rules_are_errors_with_line_and_column(dialect):
+    """SPARQL 1.1's scope rules (language/scope.py), as for EP-SPARQL."""
+    frame = FRAMES[dialect].replace("SELECT ?s", "SELECT (?o AS ‸?s)", 1)
+    text, position = _marked(frame, "?s ex:p ?o")
+    with pytest.raises(QueryError) as info:
+        prepare_windowed(text, qid=1, dialect=dialect, module="m")
+    assert "(... AS ?s) cannot assign ?s: it is already bound" in info.value.message
+    assert (info.value.line, info.value.column) == position
+    text, position = _marked(FRAMES[dialect], "{ _:b ex:p ?s } { ‸_:b ex:q ?o }")
+    with pytest.raises(QueryError) as info:
+        prepare_windowed(text, qid=1, dialect=dialect, module="m")
+    assert "blank node _:b is used in two different groups" in info.value.message
     assert (info.value.line, info.value.column) == position
 
 
