@@ -8,6 +8,9 @@ What a user runs, start-up included, side by side in one run:
   engine; ``--outputs parquet,jsonl`` for the default of both);
 * ``spark2``: the same on ``local[2]`` with 2 partitions.
 
+``--routing`` as chosen (``auto``); a mode ``spark2-shuffle`` or
+``spark1-scan`` forces one (``--modes single,spark2-shuffle,spark2-scan``).
+
 Each command runs in a fresh process tree, sampled every 0.1 s: wall time;
 CPU seconds of the driver JVM, of Spark's Python workers (the engines,
 the readers) and of the command's own Python process; the peak resident
@@ -130,10 +133,11 @@ def commands(mode: str, query: Path, stream: Path, out: Path, outputs: str) -> l
     if mode == "single":
         return [EPSPARQL, "run", str(query), "--stream", str(stream), "--out", str(out),
                 "--output-format", "jsonl", "-q"]
-    parts = {"spark1": 1, "spark2": 2}[mode]
+    base, _, routing = mode.partition("-")
+    parts = {"spark1": 1, "spark2": 2}[base]
     return [EPSPARQL, "spark", "run", str(query), "--stream", str(stream), "--out", str(out),
             "--master", f"local[{parts}]", "--partitions", str(parts),
-            "--output-format", outputs, "-q"]
+            "--routing", routing or "auto", "--output-format", outputs, "-q"]
 
 
 def main() -> int:

@@ -23,7 +23,7 @@ from epsparql.core import CoreEngine, Compound  # noqa: E402
 #: last and leave one worker running alone at the end.  Order only.
 LONGEST_FIRST = (
     "spark/test_spark_memory.py", "spark/test_spark.py", "spark/test_spark_cluster.py",
-    "spark/test_spark_windowed.py", "engine/test_long_queries.py",
+    "spark/test_spark_windowed.py", "spark/test_jvm_archive.py", "engine/test_long_queries.py",
     "engine/test_reliability.py", "dialects/test_dialect_cli_runs.py",
     "explain/test_explain_deep.py", "io/test_stream_batches.py", "cli/test_cli.py",
     "cli/test_cli_stops.py", "etalis/test_etalis_examples.py",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..io.streams import FORMATS
-from ..spark.job import JobSpec, expand_paths
+from ..spark.job import ROUTINGS, JobSpec, expand_paths
 from .common import (EXIT_OK, EXIT_RUNTIME, PROG, ArgumentParser, UsageError,
                      add_engine_options, count_arg, load_background, make_engine, read_queries,
                      register_queries, say, seconds_arg, window_options)
@@ -117,7 +117,7 @@ def cmd_spark_run(args: argparse.Namespace) -> int:
         spark = session()
         res = run_batch(spark, spec, files, args.out, format=args.format,
                         on_error=args.on_error, partitions=args.partitions,
-                        write=args.output_format, order=args.order)
+                        write=args.output_format, order=args.order, routing=args.routing)
     except KeyboardInterrupt:
         raise
     except Exception as e:                 # a worker's error arrives wrapped by Spark
@@ -137,7 +137,7 @@ def cmd_spark_run(args: argparse.Namespace) -> int:
         rate = res.events / res.seconds if res.seconds else 0
         per = ", ".join(f"{q} {n:,}" for q, n in sorted(res.per_query.items())) or "none"
         say(f"{PROG}: {len(files)} file(s), {res.events:,} events routed to {res.partitions} "
-            f"partition(s) in {res.seconds:.1f} s ({rate:,.0f} events/s); answers: {per}; "
+            f"partition(s) ({res.routing}) in {res.seconds:.1f} s ({rate:,.0f} events/s); answers: {per}; "
             f"{res.skipped:,} skipped lines; {res.late:,} late; {res.errors:,} rule errors")
         for kind, path in res.outputs.items():
             say(f"{PROG}: wrote {path} ({kind})")
@@ -251,6 +251,11 @@ def add_parser(sub: Any) -> None:
                    help="number of partitions (default: Spark's default parallelism)")
     r.add_argument("--on-error", choices=("stop", "skip"), default="stop",
                    help="at a malformed line: fail the job (default) or skip and count it")
+    r.add_argument("--routing", choices=ROUTINGS, default="auto",
+                   help="how rows reach the engines: shuffle (read once, Spark's exchange), "
+                   "scan (each engine task reads the whole input and keeps its rows: no "
+                   "exchange), auto (default: scan for at most 4 partitions over at most "
+                   "1 GiB of input)")
     r.add_argument("--output-format", type=_outputs_arg, default=("parquet", "jsonl"),
                    metavar="FORMATS", help="what to write under --out: parquet, jsonl, or "
                    "both as parquet,jsonl (default)")

@@ -6,6 +6,10 @@
            ──engines (mapInArrow: one engine per partition or key group)──▶ answers
            ──▶ written by every engine task in parallel: Parquet, JSON lines
 
+That is the shuffle plan.  With few partitions over a small input the
+scan plan (:mod:`epsparql.spark.scan`) replaces the read stage and the
+exchange: each engine task reads every piece and keeps its own rows.
+
 No stage funnels the answers through one task and nothing is cached that
 is read once: with one output, the engines' answers go straight to the
 writer; read twice (two outputs, or a total time order, whose range
@@ -30,6 +34,7 @@ from .job import JobSpec
 from .read import Piece, Problems, plan_pieces, read_piece
 from .route import ROUTED_SCHEMA, ArrowRouter
 from .rows import ANSWER_FIELDS, spark_schema
+from .scan import choose, scan_and_run
 from .worker import run_partition
 
 #: The columns each output writes.
@@ -61,11 +66,12 @@ def read_and_route(spec: JobSpec, pieces: Sequence[Piece], on_error: str, counts
 class BatchPlan:
     """The DataFrames of a replay (lazy) and the accumulator its tasks count into."""
 
-    routed: Any
+    routed: Any                     # None in the scan plan
     answers: Any
     counts: Any
     partitions: int
     pieces: int
+    routing: str = "shuffle"
 
     def totals(self) -> JobTotals:
         """What the tasks run so far counted (complete after an action)."""
@@ -74,17 +80,26 @@ class BatchPlan:
 
 def plan_batch(spark: Any, spec: JobSpec, files: Sequence[str], *, format: str | None = None,
                on_error: str = "stop", partitions: int | None = None,
-               fields: Sequence[str] = ANSWER_FIELDS, text_blocks: bool = False) -> BatchPlan:
+               fields: Sequence[str] = ANSWER_FIELDS, text_blocks: bool = False,
+               routing: str = "auto") -> BatchPlan:
     """The replay as DataFrames: routed rows and answers of ``fields``
     (``text_blocks``: the JSON lines only, in blocks of lines a row, see
     :func:`~epsparql.spark.worker.run_partition`).
     Windowed queries (the stream dialects) evaluate their windows up to the
     last time stamp of the whole input in every group, as one engine would:
-    that time is found first, by a pass over the input (not the answers)."""
+    that time is found first, by a pass over the input (not the answers).
+    ``routing``: ``shuffle``, ``scan`` or ``auto``
+    (:func:`~epsparql.spark.scan.choose`)."""
     from pyspark.sql import functions as F
     n = partitions or spark.sparkContext.defaultParallelism
     pieces = plan_pieces([str(p) for p in files], format, n)
     counts = accumulator(spark)
+    if choose(routing, pieces, n) == "scan":
+        ids = spark.range(0, n, numPartitions=n)
+        answers = ids.mapInArrow(
+            lambda it: scan_and_run(spec, pieces, n, on_error, fields, counts, text_blocks, it),
+            spark_schema(fields))
+        return BatchPlan(None, answers, counts, n, len(pieces), "scan")
     ids = spark.range(0, len(pieces), numPartitions=max(1, len(pieces)))
     routed = ids.mapInArrow(lambda it: read_and_route(spec, pieces, on_error, counts, it),
                             ROUTED_SCHEMA)
@@ -121,13 +136,14 @@ class BatchResult:
     per_query: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     partitions: int = 1
+    routing: str = "shuffle"
     outputs: dict[str, str] = field(default_factory=dict)
 
 
 def run_batch(spark: Any, spec: JobSpec, files: Sequence[str], out: str | None, *,
               format: str | None = None, on_error: str = "stop", partitions: int | None = None,
-              write: Sequence[str] = ("parquet", "jsonl"), order: str = "partition"
-              ) -> BatchResult:
+              write: Sequence[str] = ("parquet", "jsonl"), order: str = "partition",
+              routing: str = "auto") -> BatchResult:
     """Replay ``files`` through the queries of ``spec`` and write the answers
     under ``out`` (``answers.parquet/``, ``answers.jsonl/``: directories of
     part files, one per engine partition; ``out`` None: count only).
@@ -135,7 +151,8 @@ def run_batch(spark: Any, spec: JobSpec, files: Sequence[str], out: str | None, 
     ``order="partition"``: each part file holds its partition's answers in
     the order its engines found them (by time for each key group);
     ``order="time"``: a total order by :data:`TIME_ORDER`, the part files
-    in name order (range partitioning: a distributed sort)."""
+    in name order (range partitioning: a distributed sort).  ``routing``:
+    how rows reach the engines (:func:`plan_batch`)."""
     from pyspark import StorageLevel
     if order not in ("partition", "time"):
         raise ValueError(f"order is 'partition' or 'time', not {order!r}")
@@ -151,12 +168,13 @@ def run_batch(spark: Any, spec: JobSpec, files: Sequence[str], out: str | None, 
     # JSON lines alone, in no particular order: written in blocks of lines
     blocks = kinds == ["jsonl"] and order == "partition"
     plan = plan_batch(spark, spec, files, format=format, on_error=on_error,
-                      partitions=partitions, fields=fields, text_blocks=blocks)
+                      partitions=partitions, fields=fields, text_blocks=blocks,
+                      routing=routing)
     answers = plan.answers
     reads = len(kinds) + (order == "time")      # the range partitioner samples them
     if reads > 1:
         answers = answers.persist(StorageLevel.DISK_ONLY)
-    result = BatchResult(partitions=plan.partitions)
+    result = BatchResult(partitions=plan.partitions, routing=plan.routing)
     phase = ["planning the replay"]
     try:
         # a distributed sort: ranges of time, one per partition, each sorted
@@ -210,10 +228,10 @@ def _describe(spark: Any, phase: list[str], text: str) -> None:
 
 def answers_frame(spark: Any, spec: JobSpec, files: Sequence[str], *, format: str | None = None,
                   on_error: str = "stop", partitions: int | None = None,
-                  fields: Sequence[str] = ANSWER_FIELDS):
+                  fields: Sequence[str] = ANSWER_FIELDS, routing: str = "auto"):
     """The DataFrame of a replay's answers (lazy)."""
     return plan_batch(spark, spec, files, format=format, on_error=on_error,
-                      partitions=partitions, fields=fields).answers
+                      partitions=partitions, fields=fields, routing=routing).answers
 
 
 def collect_answers(spark: Any, spec: JobSpec, files: Sequence[str], **kw: Any) -> list:

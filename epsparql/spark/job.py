@@ -26,6 +26,8 @@ from ..algebra.streams import check_t0
 WHOLE = ""
 #: The key of streaming rows that are malformed lines, not triples.
 BAD = "\x00bad"
+#: How a batch replay's rows reach its engines (epsparql/spark/scan.py).
+ROUTINGS = ("auto", "shuffle", "scan")
 
 
 @dataclass

@@ -14,6 +14,9 @@ the machine's RAM unless the user said otherwise (``spark.driver.memory``
 in ``conf``, ``epsparql spark --driver-memory``, or Spark's own
 ``SPARK_DRIVER_MEMORY``).  On a cluster the executors' memory is the
 cluster's setting (``spark.executor.memory``; docs/SPARK.md).
+
+Start-up: a local driver maps the classes an earlier one archived
+(:mod:`epsparql.spark.jvm_archive`), about half of its start-up CPU.
 """
 from __future__ import annotations
 
@@ -22,6 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from .jvm_archive import archive_options, note_class_path
 
 _LOG4J = """\
 rootLogger.level = error
@@ -90,6 +95,8 @@ def spark_session(master: str = "local[*]", app: str = "epsparql",
     log4j = _log4j_file()
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j}"
     local = master.startswith("local")
+    # a local driver starts from the classes an earlier one archived
+    archive, writes = archive_options() if local and not _jvm_started() else ("", None)
     cores = os.cpu_count() or 2
     settings: dict[str, Any] = {
         "spark.ui.enabled": "false",
@@ -103,7 +110,7 @@ def spark_session(master: str = "local[*]", app: str = "epsparql",
         # (bench/README.md, "bench/spark_cli.py"): only when asked for
         "spark.driver.extraJavaOptions": java_opts + (
             " -XX:+UseParallelGC" + (" -XX:TieredStopAtLevel=1" if light_jvm else "")
-            if local else ""),
+            + (" " + archive if archive else "") if local else ""),
         "spark.executor.extraJavaOptions": java_opts,
         "spark.sql.shuffle.partitions": str(cores),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -127,4 +134,6 @@ def spark_session(master: str = "local[*]", app: str = "epsparql",
         b = b.config(k, str(v))
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if writes is not None and "spark.driver.extraJavaOptions" not in conf:
+        note_class_path(writes, spark)
     return spark

@@ -104,10 +104,11 @@ def test_batch_replay_equals_one_engine_keyed(spark, tmp_path):
     assert spec.keyed == ["rise", "crash"] and not spec.per_key
     expected = single_engine([RISE, CRASH], paths)
     assert sum(expected.values()) > 20
-    for n in (1, 2, 4):
+    for n, routing in ((1, "scan"), (2, "scan"), (4, "scan"), (2, "shuffle"), (4, "shuffle")):
         got = Counter(key(a) for a in collect_answers(spark, spec, [str(p) for p in paths],
-                                                       partitions=n))
-        assert got == expected, f"{n} partitions: missing {expected - got}, extra {got - expected}"
+                                                       partitions=n, routing=routing))
+        assert got == expected, (f"{n} partitions, {routing}: missing {expected - got}, "
+                                 f"extra {got - expected}")
 
 
 def test_batch_replay_per_key_groups_and_whole_stream(spark, tmp_path):
@@ -121,7 +122,8 @@ def test_batch_replay_per_key_groups_and_whole_stream(spark, tmp_path):
     out = tmp_path / "out"
     files = expand_paths([str(tmp_path / "in")])
     assert files == [str(p) for p in paths]
-    res = run_batch(spark, spec, files, str(out), partitions=2, order="time")
+    res = run_batch(spark, spec, files, str(out), partitions=2, order="time", routing="shuffle")
+    assert res.routing == "shuffle"
     assert res.answers == sum(expected.values()) and res.errors == 0 and res.late == 0
     assert res.per_query == {q: n for q, n in Counter(k[0] for k in expected.elements()).items()}
     assert res.events == sum(1 for p in paths for _ in p.open())
@@ -138,6 +140,9 @@ def test_batch_replay_per_key_groups_and_whole_stream(spark, tmp_path):
     # the default order: each file as its engines found the answers, the same multiset
     res = run_batch(spark, spec, files, str(tmp_path / "o2"), partitions=3,
                     write=("jsonl",))
+    assert res.routing == "scan"                   # few partitions, a small input
+    assert (res.events, res.answers) == (sum(1 for p in paths for _ in p.open()),
+                                         sum(expected.values()))
     assert Counter(key(a) for a in read_answers(str(tmp_path / "o2"))) == expected
     assert res.outputs == {"jsonl": str(tmp_path / "o2" / "answers.jsonl")}
     assert not (tmp_path / "o2" / "answers.parquet").exists()
@@ -149,12 +154,15 @@ def test_batch_replay_malformed_lines(spark, tmp_path):
     with paths[1].open("a") as f:
         f.write("<http://ex/a> <http://ex/p> oops 5 .\n")
     spec = JobSpec.build([RISE])
-    res = run_batch(spark, spec, [str(p) for p in paths], None, on_error="skip")
-    assert res.skipped == 1 and res.skipped_lines[0].startswith(f"{paths[1]}:101:")
-    assert res.events == 200
-    with pytest.raises(Exception) as err:
-        run_batch(spark, spec, [str(p) for p in paths], None, on_error="stop")
-    assert f"{paths[1]}:101:" in str(err.value)
+    for routing in ("shuffle", "scan"):      # every scan task reads the line: counted once
+        res = run_batch(spark, spec, [str(p) for p in paths], None, on_error="skip",
+                        partitions=2, routing=routing)
+        assert res.skipped == 1 and res.skipped_lines[0].startswith(f"{paths[1]}:101:")
+        assert res.events == 200
+        with pytest.raises(Exception) as err:
+            run_batch(spark, spec, [str(p) for p in paths], None, on_error="stop",
+                      routing=routing)
+        assert f"{paths[1]}:101:" in str(err.value)
 
 
 def test_cli_spark_run_and_explain(spark, tmp_path, capsys):

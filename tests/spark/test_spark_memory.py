@@ -42,7 +42,7 @@ stream, query, out = sys.argv[1:4]
 spark = spark_session("local[2]", conf={{"spark.driver.memory": "{heap}",
     "spark.serializer": "org.apache.spark.serializer.JavaSerializer"}})
 spec = JobSpec.build([("allpairs", open(query).read())])
-res = plan_batch(spark, spec, [stream], partitions=2).answers.persist(StorageLevel.MEMORY_AND_DISK)
+res = plan_batch(spark, spec, [stream], partitions=2, routing="shuffle").answers.persist(StorageLevel.MEMORY_AND_DISK)
 try:
     print(res.groupBy("query").count().collect(), file=sys.stderr)
     one = res.coalesce(1).sortWithinPartitions("end", "start", "query", "json")

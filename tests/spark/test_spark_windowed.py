@@ -101,9 +101,10 @@ def test_windowed_replay_equals_one_engine(spark, tmp_path):
     assert spec.key_vars == {"avg": "c", "count": None, "jump": "c", "rise": "c"}
     expected = one_engine(queries, paths)
     assert {k[0] for k in expected} == {"avg", "count", "jump", "rise"}
-    got = Counter(key(a) for a in collect_answers(spark, spec, [str(p) for p in paths],
-                                                  partitions=3))
-    assert got == expected
+    for routing in ("shuffle", "scan"):         # the last time stamp: a pass, or each task's
+        got = Counter(key(a) for a in collect_answers(spark, spec, [str(p) for p in paths],
+                                                      partitions=3, routing=routing))
+        assert got == expected, routing
 
 
 def test_windowed_replay_per_key_groups(spark, tmp_path):
@@ -114,9 +115,10 @@ def test_windowed_replay_per_key_groups(spark, tmp_path):
     assert spec.per_key and spec.key_vars == {"avg": "c", "watched": "c"}
     expected = one_engine(queries, paths)
     assert {k[0] for k in expected} == {"avg", "watched"}
-    got = Counter(key(a) for a in collect_answers(spark, spec, [str(p) for p in paths],
-                                                  partitions=2))
-    assert got == expected
+    for routing in ("shuffle", "scan"):         # the last time stamp: a pass, or each task's
+        got = Counter(key(a) for a in collect_answers(spark, spec, [str(p) for p in paths],
+                                                      partitions=2, routing=routing))
+        assert got == expected, routing
 
 
 def test_windowed_structured_streaming_equals_one_engine_at_the_watermark(spark, tmp_path):

@@ -1,0 +1,87 @@
+"""The driver JVM's class archive (epsparql/spark/jvm_archive.py).
+
+A local session writes the archive when its JVM exits; the next one checks
+it with the driver's class path, renames it and starts from it, without a
+word on stderr.  An archive a JVM cannot map (one cut short: a JVM that
+maps it dies of SIGBUS) is dropped, never used.  Each run is a process of
+its own with a cache directory of its own.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from epsparql.spark import jvm_archive
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+JOB = """\
+import sys
+from epsparql.spark import spark_session
+spark = spark_session("local[1]", light_jvm=True)
+print(spark.range(0, 1000, numPartitions=2).selectExpr("sum(id)").first()[0])
+cmd = open(f"/proc/{spark.sparkContext._jvm.ProcessHandle.current().pid()}/cmdline", "rb").read()
+print([a for a in cmd.decode().split("\\0") if "Archive" in a])
+"""
+
+
+def run_job(tmp_path, cache):
+    env = dict(os.environ, EPSPARQL_CACHE_DIR=str(cache), PYTHONWARNINGS="ignore")
+    script = tmp_path / "job.py"
+    script.write_text(JOB)
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    total, options = p.stdout.splitlines()
+    assert total == "499500"
+    assert "cds" not in p.stderr and "shared archive" not in p.stderr.lower(), p.stderr
+    return options
+
+
+def wait_for_writer(jvm):
+    for _ in range(600):                        # the JVM writes the archive as it exits
+        parts = list(jvm.glob("*.part"))
+        if parts and not jvm_archive._writer_running(parts[0]):
+            return parts[0]
+        time.sleep(0.1)
+    raise AssertionError(f"no archive written: {list(jvm.iterdir())}")
+
+
+def test_a_session_writes_the_archive_and_the_next_starts_from_it(tmp_path):
+    cache = tmp_path / "cache"
+    first = run_job(tmp_path, cache)
+    assert "-XX:ArchiveClassesAtExit=" in first
+    part = wait_for_writer(cache / "jvm")
+    assert part.stat().st_size > 10 << 20
+    assert (cache / "jvm" / f"{part.name}.cp").read_text().count(".jar") > 100
+    second = run_job(tmp_path, cache)
+    [archive] = (cache / "jvm").glob("*.jsa")
+    assert f"-XX:SharedArchiveFile={archive}" in second
+    assert sorted(p.name for p in (cache / "jvm").iterdir()) == [archive.name]
+
+
+def test_an_archive_cut_short_is_dropped_not_used(tmp_path, monkeypatch):
+    if jvm_archive.java_binary() is None:
+        pytest.skip("no java")
+    monkeypatch.setenv("EPSPARQL_CACHE_DIR", str(tmp_path))
+    options, part = jvm_archive.archive_options()
+    assert options.startswith("-XX:ArchiveClassesAtExit=") and part is not None
+    part.write_bytes(b"\x00" * 4096)             # as a JVM killed while writing leaves it
+    part.with_name(part.name + ".cp").write_text("/nonexistent.jar")
+    options, again = jvm_archive.archive_options()
+    assert not part.exists() and not part.with_name(part.name + ".cp").exists()
+    assert options.startswith("-XX:ArchiveClassesAtExit=") and again is not None
+    assert not list(tmp_path.glob("jvm/*.jsa"))
+
+
+def test_switched_off(monkeypatch, tmp_path):
+    monkeypatch.setenv("EPSPARQL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("EPSPARQL_JVM_ARCHIVE", "0")
+    assert jvm_archive.archive_options() == ("", None)
+    monkeypatch.setenv("EPSPARQL_JVM_ARCHIVE", "1")
+    monkeypatch.setenv("EPSPARQL_CACHE_DIR", "")
+    assert jvm_archive.archive_options() == ("", None)

@@ -1,0 +1,58 @@
+"""Which routing ``auto`` picks for a batch replay (epsparql/spark/scan.py).
+
+The scan plan reads the whole input once per partition and holds a
+partition's rows in its worker, so ``auto`` takes it only for few
+partitions over a bounded input; the answers of both plans are compared
+in test_spark.py, test_spark_windowed.py and test_spark_dialects.py.
+"""
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from epsparql.spark import scan
+from epsparql.spark.read import plan_pieces
+
+
+def sparse(path, size: int):
+    with open(path, "wb") as f:            # a hole: the size without the bytes
+        f.truncate(size)
+    return str(path)
+
+
+def test_auto_scans_few_partitions_over_a_small_input(tmp_path):
+    small = sparse(tmp_path / "a.nt", 50 << 20)
+    for n in (1, 2, 4):
+        assert scan.choose("auto", plan_pieces([small], "nt", n), n) == "scan"
+    assert scan.choose("auto", plan_pieces([small], "nt", 5), 5) == "shuffle"
+
+
+def test_auto_shuffles_an_input_too_large_to_hold(tmp_path):
+    big = sparse(tmp_path / "b.nt", scan.SCAN_MAX_BYTES + 1)
+    pieces = plan_pieces([big], "nt", 2)
+    assert len(pieces) > 2                  # cut into pieces, counted whole
+    assert scan.choose("auto", pieces, 2) == "shuffle"
+    half = sparse(tmp_path / "c.nt", scan.SCAN_MAX_BYTES // 2)
+    assert scan.choose("auto", plan_pieces([half, half], "nt", 2), 2) == "scan"
+    assert scan.choose("auto", plan_pieces([half, half, small_file(tmp_path)], "nt", 2),
+                       2) == "shuffle"
+
+
+def small_file(tmp_path):
+    return sparse(tmp_path / "d.nt", 1 << 20)
+
+
+def test_a_gzip_file_counts_at_its_inflated_size(tmp_path, monkeypatch):
+    monkeypatch.setattr(scan, "SCAN_MAX_BYTES", 8 << 20)    # a small threshold, a small file
+    gz = tmp_path / "e.nt.gz"
+    with gzip.open(gz, "wb", compresslevel=0) as f:
+        f.write(b"#" * (scan.SCAN_MAX_BYTES // scan.GZ_RATIO + (1 << 20)))
+    assert scan.choose("auto", plan_pieces([str(gz)], "nt", 2), 2) == "shuffle"
+
+
+def test_a_forced_routing_is_kept_and_a_wrong_one_named():
+    assert scan.choose("shuffle", [], 1) == "shuffle"
+    assert scan.choose("scan", [], 64) == "scan"
+    with pytest.raises(ValueError, match="routing is one of auto, shuffle, scan, not 'hash'"):
+        scan.choose("hash", [], 2)
