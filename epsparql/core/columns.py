@@ -190,7 +190,6 @@ INT, FLOAT, TERM, INLINE = 1, 2, 4, 8
 _ONE_KIND = frozenset((INT, FLOAT, TERM, INLINE))
 #: An inline literal's functor, by its kind byte's upper bits.
 _LIT_NAMES = ("n", "d", "dur")
-_compound = partial(_tuple_new, Compound)
 
 
 def _literals(lits: list, terms: list) -> list[Compound]:
@@ -215,7 +214,8 @@ def _literals(lits: list, terms: list) -> list[Compound]:
         ints, floats = raw.cast("q").tolist(), raw.cast("d").tolist()
         values = [f if k & 3 == FLOAT else i for i, f, k in zip(ints, floats, ks)]
         names = [_LIT_NAMES[k >> 2] for k in ks]
-    return list(map(_compound, zip(names, zip(values, datatypes, lexes))))
+    # tuple.__new__ straight from map (no partial: about half the time per literal)
+    return list(map(_tuple_new, repeat(Compound, n), zip(names, zip(values, datatypes, lexes))))
 
 
 def _chunk(name: str, arity: int, col_kinds: list[int], ints: memoryview, floats: memoryview,
