@@ -11,12 +11,18 @@
 
     A buffer crosses as one call
 
-        take(Generation, NewTerms, Runs, Values, Kinds, Count)
+        take(Generation, NewTerms, Runs, Values, Kinds, Count, Lits)
 
     Values and Kinds are the addresses of the buffer's Count values
     (int64 or double, 8 bytes each) and of their kinds (a byte each: 1 an
     integer that fits 64 bits, 2 a float, 4 the id of any other term in
-    the engine's term dictionary); they are valid during the call only.
+    the engine's term dictionary, 8 the index of an inline literal); they
+    are valid during the call only.  Lits: [] or the buffer's inline
+    literals, [N, Vals, Dts, LitKinds, Text, TextLen]: the codec's typed
+    literals n/3, d/3 and dur/3 with a short ASCII lexical form (a
+    computed decimal, a time), which are new in nearly every answer, so
+    they cross in the buffer (value, datatype id, lexical form) and never
+    enter the dictionary (see the C source).
     A detection is Arity + 2 values, in detection order:
 
         V1, ..., VArity, T1, T2
@@ -62,7 +68,7 @@
 :- use_module(native, [native_library/2]).
 
 %   columns_sink/3 (exported), colbuf_open/1, colbuf_close/0,
-%   colbuf_rows/1, colbuf_take/4, colbuf_reset/0: see the C source.
+%   colbuf_rows/1, colbuf_take/5, colbuf_reset/0: see the C source.
 :- native_library(columns_buffer, Lib),
    use_foreign_library(Lib, install_columns_buffer).
 
@@ -101,7 +107,7 @@ columns_set_limits(MaxRows, MaxTerms) :-
 %!  with_columns(+Engine, +Receiver, :Goal) is semidet.
 %
 %   Run Goal with the detections sent to columns_sink/3 passed to
-%   Receiver (a Python object with a method take/6) in buffers; the last
+%   Receiver (a Python object with a method take/7) in buffers; the last
 %   ones are sent when Goal succeeds.  If Goal raises or fails, or a
 %   buffer could not be delivered, the dictionary is started afresh and
 %   the error raised.
@@ -391,21 +397,21 @@ flush_columns :-
     ->  true
     ;   nb_getval('$epsparql_columns', C),
         C = c(NewsHead, NewsLast, _, _, _, _, _, _, _, _, _),
-        colbuf_take(Runs, Values, Kinds, Count),
+        colbuf_take(Runs, Values, Kinds, Count, Lits),
         nb_linkarg(2, C, NewsHead),
-        catch(send_cut(C, NewsHead, NewsLast, Runs, Values, Kinds, Count), E, true),
+        catch(send_cut(C, NewsHead, NewsLast, Runs, Values, Kinds, Count, Lits), E, true),
         colbuf_reset,
         (   var(E) -> true ; throw(E) )
     ).
 
-%   send_cut(+C, +NewsHead, +NewsLast, +Runs, +Values, +Kinds, +Count):
+%   send_cut(+C, +NewsHead, +NewsLast, +Runs, +Values, +Kinds, +Count, +Lits):
 %   send, with the cells of NewsHead up to NewsLast, cutting the list
 %   there for the call (no copy) and mending it after, whatever it does.
-send_cut(C, NewsHead, NewsLast, Runs, Values, Kinds, Count) :-
+send_cut(C, NewsHead, NewsLast, Runs, Values, Kinds, Count, Lits) :-
     arg(2, NewsLast, NewsRest),
     nb_linkarg(2, NewsLast, []),
     arg(2, NewsHead, News),
-    catch(send(C, News, Runs, Values, Kinds, Count), E, true),
+    catch(send(C, News, Runs, Values, Kinds, Count, Lits), E, true),
     nb_linkarg(2, NewsLast, NewsRest),
     (   var(E) -> true ; throw(E) ).
 
@@ -414,10 +420,10 @@ send_cut(C, NewsHead, NewsLast, Runs, Values, Kinds, Count) :-
 %   kept and raised as a resource error, which the core never records as
 %   a rule's error but passes up, so the rest of the batch is not run for
 %   detections nobody takes.
-send(C, News, Runs, Values, Kinds, Count) :-
+send(C, News, Runs, Values, Kinds, Count, Lits) :-
     C = c(_, _, _, Receiver, _, _, Gen, _, Err0, _, _),
     (   Err0 == none
-    ->  catch(janus:py_call(Receiver:take(Gen, News, Runs, Values, Kinds, Count)), E,
+    ->  catch(janus:py_call(Receiver:take(Gen, News, Runs, Values, Kinds, Count, Lits)), E,
               ( nb_setarg(9, C, E),
                 throw(error(resource_error(detection_receiver), E)) ))
     ;   true                            % an earlier buffer was lost: send no more

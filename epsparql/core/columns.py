@@ -6,7 +6,10 @@ of flat rows of 8-byte numbers (``prolog/bridge_columns.pl``,
 they are, any other term as the integer id of an entry in the engine's
 term dictionary) and the interval, and per run of detections of one head
 the kind of each column.  Each distinct term crosses once per engine,
-with the buffer that first uses it.  Here a buffer is copied in one go
+with the buffer that first uses it, except the typed literals that are
+new in nearly every answer (a computed decimal, a time): those cross in
+the buffer itself, value, datatype and lexical form, and are decoded in
+bulk (:func:`_literals`).  Here a buffer is copied in one go
 and each run becomes :class:`Columns` with a strided slice per column, no
 per-value work but the dictionary look-up of id columns;
 :class:`~epsparql.core.event_engine.Detection` objects are built from the
@@ -139,28 +142,30 @@ class ColumnReceiver:
         self.error: BaseException | None = None
 
     def take(self, generation: int, new_terms: list, runs: list, values: int, kinds: int,
-             count: int) -> None:
+             count: int, lits: list = ()) -> None:
         """One buffer of the C sink (``prolog/c/columns_buffer.c``):
         ``values`` and ``kinds`` are the addresses of its ``count`` values
         (8 bytes each: an int64 or a double) and their kind bytes (1 int,
-        2 float, 4 term id), valid during this call only, so both are
-        copied first.  ``runs`` splits the values into runs of detections
+        2 float, 4 term id, 8 inline literal), valid during this call
+        only, so both are copied first; ``lits`` the inline literals
+        (:func:`_literals`).  ``runs`` splits the values into runs of detections
         of one head, four items per run: name, arity, count and the kinds
         of its arity + 2 columns or-ed over the run; each detection is
         arity + 2 values (arguments, start, end).  Each run becomes one
         chunk."""
         try:
-            self._take(generation, new_terms, runs, values, kinds, count)
+            self._take(generation, new_terms, runs, values, kinds, count, lits)
         except BaseException as e:        # Ctrl-C too: kept, the call stops, raised after it
             if self.error is None:
                 self.error = e
             raise
 
     def _take(self, generation: int, new_terms: list, runs: list, values: int, kinds: int,
-              count: int) -> None:
+              count: int, lits: list) -> None:
         table = self.table
         table.update(generation, new_terms)
         terms = table.values
+        inline = _literals(lits, terms) if lits else None
         raw = memoryview(_string_at(values, 8 * count))
         ints, floats = raw.cast("q"), raw.cast("d")
         per_value = None
@@ -171,7 +176,8 @@ class ColumnReceiver:
         for k in range(0, len(runs), 4):
             name, arity, n, col_kinds = runs[k:k + 4]
             end = off + n * (arity + 2)
-            chunk = _chunk(name, arity, col_kinds, ints, floats, per_value, off, end, terms)
+            chunk = _chunk(name, arity, col_kinds, ints, floats, per_value, off, end, terms,
+                           inline)
             off = end
             if on_chunk is None:
                 self.chunks.append(chunk)
@@ -180,16 +186,46 @@ class ColumnReceiver:
 
 
 _string_at = ctypes.string_at
-INT, FLOAT, TERM = 1, 2, 4
-_ONE_KIND = frozenset((INT, FLOAT, TERM))
+INT, FLOAT, TERM, INLINE = 1, 2, 4, 8
+_ONE_KIND = frozenset((INT, FLOAT, TERM, INLINE))
+#: An inline literal's functor, by its kind byte's upper bits.
+_LIT_NAMES = ("n", "d", "dur")
+
+
+def _literals(lits: list, terms: list) -> list[Compound]:
+    """The inline literals of a buffer as encoded terms, in the order
+    written: ``lits`` is ``[n, vals, dts, kinds, text, text_len]``, the
+    addresses of ``n`` values (int64 or double), ``n`` datatype ids (into
+    ``terms``), ``n`` kind bytes (the value's kind, 1 int or 2 float, plus
+    4 for ``d/3`` or 8 for ``dur/3``, else ``n/3``) and the lexical forms,
+    each ended by a newline (printable ASCII: the C sink sends no other
+    inline).  Each becomes ``Compound(name, (value, datatype,
+    PlString(lexical)))``, as the dictionary would have decoded it."""
+    n, vals, dts, kinds, text, text_len = lits
+    raw = memoryview(_string_at(vals, 8 * n))
+    ks = _string_at(kinds, n)
+    lexes = map(PlString, _string_at(text, text_len - 1).decode("ascii").split("\n"))
+    datatypes = map(terms.__getitem__, memoryview(_string_at(dts, 8 * n)).cast("q").tolist())
+    k0 = ks[0]
+    if ks.count(k0) == n:                       # one kind (the usual case): in bulk
+        values = (raw.cast("d") if k0 & 3 == FLOAT else raw.cast("q")).tolist()
+        names: Any = repeat(_LIT_NAMES[k0 >> 2], n)
+    else:
+        ints, floats = raw.cast("q").tolist(), raw.cast("d").tolist()
+        values = [f if k & 3 == FLOAT else i for i, f, k in zip(ints, floats, ks)]
+        names = [_LIT_NAMES[k >> 2] for k in ks]
+    # tuple.__new__ straight from map (no partial: about half the time per literal)
+    return list(map(_tuple_new, repeat(Compound, n), zip(names, zip(values, datatypes, lexes))))
 
 
 def _chunk(name: str, arity: int, col_kinds: list[int], ints: memoryview, floats: memoryview,
-           per_value: bytes | None, off: int, end: int, terms: list) -> Columns:
+           per_value: bytes | None, off: int, end: int, terms: list,
+           inline: list | None) -> Columns:
     """The columns of one run: its values are ``ints``/``floats`` (two
     views of the same buffer) from ``off`` to ``end``; a column of one
     kind is one strided slice, a column of mixed kinds (ints and floats,
-    or numbers and terms) is read value by value with ``per_value``."""
+    or numbers and terms) is read value by value with ``per_value``.
+    ``inline``: the buffer's inline literals (kind 8 values index it)."""
     w = arity + 2
     raw: list[list[Any]] = []
     kinds: list[str] = []
@@ -201,8 +237,11 @@ def _chunk(name: str, arity: int, col_kinds: list[int], ints: memoryview, floats
             col, what = floats[sl].tolist(), VALUE
         elif kind == TERM:
             col, what = ints[sl].tolist(), ID
+        elif kind == INLINE:
+            col, what = list(map(inline.__getitem__, ints[sl].tolist())), VALUE  # type: ignore[union-attr]
         else:
-            col = [i if k == INT else f if k == FLOAT else terms[i]
+            col = [i if k == INT else f if k == FLOAT else terms[i] if k == TERM
+                   else inline[i]                                            # type: ignore[index]
                    for i, f, k in zip(ints[sl].tolist(), floats[sl].tolist(), per_value[sl])]
             what = VALUE
         if j >= arity and what == ID:       # the times are values, whatever they are

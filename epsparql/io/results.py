@@ -131,15 +131,22 @@ _JSON_INTEGER = '", "datatype": "http://www.w3.org/2001/XMLSchema#integer"}'
 
 def _numbers_json_texts(values: list) -> list[str | None]:
     """:func:`term_json_text` of the term of each encoded bare number (an
-    xsd:double or xsd:integer), without building the rdflib term; None
-    for any other encoded term."""
-    return number_texts(values, _JSON_LITERAL, _JSON_DOUBLE, _JSON_INTEGER, _json_typed)
+    xsd:double or xsd:integer) or typed literal ``n/3``, ``d/3``,
+    ``dur/3``, without building the rdflib term; None for any other
+    encoded term."""
+    return number_texts(values, _JSON_LITERAL, _JSON_DOUBLE, _JSON_INTEGER, _json_typed,
+                        _json_typed_tail)
 
 
 def _json_typed(lex: str, dt: str) -> str:
     """:func:`term_json_text` of a typed literal that keeps its lexical form."""
     return ('{"type": "literal", "value": ' + json.dumps(lex, ensure_ascii=False)
             + ', "datatype": ' + json.dumps(dt, ensure_ascii=False) + "}")
+
+
+def _json_typed_tail(dt: str) -> str:
+    """What follows a plain lexical form in :func:`_json_typed`."""
+    return '", "datatype": ' + json.dumps(dt, ensure_ascii=False) + "}"
 
 
 def json_texts(table: TermNodes, ids: list[int]) -> list[str | None]:

@@ -266,12 +266,13 @@ _NT_INTEGER = '"^^<http://www.w3.org/2001/XMLSchema#integer>'
 
 
 def format_encoded_numbers(values: list) -> list[str | None]:
-    """The N-Triples text of each encoded term that is a number (a bare
-    number, the codec's canonical xsd:double or xsd:integer, or any
-    ``n(Value, Datatype, Lexical)``: what aggregates make), written without
-    building the rdflib term: ``format_term(decode(value))``; None for any
-    other encoded term."""
-    return number_texts(values, '"', _NT_DOUBLE, _NT_INTEGER, _nt_typed)
+    """The N-Triples text of each encoded term that is a number or a
+    typed literal of the codec (a bare number, the codec's canonical
+    xsd:double or xsd:integer, or any ``n/3``, ``d/3``, ``dur/3``: what
+    aggregates and getDURATION() make), written without building the
+    rdflib term: ``format_term(decode(value))``; None for any other
+    encoded term."""
+    return number_texts(values, '"', _NT_DOUBLE, _NT_INTEGER, _nt_typed, _nt_typed_tail)
 
 
 def _nt_typed(lex: str, dt: str) -> str:
@@ -279,14 +280,30 @@ def _nt_typed(lex: str, dt: str) -> str:
     return f'"{lex}"^^{_iri_text(dt)}'
 
 
+def _nt_typed_tail(dt: str) -> str:
+    return '"^^' + _iri_text(dt)
+
+
+#: A lexical form that N-Triples and JSON write as it is between quotes
+#: (printable ASCII but the quote and the backslash): the numerals.
+_PLAIN_LEX = re.compile(r'[ !#-\[\]-~]*\Z').match
+_TYPED_NAMES = frozenset(("n", "d", "dur"))
+
+
 def number_texts(values: list, head: str, double_tail: str, integer_tail: str,
-                 typed: Callable[[str, str], str] | None = None) -> list[str | None]:
+                 typed: Callable[[str, str], str] | None = None,
+                 typed_tail: Callable[[str], str] | None = None) -> list[str | None]:
     """``head + repr(v) + tail`` of each bare number of ``values`` (the
-    tail of its type), ``typed(lexical, datatype)`` of each ``n/3`` term
-    (the codec's other numeric literals; the decoded literal keeps its
-    lexical form), None for anything else; each distinct non-zero float
-    written once (0.0 and -0.0 are equal in Python, not in RDF)."""
+    tail of its type), ``typed(lexical, datatype)`` of each ``n/3``,
+    ``d/3`` and ``dur/3`` term (the codec's other typed literals; the
+    decoded literal keeps its lexical form), None for anything else; each
+    distinct non-zero float written once (0.0 and -0.0 are equal in
+    Python, not in RDF).  ``typed_tail(datatype)``: what follows a plain
+    lexical form (:data:`_PLAIN_LEX`) after ``head``, made once per
+    datatype, so that a column of computed numerals (each answer's own)
+    costs a concatenation per value."""
     memo: dict[float, str] = {}
+    tails: dict[str, str] = {}
     out: list[str | None] = []
     add = out.append
     for v in values:
@@ -301,9 +318,16 @@ def number_texts(values: list, head: str, double_tail: str, integer_tail: str,
                 add(head + repr(v) + double_tail)
         elif tp is int:
             add(head + repr(v) + integer_tail)
-        elif tp is Compound and typed is not None and v.name == "n" and len(v.args) == 3 \
+        elif tp is Compound and typed is not None and v.name in _TYPED_NAMES and len(v.args) == 3 \
                 and isinstance(v.args[1], str) and isinstance(v.args[2], str):
-            add(typed(str(v.args[2]), str(v.args[1])))
+            dt, lex = v.args[1], v.args[2]
+            if typed_tail is not None and _PLAIN_LEX(lex):
+                t = tails.get(dt)
+                if t is None:
+                    t = tails[dt] = typed_tail(str(dt))
+                add(head + lex + t)
+            else:
+                add(typed(str(lex), str(dt)))
         else:
             add(None)
     return out

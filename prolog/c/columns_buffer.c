@@ -17,11 +17,23 @@
            (bridge_columns:sink_id/2, Prolog; an atom equal to the last
            one at its argument position, or found in the call's atom
            cache, reuses its id without a call)
+        8  a typed literal F(Value, Datatype, Lexical) of the codec
+           (F n, d or dur; Value an integer that fits 64 bits or a float,
+           Datatype an atom, Lexical a string of at most LIT_MAX
+           printable ASCII characters): the index of its entry in the
+           buffer's literals, which hold the value, the datatype's
+           dictionary id and the lexical form (written to a text buffer,
+           each followed by a newline)
+
+    Why kind 8: a computed numeral (an AVG's decimal, a time, a duration)
+    is new in nearly every answer; through the dictionary each cost a trie
+    insert, a payload queued, converted by janus and decoded by Python
+    (~6 us per answer in all); here it is a few copies, decoded in bulk.
 
     A buffer is a list of runs (detections of one head Name/Arity, one
     after the other); a detection is Arity + 2 values: its arguments, T1
     and T2.  It is sent (bridge_columns:flush_columns/0, Prolog, which
-    reads it with colbuf_take/4 and empties it with colbuf_reset/0) when
+    reads it with colbuf_take/5 and empties it with colbuf_reset/0) when
     it holds MaxRows detections or the next one does not fit.
 
     State is per thread (each Prolog thread has its own engine calls) and
@@ -38,6 +50,13 @@
 #define NPOS 16                 /* argument positions with a last-atom slot */
 #define ACACHE 4096             /* slots of a call's atom cache (a power of 2) */
 #define ROW_WIDTH 6             /* values per row a new buffer is sized for */
+#define LIT_MAX 256             /* longest lexical form sent inline */
+
+/* A literal's kind byte: the value's kind (1 integer, 2 float) plus its
+   functor (LIT_N, LIT_D, LIT_DUR). */
+#define LIT_N 0
+#define LIT_D 4
+#define LIT_DUR 8
 
 typedef struct run {
     atom_t name;                /* registered while the run is in the buffer */
@@ -68,6 +87,13 @@ typedef struct level {
     int64_t cache_id[ACACHE];
     unsigned short cache_used[ACACHE];  /* the slots filled, to empty them */
     size_t ncache_used;
+    /* The buffer's inline literals (kind 8), in the order written. */
+    int64_t *lit_vals;          /* int64 or double (memcpy) */
+    int64_t *lit_dts;           /* the datatype's dictionary id */
+    unsigned char *lit_kinds;   /* value kind | functor */
+    size_t nlits, lits_cap;
+    char *text;                 /* the lexical forms, each ended by '\n' */
+    size_t text_len, text_cap;
 } level;
 
 static __thread level **levels = NULL;
@@ -76,6 +102,7 @@ static __thread int depth = -1;
 
 static predicate_t pred_sink_id;
 static predicate_t pred_flush;
+static atom_t atom_n, atom_d, atom_dur;
 
 static int
 resource_error(const char *what)
@@ -109,6 +136,8 @@ forget_atoms(level *L)
     L->run_kinds_len = 0;
     L->nslots = 0;
     L->rows = 0;
+    L->nlits = 0;
+    L->text_len = 0;
 }
 
 static void
@@ -153,6 +182,10 @@ free_levels(void *closure)
         free(L->kinds);
         free(L->runs);
         free(L->run_kinds);
+        free(L->lit_vals);
+        free(L->lit_dts);
+        free(L->lit_kinds);
+        free(L->text);
         free(L);
     }
     free(levels);
@@ -249,13 +282,16 @@ pl_colbuf_reset(void)
     return TRUE;
 }
 
-/** colbuf_take(-Runs, -Values, -Kinds, -Count): the current buffer:
-    Runs the flat list Name, Arity, Count, ColumnKinds per run (the list
-    of the or-ed kinds of its Arity + 2 columns), Values and Kinds the
-    addresses of its Count values and kind bytes (valid until the buffer
-    is reset or written to). */
+/** colbuf_take(-Runs, -Values, -Kinds, -Count, -Lits): the current
+    buffer: Runs the flat list Name, Arity, Count, ColumnKinds per run
+    (the list of the or-ed kinds of its Arity + 2 columns), Values and
+    Kinds the addresses of its Count values and kind bytes, Lits its
+    inline literals: [] when none, else [N, Vals, Dts, LitKinds, Text,
+    TextLen] (the addresses of N values, N datatype ids, N kind bytes and
+    of the TextLen bytes of their lexical forms).  The addresses are
+    valid until the buffer is reset or written to. */
 static foreign_t
-pl_colbuf_take(term_t runs, term_t values, term_t kinds, term_t count)
+pl_colbuf_take(term_t runs, term_t values, term_t kinds, term_t count, term_t lits)
 {
     level *L = current();
     if (!L)
@@ -279,7 +315,18 @@ pl_colbuf_take(term_t runs, term_t values, term_t kinds, term_t count)
             !PL_put_atom(h, r->name) || !PL_cons_list(list, h, list))
             return FALSE;
     }
-    return (PL_unify(runs, list) &&
+    term_t ls = PL_new_term_ref();
+    PL_put_nil(ls);
+    if (L->nlits) {
+        int64_t items[6] = { (int64_t)L->nlits, (int64_t)(intptr_t)L->lit_vals,
+                             (int64_t)(intptr_t)L->lit_dts, (int64_t)(intptr_t)L->lit_kinds,
+                             (int64_t)(intptr_t)L->text, (int64_t)L->text_len };
+        for (int j = 5; j >= 0; j--) {
+            if (!PL_put_int64(h, items[j]) || !PL_cons_list(ls, h, ls))
+                return FALSE;
+        }
+    }
+    return (PL_unify(runs, list) && PL_unify(lits, ls) &&
             PL_unify_int64(values, (int64_t)(intptr_t)L->slots) &&
             PL_unify_int64(kinds, (int64_t)(intptr_t)L->kinds) &&
             PL_unify_int64(count, (int64_t)L->nslots));
@@ -307,6 +354,127 @@ put_double(level *L, size_t k, term_t t)
     return TRUE;
 }
 
+/* The dictionary id of atom a (term t), through the call's atom cache. */
+static int
+cached_atom_id(level *L, atom_t a, term_t t, int64_t *id)
+{
+    size_t c = cache_slot(a);
+    if (L->cache_atom[c] == a) {
+        *id = L->cache_id[c];
+        return TRUE;
+    }
+    if (!term_id(t, id))
+        return FALSE;
+    if (L->cache_atom[c])
+        PL_unregister_atom(L->cache_atom[c]);
+    else
+        L->cache_used[L->ncache_used++] = (unsigned short)c;
+    PL_register_atom(a);
+    L->cache_atom[c] = a;
+    L->cache_id[c] = *id;
+    return TRUE;
+}
+
+/* Room for one more literal of len text bytes (and its newline). */
+static int
+grow_lits(level *L, size_t len)
+{
+    if (L->nlits == L->lits_cap) {
+        size_t n = L->lits_cap ? 2 * L->lits_cap : 1024;
+        int64_t *v = realloc(L->lit_vals, n * sizeof *v);
+        if (!v)
+            return resource_error("memory");
+        L->lit_vals = v;
+        int64_t *d = realloc(L->lit_dts, n * sizeof *d);
+        if (!d)
+            return resource_error("memory");
+        L->lit_dts = d;
+        unsigned char *k = realloc(L->lit_kinds, n);
+        if (!k)
+            return resource_error("memory");
+        L->lit_kinds = k;
+        L->lits_cap = n;
+    }
+    if (L->text_len + len + 1 > L->text_cap) {
+        size_t n = 2 * (L->text_len + len + 1) + 4096;
+        char *x = realloc(L->text, n);
+        if (!x)
+            return resource_error("memory");
+        L->text = x;
+        L->text_cap = n;
+    }
+    return TRUE;
+}
+
+/* Write t as inline literal (kind 8) k of L's buffer if it is one of the
+   codec's typed literals of kind 8 (see the top): 1 if written, 0 if t
+   is not one (it goes to the dictionary), -1 on an error. */
+static int
+put_literal(level *L, size_t k, term_t t)
+{
+    atom_t name, dt;
+    size_t arity, len;
+    unsigned char lk;
+    int64_t v, dtid;
+    char *s;
+
+    if (!PL_get_name_arity(t, &name, &arity) || arity != 3)
+        return 0;
+    if (name == atom_n)
+        lk = LIT_N;
+    else if (name == atom_d)
+        lk = LIT_D;
+    else if (name == atom_dur)
+        lk = LIT_DUR;
+    else
+        return 0;
+    term_t a = PL_new_term_refs(3);
+    if (!a || !PL_get_arg(1, t, a) || !PL_get_arg(2, t, a + 1) || !PL_get_arg(3, t, a + 2))
+        return -1;
+    switch (PL_term_type(a)) {
+    case PL_INTEGER:
+        if (!PL_get_int64(a, &v))
+            return 0;           /* a big integer */
+        lk |= 1;
+        break;
+    case PL_FLOAT: {
+        double d;
+        if (!PL_get_float(a, &d))
+            return 0;
+        memcpy(&v, &d, sizeof v);
+        lk |= 2;
+        break;
+    }
+    default:
+        return 0;
+    }
+    if (PL_term_type(a + 1) != PL_ATOM || !PL_get_atom(a + 1, &dt) ||
+        PL_term_type(a + 2) != PL_STRING)
+        return 0;
+    /* the datatype's id first: it may call Prolog (sink_id/2), which may
+       move the string's text */
+    if (!cached_atom_id(L, dt, a + 1, &dtid))
+        return -1;
+    if (!PL_get_nchars(a + 2, &len, &s, CVT_STRING | REP_ISO_LATIN_1) || len > LIT_MAX)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
+            return 0;
+    }
+    if (!grow_lits(L, len))
+        return -1;
+    size_t i = L->nlits++;
+    L->lit_vals[i] = v;
+    L->lit_dts[i] = dtid;
+    L->lit_kinds[i] = lk;
+    memcpy(L->text + L->text_len, s, len);
+    L->text[L->text_len + len] = '\n';
+    L->text_len += len + 1;
+    L->slots[k] = (int64_t)i;
+    L->kinds[k] = 8;
+    return 1;
+}
+
 /* Write term t as value k of L's buffer; pos: its argument position
    (-1 for the times). */
 static int
@@ -329,23 +497,18 @@ put_value(level *L, size_t k, term_t t, long pos)
         if (pos < 0)
             return put_double(L, k, t);
         break;
+    case PL_TERM:
+        if (pos >= 0) {
+            int r = put_literal(L, k, t);
+            if (r)
+                return r > 0;
+        }
+        break;
     case PL_ATOM:
         if (pos >= 0 && pos < NPOS && PL_get_atom(t, &a)) {
             if (L->last_atom[pos] != a) {
-                size_t c = cache_slot(a);
-                if (L->cache_atom[c] == a) {
-                    v = L->cache_id[c];
-                } else {
-                    if (!term_id(t, &v))
-                        return FALSE;
-                    if (L->cache_atom[c])
-                        PL_unregister_atom(L->cache_atom[c]);
-                    else
-                        L->cache_used[L->ncache_used++] = (unsigned short)c;
-                    PL_register_atom(a);
-                    L->cache_atom[c] = a;
-                    L->cache_id[c] = v;
-                }
+                if (!cached_atom_id(L, a, t, &v))
+                    return FALSE;
                 if (L->last_atom[pos])
                     PL_unregister_atom(L->last_atom[pos]);
                 PL_register_atom(a);
@@ -456,10 +619,13 @@ install_columns_buffer(void)
 {
     pred_sink_id = PL_predicate("sink_id", 2, "bridge_columns");
     pred_flush = PL_predicate("flush_columns", 0, "bridge_columns");
+    atom_n = PL_new_atom("n");
+    atom_d = PL_new_atom("d");
+    atom_dur = PL_new_atom("dur");
     PL_register_foreign_in_module("bridge_columns", "columns_sink", 3, pl_columns_sink, 0);
     PL_register_foreign_in_module("bridge_columns", "colbuf_open", 1, pl_colbuf_open, 0);
     PL_register_foreign_in_module("bridge_columns", "colbuf_close", 0, pl_colbuf_close, 0);
     PL_register_foreign_in_module("bridge_columns", "colbuf_rows", 1, pl_colbuf_rows, 0);
     PL_register_foreign_in_module("bridge_columns", "colbuf_reset", 0, pl_colbuf_reset, 0);
-    PL_register_foreign_in_module("bridge_columns", "colbuf_take", 4, pl_colbuf_take, 0);
+    PL_register_foreign_in_module("bridge_columns", "colbuf_take", 5, pl_colbuf_take, 0);
 }

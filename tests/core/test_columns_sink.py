@@ -29,6 +29,11 @@ from epsparql.core.terms import Raw, from_json, to_prolog
 ATOMS = ["a", "ACME", "it's", "quote\"d", "ünï €", "", "[]", "X", "_", "a b", "http://x#p"]
 STRINGS = [PlString(s) for s in ("", "str", "it's \"x\"", "a\\b")]
 NUMBERS = [0, 1, -7, 255, 256, 2**40, 2**70, -(2**65), 0.0, -0.0, 2.5, -1e300, 1e-300, 123456.789]
+#: Lexical forms of typed literals: short printable ASCII ones cross
+#: inline (kind 8), the others (a newline, non-ASCII, too long) by the
+#: dictionary.
+LEXES = ["01.50", "-0.0", "1.5E300", "", "3", " 4 ", "2024-01-01T00:00:00Z", "P1DT2.5S",
+         "a\nb", "ü1", "9" * 300, "9" * 256]
 HEADS = [("h", 0), ("h", 2), ("g", 1), ("f", 3), ("w", 4), ("v", 5), ("u", 7), ("t", 6)]
 
 _DRIVE = ("term_string(_Ds, Text), "
@@ -45,6 +50,9 @@ _DRIVE_RAISING = ("term_string(_Ds, Text), "
 
 
 def _arg(rng: random.Random, depth: int, shared: list[str]) -> Any:
+    r = rng.random()
+    if r < 0.12:
+        return _literal(rng)
     r = rng.random()
     if r < 0.3:
         return rng.choice(ATOMS)
@@ -65,6 +73,20 @@ def _arg(rng: random.Random, depth: int, shared: list[str]) -> Any:
     if depth < 2:
         return [_arg(rng, depth + 1, shared) for _ in range(rng.randint(0, 3))]
     return rng.choice(ATOMS)
+
+
+def _literal(rng: random.Random) -> Any:
+    """A typed literal as the codec makes them, or a near miss (another
+    functor or arity, a datatype that is not an atom, a lexical form that
+    is an atom, a big integer value, a value that is not a number)."""
+    name = rng.choice(("n", "n", "d", "dur", "t"))
+    value = rng.choice(NUMBERS + [PlString("1"), "x"])
+    dt = rng.choice(("http://www.w3.org/2001/XMLSchema#decimal", "dt", "ACME", "[]",
+                     PlString("dt"), "ünï €"))
+    lex = rng.choice(LEXES)
+    lex = PlString(lex) if rng.random() < 0.9 else lex
+    args = [value, dt, lex] if rng.random() < 0.95 else [value, dt]
+    return Compound(name, tuple(args))
 
 
 def _detections(rng: random.Random, n: int, repeat: float) -> list[tuple]:
