@@ -194,20 +194,26 @@ free_levels(void *closure)
     depth = -1;
 }
 
+/* *p resized to n elements of size bytes (a resource error if not). */
+static int
+grow_array(void *p, size_t n, size_t size)
+{
+    void **a = p;
+    void *x = realloc(*a, n * size);
+    if (!x)
+        return resource_error("memory");
+    *a = x;
+    return TRUE;
+}
+
 /* Room for n values in the (empty or not) buffer of L. */
 static int
 grow_slots(level *L, size_t n)
 {
     if (n <= L->cap)
         return TRUE;
-    int64_t *s = realloc(L->slots, n * sizeof *s);
-    if (!s)
-        return resource_error("memory");
-    L->slots = s;
-    unsigned char *k = realloc(L->kinds, n);
-    if (!k)
-        return resource_error("memory");
-    L->kinds = k;
+    if (!grow_array(&L->slots, n, sizeof *L->slots) || !grow_array(&L->kinds, n, 1))
+        return FALSE;
     L->cap = n;
     return TRUE;
 }
@@ -381,26 +387,16 @@ grow_lits(level *L, size_t len)
 {
     if (L->nlits == L->lits_cap) {
         size_t n = L->lits_cap ? 2 * L->lits_cap : 1024;
-        int64_t *v = realloc(L->lit_vals, n * sizeof *v);
-        if (!v)
-            return resource_error("memory");
-        L->lit_vals = v;
-        int64_t *d = realloc(L->lit_dts, n * sizeof *d);
-        if (!d)
-            return resource_error("memory");
-        L->lit_dts = d;
-        unsigned char *k = realloc(L->lit_kinds, n);
-        if (!k)
-            return resource_error("memory");
-        L->lit_kinds = k;
+        if (!grow_array(&L->lit_vals, n, sizeof *L->lit_vals)
+            || !grow_array(&L->lit_dts, n, sizeof *L->lit_dts)
+            || !grow_array(&L->lit_kinds, n, 1))
+            return FALSE;
         L->lits_cap = n;
     }
     if (L->text_len + len + 1 > L->text_cap) {
         size_t n = 2 * (L->text_len + len + 1) + 4096;
-        char *x = realloc(L->text, n);
-        if (!x)
-            return resource_error("memory");
-        L->text = x;
+        if (!grow_array(&L->text, n, 1))
+            return FALSE;
         L->text_cap = n;
     }
     return TRUE;
@@ -543,18 +539,14 @@ new_run(level *L, atom_t name, size_t arity)
     size_t w = arity + 2;
     if (L->nruns == L->runs_cap) {
         size_t n = L->runs_cap ? 2 * L->runs_cap : 16;
-        run *rs = realloc(L->runs, n * sizeof *rs);
-        if (!rs)
-            return resource_error("memory");
-        L->runs = rs;
+        if (!grow_array(&L->runs, n, sizeof *L->runs))
+            return FALSE;
         L->runs_cap = n;
     }
     if (L->run_kinds_len + w > L->run_kinds_cap) {
         size_t n = 2 * (L->run_kinds_len + w) + 64;
-        unsigned char *rk = realloc(L->run_kinds, n);
-        if (!rk)
-            return resource_error("memory");
-        L->run_kinds = rk;
+        if (!grow_array(&L->run_kinds, n, 1))
+            return FALSE;
         L->run_kinds_cap = n;
     }
     run *r = &L->runs[L->nruns++];
