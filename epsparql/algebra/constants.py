@@ -53,7 +53,6 @@ one is never warned about.
 from __future__ import annotations
 
 import copy
-import re
 import warnings
 from datetime import datetime, timezone
 from typing import Any, Iterator
@@ -61,7 +60,7 @@ from typing import Any, Iterator
 from rdflib import BNode, Literal, URIRef
 
 from ..language import ast
-from ..language.errors import QueryError, QueryWarning
+from ..language.errors import QueryError, QueryWarning, relative_iri_message
 from ..language.regex import regex_problem
 from ..language.dialects import ast as D
 from ..language.query_parts import Part, query_parts
@@ -71,6 +70,7 @@ from ..rdf.literal_forms import (DURATION_TYPES as _DURATIONS, FLOAT_TYPES as _F
                                  TIME_TYPES as _TIMES, XSD_DATATYPES, XSD_NS as _X,
                                  literal_problem)
 from ..rdf.literal_forms import xsd_name as _xsd
+from ..rdf.ntriples import SCHEME_RE
 from ..trampoline import Walk, run
 
 __all__ = ["check_constants", "literal_problem", "INTERPRETED_DATATYPES",
@@ -155,20 +155,16 @@ def _problems(query: Any) -> Iterator[tuple[Any, ast.Pos | None]]:
             problem = _term_problem(expr)
             if problem:
                 yield _error(problem, pos), pos
-            elif (isinstance(expr, URIRef) and not _SCHEME.match(expr) and expr not in relative
+            elif (isinstance(expr, URIRef) and not SCHEME_RE.match(expr) and expr not in relative
                   and not ctx.dialect):         # (a dialect's builder says it, names aside)
                 relative.add(expr)
-                warned.append((f"<{expr}> is a relative IRI and the query has no BASE to "
-                               f"resolve it against: it never matches a triple of a stream "
-                               f"or of the background, whose IRIs are absolute (declare "
-                               f"BASE <...> or give a base: --base, Engine(base=...))", pos))
+                warned.append((relative_iri_message(expr), pos))
             continue
         run(_type(expr, pos, ctx))
     for message, pos in warned:
         yield message, pos
 
 
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
 def _term_problem(term: Any) -> str | None:

@@ -98,6 +98,14 @@ class QueryWarning(UserWarning):
         return (type(self), (self.message, self.line, self.column))
 
 
+def relative_iri_message(iri: str) -> str:
+    """The warning for a relative IRI in a query without a base (every road
+    gives it: algebra/constants.py for EP-SPARQL, the dialects' front end)."""
+    return (f"<{iri}> is a relative IRI and the query has no BASE to resolve it against: "
+            f"it never matches a triple of a stream or of the background, whose IRIs are "
+            f"absolute (declare BASE <...> or give a base: --base, Engine(base=...))")
+
+
 def _line_of(source: str | None, line: int | None) -> str | None:
     """The 1-based ``line`` of ``source`` without its line break, if any."""
     if source is None or line is None:

@@ -19,7 +19,7 @@ from typing import Any
 from lark import Lark
 from lark.exceptions import UnexpectedToken
 
-from ..errors import QueryError, QuerySyntaxError, QueryWarning
+from ..errors import QueryError, QuerySyntaxError, QueryWarning, relative_iri_message
 from ..grammar import sparql_parser
 from ..parsing import describe_expected, parse_tree, run_builder
 from . import ast as D
@@ -50,11 +50,7 @@ class Dialect:
         except RecursionError:
             raise QueryError("the query is nested too deeply to be parsed", source=text) from None
         for iri, (line, column) in b.relative.items():   # as EP-SPARQL's (algebra/constants.py)
-            warnings.warn(QueryWarning(
-                f"<{iri}> is a relative IRI and the query has no BASE to resolve it against: "
-                f"it never matches a triple of a stream or of the background, whose IRIs are "
-                f"absolute (declare BASE <...> or give a base: --base, Engine(base=...))",
-                line, column), stacklevel=4)
+            warnings.warn(QueryWarning(relative_iri_message(iri), line, column), stacklevel=4)
         return query
 
 
