@@ -873,13 +873,19 @@ _PANE_AGGREGATES = {"COUNT", "SUM", "AVG", "MIN", "MAX", "SAMPLE"}
 
 
 def _arrival_safe(e: Any) -> bool:
-    """Can ``e`` be evaluated once, when its triple arrives?"""
+    """Can ``e`` be evaluated once, when its triple arrives?  (Iterative:
+    an expression may be thousands of operators deep.)"""
     from ..language.dialects.builder import children
-    if isinstance(e, (ExistsExpr, D.Aggregate)):
-        return False
-    if isinstance(e, A.FunctionCall) and isinstance(e.name, str) and e.name.upper() in _VOLATILE:
-        return False
-    return all(_arrival_safe(x) for x in children(e))
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, (ExistsExpr, D.Aggregate)):
+            return False
+        if isinstance(x, A.FunctionCall) and isinstance(x.name, str) \
+                and x.name.upper() in _VOLATILE:
+            return False
+        todo.extend(children(x))
+    return True
 
 
 def _gcd(a: Fraction, b: Fraction) -> Fraction:

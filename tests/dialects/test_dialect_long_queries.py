@@ -92,6 +92,18 @@ def test_a_chain_of_1500_additions_and_one_past_the_limit():
         run(chain(MAX_EXPR_DEPTH + 100), [])
 
 
+def test_an_aggregate_behind_a_filter_1500_operators_deep():
+    """The per-pane aggregation's check that a FILTER can be evaluated at
+    arrival (window_compile._arrival_safe) walks it without recursion: it
+    was a RecursionError."""
+    text = (f"REGISTER QUERY q AS SELECT ?s (SUM(?o) AS ?t) FROM STREAM <{S}> [RANGE 4s STEP 2s] "
+            f"WHERE {{ ?s <{EX}p> ?o FILTER(?o{' + 1' * 1500} > 1501) }} GROUP BY ?s")
+    got = run(text, [(URIRef(EX + "a"), URIRef(EX + "p"), Literal(t), t, None, S)
+                     for t in range(6)])
+    # ?o > 1 of 0..5 at 0..5 s; windows [0,4) [2,6) [4,8) (C-SPARQL's, closed at the start)
+    assert [(end, dict(b)["t"]) for end, b in got] == [(4, "5"), (6, "14"), (8, "9")]
+
+
 def test_the_command_runs_them(tmp_path):
     (tmp_path / "q.rq").write_text(csparql_union(1000))
     (tmp_path / "s.nqt").write_text(f'<{EX}a> <{EX}p999> "1" <{S}> 1 .\n')
