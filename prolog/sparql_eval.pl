@@ -952,7 +952,8 @@ double_string(F, L) :-
     ;   number_codes(N, [D1|Ds]),
         length(Ds, K),
         E is K - Scale,
-        ( Ds == [] -> Rest = [0'0] ; Rest = Ds ),
+        strip_trailing_zeros(Ds, Ds1),      % 1.5e300: N is 15 and 299 zeros
+        ( Ds1 == [] -> Rest = [0'0] ; Rest = Ds1 ),
         format(string(L), "~w~c.~sE~d", [Sign, D1, Rest, E])
     ).
 

@@ -259,6 +259,8 @@ test(results, [forall(member(E-Exp, [
         add(lit("PT1S", duration), 1)-error,
         neg(5)-("-5"-integer), neg(lit("5", byte))-("-5"-integer),
         neg(dec("1.5"))-("-1.5"-decimal), neg(dbl("1.5"))-("-1.5E0"-double),
+        neg(dbl("1.5E300"))-("-1.5E300"-double), add(dbl("1e300"), dbl("5e299"))-("1.5E300"-double),
+        mul(dbl("2.5e-300"), 2)-("5.0E-300"-double),
         neg(dbl("INF"))-("-INF"-double), neg(str("a"))-error, neg(err)-error,
         pos(lit("05", integer))-("05"-integer), pos(dec("1.50"))-("1.50"-decimal),
         pos(str("a"))-error
