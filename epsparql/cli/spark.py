@@ -254,8 +254,8 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--routing", choices=ROUTINGS, default="auto",
                    help="how rows reach the engines: shuffle (read once, Spark's exchange), "
                    "scan (each engine task reads the whole input and keeps its rows: no "
-                   "exchange), auto (default: scan for at most 4 partitions over at most "
-                   "1 GiB of input)")
+                   "exchange), auto (default: scan for at most 4 partitions with at most "
+                   "256 MiB of input each)")
     r.add_argument("--output-format", type=_outputs_arg, default=("parquet", "jsonl"),
                    metavar="FORMATS", help="what to write under --out: parquet, jsonl, or "
                    "both as parquet,jsonl (default)")

@@ -32,10 +32,11 @@ from .worker import run_partition
 
 #: ``auto`` scans when there are at most this many partitions ...
 SCAN_MAX_PARTITIONS = 4
-#: ... and the input is at most this many bytes (gzip files counted at
-#: :data:`GZ_RATIO` times their size): a task holds about its share of
-#: the input as Arrow columns.
-SCAN_MAX_BYTES = 1 << 30
+#: ... and each partition's share of the input is at most this many bytes
+#: (gzip files counted at :data:`GZ_RATIO` times their size): a task holds
+#: its share as Arrow columns, about 1.2 times its bytes, twice while it
+#: sorts them, beside its engine (256 MiB: ~0.6 GB of a worker at most).
+SCAN_MAX_SHARE = 256 << 20
 GZ_RATIO = 8
 #: Rows handed to the engines per Arrow batch: Spark's own
 #: (``spark.sql.execution.arrow.maxRecordsPerBatch``).  A batch's answers
@@ -46,8 +47,8 @@ CHUNK = 10_000
 
 def choose(routing: str, pieces: Sequence[Piece], partitions: int) -> str:
     """``shuffle`` or ``scan`` for ``routing`` (``auto``: scan when at most
-    :data:`SCAN_MAX_PARTITIONS` partitions read at most
-    :data:`SCAN_MAX_BYTES` of input)."""
+    :data:`SCAN_MAX_PARTITIONS` partitions share at most
+    :data:`SCAN_MAX_SHARE` bytes of input each)."""
     if routing not in ROUTINGS:
         raise ValueError(f"routing is one of {', '.join(ROUTINGS)}, not {routing!r}")
     if routing != "auto":
@@ -55,7 +56,7 @@ def choose(routing: str, pieces: Sequence[Piece], partitions: int) -> str:
     if partitions > SCAN_MAX_PARTITIONS:
         return "shuffle"
     size = sum(_size(p) for p in pieces)
-    return "scan" if size <= SCAN_MAX_BYTES else "shuffle"
+    return "scan" if size <= SCAN_MAX_SHARE * partitions else "shuffle"
 
 
 def _size(piece: Piece) -> int:
