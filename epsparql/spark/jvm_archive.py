@@ -12,7 +12,8 @@ truncated archive dies of SIGBUS, so only an archive that a ``java
 -Xshare:on -version`` with the driver's class path accepted is ever used)
 and renames it; every one
 after that starts from it.  It is keyed by the Java binary and the Spark
-jars, so another JDK or PySpark makes another.
+jars (their place too), so another JDK, PySpark or virtual environment
+makes another, and the last one made is kept.
 
 Nothing here is an error: without ``java``, with a read-only cache, or
 with ``EPSPARQL_JVM_ARCHIVE=0`` the JVM starts as it would anyway.  The
@@ -95,12 +96,16 @@ def note_class_path(part: Path, spark: object) -> None:
 
 
 def _key(java: str) -> str:
-    """The Java binary (its real path and time) and the Spark jars."""
+    """The Java binary (its real path and time) and the Spark jars (where
+    they are: an archive maps only with the class path it was written with,
+    so each installation, a fresh clone's virtual environment too, has its
+    own)."""
     import pyspark
     real = os.path.realpath(java)
-    jars = Path(pyspark.__file__).parent / "jars"
+    jars = Path(pyspark.__file__).resolve().parent / "jars"
     listing = sorted(p.name for p in jars.glob("*.jar")) if jars.is_dir() else []
-    text = "\0".join([real, str(os.stat(real).st_mtime_ns), pyspark.__version__, *listing])
+    text = "\0".join([real, str(os.stat(real).st_mtime_ns), pyspark.__version__, str(jars),
+                      *listing])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
