@@ -60,6 +60,7 @@ def archive_options() -> tuple[str, Path | None]:
         name = f"spark-{_key(java)}"
         final = where / f"{name}.jsa"
         if final.exists():
+            _sweep(where)
             return f"-XX:SharedArchiveFile={final} {QUIET}", None
         writing = False
         for cp in where.glob(f"{name}.*.part.cp"):
@@ -73,6 +74,7 @@ def archive_options() -> tuple[str, Path | None]:
                     if old != final:
                         old.unlink(missing_ok=True)
                 cp.unlink(missing_ok=True)
+                _sweep(where)
                 return f"-XX:SharedArchiveFile={final} {QUIET}", None
             part.unlink(missing_ok=True)
             cp.unlink(missing_ok=True)
@@ -82,6 +84,17 @@ def archive_options() -> tuple[str, Path | None]:
         return f"-XX:ArchiveClassesAtExit={part} {QUIET}", part
     except OSError:                  # a read-only or full cache: start as usual
         return "", None
+
+
+def _sweep(where: Path) -> None:
+    """Remove the archives being written that no JVM writes any more: the
+    ones of sessions that started together (each writes one; one is kept),
+    of a JVM killed before it wrote, of other installations."""
+    for part in list(where.glob("spark-*.part")) + \
+            [cp.with_suffix("") for cp in where.glob("spark-*.part.cp")]:
+        if not _writer_running(part):
+            part.unlink(missing_ok=True)
+            Path(f"{part}.cp").unlink(missing_ok=True)
 
 
 def note_class_path(part: Path, spark: object) -> None:

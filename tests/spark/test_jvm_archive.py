@@ -88,6 +88,27 @@ def test_an_archive_cut_short_is_dropped_not_used(tmp_path, monkeypatch):
     assert not list(tmp_path.glob("jvm/*.jsa"))
 
 
+def test_archives_no_jvm_writes_any_more_are_removed(tmp_path, monkeypatch):
+    """Sessions that start together each write an archive (one is kept); a
+    JVM killed before it wrote leaves a class path file; other
+    installations leave theirs.  Once an archive is in use they go."""
+    if jvm_archive.java_binary() is None:
+        pytest.skip("no java")
+    monkeypatch.setenv("EPSPARQL_CACHE_DIR", str(tmp_path))
+    _, part = jvm_archive.archive_options()
+    final = part.with_name(part.name.split(".")[0] + ".jsa")
+    final.write_bytes(b"in use")
+    stale = [part.with_name(part.name.split(".")[0] + ".1.part"),
+             tmp_path / "jvm" / "spark-0123456789abcdef.7.part"]
+    for x in stale:
+        x.write_bytes(b"\x00" * 1024)
+        x.with_name(x.name + ".cp").write_text("/nonexistent.jar")
+    (tmp_path / "jvm" / "spark-0123456789abcdef.8.part.cp").write_text("/nonexistent.jar")
+    options, writes = jvm_archive.archive_options()
+    assert options.startswith(f"-XX:SharedArchiveFile={final} ") and writes is None
+    assert sorted(p.name for p in (tmp_path / "jvm").iterdir()) == [final.name]
+
+
 def test_switched_off(monkeypatch, tmp_path):
     monkeypatch.setenv("EPSPARQL_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("EPSPARQL_JVM_ARCHIVE", "0")
