@@ -29,7 +29,6 @@ stream: few answers).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -176,6 +175,9 @@ def main() -> int:
                     sorted((out / "answers.jsonl").glob("part-*")) if "jsonl" in args.outputs \
                     else []
                 got = digest(files) if files else None
+                # answers are compared by digest: their GBs are not kept (a 1M all-pairs
+                # run writes ~1 GB of JSON lines per mode)
+                shutil.rmtree(out, ignore_errors=True) if out.is_dir() else out.unlink(missing_ok=True)
                 if mode == "single":
                     want = got
                 r.update(mode=mode, repeat=rep, answers=got[0] if got else None,
