@@ -78,15 +78,18 @@ def test_rows_from_a_live_pipe_are_answered_as_they_come(tmp_path):
         assert word not in err
 
 
+def five_answered(p: subprocess.Popen) -> None:
+    """Write five rows to the run's pipe, keep it open, and wait for their answers."""
+    for i in range(5):
+        p.stdin.write(row(i))
+    p.stdin.flush()
+    assert len(Lines(p.stdout).take(5)) == 5
+
+
 def test_ctrl_c_on_a_live_pipe_keeps_what_was_read(tmp_path):
     p = run_on_a_pipe(tmp_path)
-    out = Lines(p.stdout)
     try:
-        for i in range(5):
-            p.stdin.write(row(i))
-        p.stdin.flush()
-        got = out.take(5)
-        assert len(got) == 5
+        five_answered(p)
         p.send_signal(signal.SIGINT)            # the writer is still there: reading waits
         err = p.stderr.read()
         p.wait(timeout=120)
@@ -124,12 +127,8 @@ def test_ctrl_c_taken_by_another_thread_still_stops_a_run_waiting_on_a_pipe(tmp_
     main thread was blocked in, and the run waited for input for ever (a CI
     run hung on the test above)."""
     p = run_on_a_pipe(tmp_path)
-    out = Lines(p.stdout)
     try:
-        for i in range(5):
-            p.stdin.write(row(i))
-        p.stdin.flush()
-        assert len(out.take(5)) == 5
+        five_answered(p)
         # a thread other than the main one that does not block SIGINT
         # (SWI-Prolog's gc thread and jemalloc's do; another of the
         # libraries' does not: the kernel may hand Ctrl-C to it)
