@@ -28,11 +28,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
-from .counts import JobTotals, TaskCounts, accumulator
+from .counts import JobTotals, accumulator
 from .failure import JobFailed, jvm_exit_code
 from .job import JobSpec
-from .read import Piece, Problems, plan_pieces, read_piece
-from .route import ROUTED_SCHEMA, ArrowRouter
+from .read import Piece, plan_pieces
+from .route import ENGINE_COLUMNS, ROUTED_SCHEMA, ArrowRouter, engine_order, read_routed
 from .rows import ANSWER_FIELDS, spark_schema
 from .scan import choose, scan_and_run
 from .worker import run_partition
@@ -52,14 +52,7 @@ def read_and_route(spec: JobSpec, pieces: Sequence[Piece], on_error: str, counts
     router = ArrowRouter(spec)
     for rb in batches:
         for idx in rb.column(0).to_pylist():
-            piece = pieces[idx]
-            problems = Problems(on_error)
-            tally = TaskCounts()
-            for triples in read_piece(piece, problems, with_stream=spec.windowed):
-                tally.rows += triples.num_rows
-                yield from router.route(triples)
-            tally.skipped, tally.skipped_messages = problems.skipped, problems.messages
-            counts.add({("read", idx): tally})
+            yield from read_routed(spec, pieces[idx], router, on_error, counts)
 
 
 @dataclass
@@ -111,10 +104,9 @@ def plan_batch(spark: Any, spec: JobSpec, files: Sequence[str], *, format: str |
             last = routed.agg(F.max("end")).first()[0]
         except Exception as e:
             raise JobFailed(phase[0], e, jvm_exit_code(spark, e)) from e
-    order = ("grp", "end", "start", "seq") if spec.per_key else ("end", "start", "seq")
     # the engines get what they push and how to group it (part and seq done)
-    grouped = routed.repartitionById(n, "part").sortWithinPartitions(*order) \
-        .select("grp", "s", "p", "o", "start", "end", "stream")
+    grouped = routed.repartitionById(n, "part").sortWithinPartitions(*engine_order(spec)) \
+        .select(*ENGINE_COLUMNS)
     answers = grouped.mapInArrow(
         lambda it: run_partition(spec, fields, it, counts, last, text_blocks=text_blocks),
         spark_schema(fields))

@@ -12,11 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from typing import Iterator
+
 from ..memo import Memo
+from .counts import TaskCounts
 from .job import WHOLE, JobSpec, group_part, canonical_key
-from .read import TRIPLE_COLUMNS
+from .read import TRIPLE_COLUMNS, Piece, Problems, read_piece
 
 ROUTED_COLUMNS = ("part", "grp") + TRIPLE_COLUMNS
+#: What the engines take of a routed row (part and seq are spent on the way).
+ENGINE_COLUMNS = ("grp", "s", "p", "o", "start", "end", "stream")
 ROUTED_SCHEMA = ("part int, grp string, s string, p string, o string, start double, "
                  "end double, stream string, seq long")
 _POSITIONS = ("s", "p", "o")
@@ -65,6 +70,26 @@ class ArrowRouter:
             out.append(_routed(batch, pa.array(np.full(n, self.part_of(WHOLE), dtype=np.int32)),
                                pa.repeat(pa.scalar(WHOLE, pa.string()), n)))
         return [b for b in out if b.num_rows]
+
+
+def engine_order(spec: JobSpec) -> tuple[str, ...]:
+    """The order a partition's rows reach its engines: by time, and key
+    group by key group when each key runs in a group of its own."""
+    return ("grp", "end", "start", "seq") if spec.per_key else ("end", "start", "seq")
+
+
+def read_routed(spec: JobSpec, piece: Piece, router: ArrowRouter, on_error: str,
+                counts: Any) -> Iterator[Any]:
+    """The routed batches of ``piece``; its lines are counted under
+    ``("read", piece)`` (malformed ones skipped and counted with
+    ``on_error="skip"``, or failing the task with ``stop``)."""
+    problems = Problems(on_error)
+    tally = TaskCounts()
+    for triples in read_piece(piece, problems, with_stream=spec.windowed):
+        tally.rows += triples.num_rows
+        yield from router.route(triples)
+    tally.skipped, tally.skipped_messages = problems.skipped, problems.messages
+    counts.add({("read", piece.idx): tally})
 
 
 def _routed(rows: Any, part: Any, grp: Any) -> Any:

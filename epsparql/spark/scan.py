@@ -24,10 +24,9 @@ from __future__ import annotations
 import os
 from typing import Any, Iterator, Sequence
 
-from .counts import TaskCounts
 from .job import ROUTINGS, JobSpec
-from .read import Piece, Problems, read_piece
-from .route import ROUTED_COLUMNS, ArrowRouter
+from .read import Piece
+from .route import ENGINE_COLUMNS, ArrowRouter, engine_order, read_routed
 from .worker import run_partition
 
 #: ``auto`` scans when there are at most this many partitions ...
@@ -73,8 +72,8 @@ def scan_and_run(spec: JobSpec, pieces: Sequence[Piece], partitions: int, on_err
     for rb in batches:
         for me in rb.column(0).to_pylist():
             rows, last = _own_rows(spec, pieces, partitions, me, on_error, counts)
-            yield from run_partition(spec, fields, iter(rows), counts,
-                                     last if spec.windowed else None, text_blocks=text_blocks)
+            yield from run_partition(spec, fields, iter(rows), counts, last,
+                                     text_blocks=text_blocks)
 
 
 def _own_rows(spec: JobSpec, pieces: Sequence[Piece], partitions: int, me: int,
@@ -88,24 +87,18 @@ def _own_rows(spec: JobSpec, pieces: Sequence[Piece], partitions: int, me: int,
     mine: list[Any] = []
     last: float | None = None
     for piece in pieces:
-        problems = Problems(on_error)
-        tally = TaskCounts()
-        for triples in read_piece(piece, problems, with_stream=spec.windowed):
-            tally.rows += triples.num_rows
-            for routed in router.route(triples):
+        for routed in read_routed(spec, piece, router, on_error, counts):
+            if spec.windowed:                   # (only windowed queries read it)
                 top = pc.max(routed.column("end")).as_py()
                 last = top if last is None or top > last else last
-                part = routed.column("part").to_numpy(zero_copy_only=False)
-                keep = np.mod(part, partitions) == me
-                if keep.all():
-                    mine.append(routed)
-                elif keep.any():
-                    mine.append(routed.filter(pa.array(keep)))
-        tally.skipped, tally.skipped_messages = problems.skipped, problems.messages
-        counts.add({("read", piece.idx): tally})
+            part = routed.column("part").to_numpy(zero_copy_only=False)
+            keep = np.mod(part, partitions) == me
+            if keep.all():
+                mine.append(routed)
+            elif keep.any():
+                mine.append(routed.filter(pa.array(keep)))
     if not mine:
         return [], last
-    order = ("grp", "end", "start", "seq") if spec.per_key else ("end", "start", "seq")
-    table = pa.Table.from_batches(mine).sort_by([(c, "ascending") for c in order])
-    table = table.select([c for c in ROUTED_COLUMNS if c not in ("part", "seq")])
+    table = pa.Table.from_batches(mine).sort_by([(c, "ascending") for c in engine_order(spec)])
+    table = table.select(list(ENGINE_COLUMNS))
     return table.to_batches(max_chunksize=CHUNK), last
