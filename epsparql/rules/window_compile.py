@@ -130,7 +130,8 @@ class WindowCompiler(ExpressionCompiler):
         self.windows = {w.index: w for w in q.windows}
         self.var_windows = {w.index for w in q.windows if isinstance(w.stream, A.Var)}
         self.bounds = "b(" + ", ".join(f"H{w.index}" for w in q.windows) + ")" if q.windows else "b"
-        self.agg_vars: dict[D.Aggregate, str] = {}      # of the relation being written
+        #: the aggregates' variables of the relation being written, by structure_key
+        self.agg_vars: dict[str, str] = {}
         self.panes = pane_plan(q) if panes else None
 
     def store(self, i: int) -> str:
@@ -506,8 +507,9 @@ class WindowCompiler(ExpressionCompiler):
             else:
                 k2.append("_")
         gk2 = "gk(" + ", ".join(k2) + ")" if k2 else "gk"
-        agg_vars = {a: c.fresh() for a in aggs}
-        av = "av(" + ", ".join(agg_vars[a] for a in aggs) + ")" if aggs else "av"
+        from ..language.dialects.builder import structure_key
+        agg_vars = {structure_key(a): c.fresh() for a in aggs}
+        av = "av(" + ", ".join(agg_vars.values()) + ")" if aggs else "av"
         self.agg_vars = agg_vars
         having = [self.condition(h, None, c) for h in rel.having]
         post = self.selects(rel, c)
@@ -525,15 +527,9 @@ class WindowCompiler(ExpressionCompiler):
                 f"stream_relation:finish_rows(Keyed, {dirs}, {distinct}, {slice_}, Rows).")
 
     def collect_aggregates(self, rel: Relation) -> list[D.Aggregate]:
-        from ..language.dialects.builder import aggregates_in
-        out: list[D.Aggregate] = []
-        exprs = [e for e, _ in rel.projection if e is not None] + list(rel.having) + \
-            [e for e, _ in rel.order_by]
-        for e in exprs:
-            for a in aggregates_in(e):
-                if a not in out:
-                    out.append(a)
-        return out
+        from ..language.dialects.builder import distinct_aggregates
+        return distinct_aggregates([e for e, _ in rel.projection if e is not None]
+                                   + list(rel.having) + [e for e, _ in rel.order_by])
 
     def selects(self, rel: Relation, c: _Clause) -> list[str]:
         goals = []
@@ -824,7 +820,8 @@ class WindowCompiler(ExpressionCompiler):
         """An aggregate (its value, a variable of the group's row) or EXISTS
         (evaluated first, into a boolean)."""
         if isinstance(e, D.Aggregate):
-            v = self.agg_vars.get(e)
+            from ..language.dialects.builder import structure_key
+            v = self.agg_vars.get(structure_key(e))
             if v is None:
                 raise QueryError("an aggregate outside SELECT, HAVING or ORDER BY")
             return f"var({v})"
@@ -928,13 +925,9 @@ def pane_plan(q: ContinuousQuery) -> PanePlan | None:
     backgrounds = [s.ref for s in pat.sources if s.kind == "background"]
     if len(windows) != 1 or any(isinstance(g, A.Var) for g in backgrounds):
         return None
-    from ..language.dialects.builder import aggregates_in
-    aggs: list[D.Aggregate] = []
-    for e in [x for x, _ in rel.projection if x is not None] + list(rel.having) + \
-            [x for x, _ in rel.order_by]:
-        for a in aggregates_in(e):
-            if a not in aggs:
-                aggs.append(a)
+    from ..language.dialects.builder import distinct_aggregates
+    aggs = distinct_aggregates([x for x, _ in rel.projection if x is not None]
+                               + list(rel.having) + [x for x, _ in rel.order_by])
     if any(a.name not in _PANE_AGGREGATES or a.distinct for a in aggs):
         return None
     exprs = filters + [e for e, _ in rel.group_by] + [a.arg for a in aggs if a.arg is not None]

@@ -104,6 +104,32 @@ def test_an_aggregate_behind_a_filter_1500_operators_deep():
     assert [(end, dict(b)["t"]) for end, b in got] == [(4, "5"), (6, "14"), (8, "9")]
 
 
+def test_aggregates_of_an_argument_1500_operators_deep():
+    """Aggregates whose argument is 1,500 operators deep, in SELECT, HAVING
+    and ORDER BY, per pane (SUM) and by reading the window (SUM DISTINCT):
+    telling two aggregates apart hashed and compared the frozen dataclasses,
+    recursively (a RecursionError).  The same aggregate written twice is
+    computed once (builder.distinct_aggregates), one that differs is not."""
+    from epsparql.language.dialects.builder import distinct_aggregates
+    from epsparql.language.dialects import parse_dialect
+
+    deep = "?o" + " + 1" * 1500
+    rows = [(URIRef(EX + "a"), URIRef(EX + "p"), Literal(t), t, None, S) for t in range(6)]
+    for agg in (f"SUM({deep})", f"SUM(DISTINCT {deep})"):
+        text = (f"REGISTER QUERY q AS SELECT ?s ({agg} AS ?t) (AVG({deep}) AS ?u) "
+                f"FROM STREAM <{S}> [RANGE 4s STEP 2s] WHERE {{ ?s <{EX}p> ?o }} GROUP BY ?s "
+                f"HAVING ({agg} > 6006) ORDER BY DESC({agg})")
+        got = run(text, rows)
+        # windows [0,4) [2,6) [4,8): ?o + 1500 summed over 0..3, 2..5, 4..5
+        assert [(end, dict(b)["t"], dict(b)["u"]) for end, b in got] == \
+            [(4 + 2 * k, str(s + 1500 * n), f"{(s + 1500 * n) / n:g}")
+             for k, (s, n) in enumerate([(6, 4), (14, 4), (9, 2)]) if s + 1500 * n > 6006]
+    q = parse_dialect(f"REGISTER QUERY q AS SELECT (SUM({deep}) AS ?a) (SUM({deep}) AS ?b) "
+                            f"(SUM({deep} + 1) AS ?c) FROM STREAM <{S}> [RANGE 4s STEP 2s] "
+                            f"WHERE {{ ?s ?p ?o }}")
+    assert len(distinct_aggregates([item[0] for item in q.projection])) == 2
+
+
 def test_the_command_runs_them(tmp_path):
     (tmp_path / "q.rq").write_text(csparql_union(1000))
     (tmp_path / "s.nqt").write_text(f'<{EX}a> <{EX}p999> "1" <{S}> 1 .\n')

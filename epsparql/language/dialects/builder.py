@@ -10,6 +10,7 @@ literals and relative IRIs; each dialect subclasses it for its own rules
 """
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 from lark import Token, v_args
@@ -24,7 +25,7 @@ from ...rdf.ntriples import SCHEME_RE
 from . import ast as D
 
 __all__ = ["DialectBuilder", "SelectClause", "error_at", "pos_of", "seconds", "check_window",
-           "aggregates_in", "children", "free_vars", "check_aggregation"]
+           "aggregates_in", "distinct_aggregates", "structure_key", "children", "free_vars", "check_aggregation"]
 
 #: Functions the dialects add to SPARQL's built-ins (name -> (min, max) args).
 EXTRA_BUILTINS = {"TIMESTAMP": (1, 3)}
@@ -270,13 +271,65 @@ def check_window(w: D.Window, where, step_at=None) -> D.Window:
 
 
 def aggregates_in(e) -> list[D.Aggregate]:
-    """The aggregates inside an expression (not inside EXISTS)."""
-    if isinstance(e, D.Aggregate):
-        return [e]
+    """The aggregates inside an expression (not inside EXISTS), left to
+    right (iteratively: an expression may be thousands of operators deep)."""
     out: list[D.Aggregate] = []
-    for c in children(e):
-        out.extend(aggregates_in(c))
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, D.Aggregate):
+            out.append(x)
+        else:
+            stack.extend(reversed(children(x)))
     return out
+
+
+def distinct_aggregates(exprs) -> list[D.Aggregate]:
+    """The aggregates of ``exprs``, each written once (``AVG(?v)`` in SELECT
+    and in HAVING is one aggregate), in order of first appearance.  Equal
+    aggregates are found by :func:`structure_key`, not by the dataclasses'
+    ``==``/``hash``, which recurse through a deep argument."""
+    out: list[D.Aggregate] = []
+    seen: set[str] = set()
+    for e in exprs:
+        for a in aggregates_in(e):
+            k = structure_key(a)
+            if k not in seen:
+                seen.add(k)
+                out.append(a)
+    return out
+
+
+def structure_key(x) -> str:
+    """A text equal for two trees exactly when they are ``==`` (the
+    compared fields of the AST's dataclasses, tuples, lists and leaves),
+    built iteratively: hashing or comparing a frozen dataclass thousands of
+    levels deep raises RecursionError."""
+    parts: list[str] = []
+    stack: list = [x]
+    while stack:
+        y = stack.pop()
+        if y is _OPEN or y is _CLOSE:
+            parts.append("(" if y is _OPEN else ")")
+        elif dataclasses.is_dataclass(y) and not isinstance(y, type):
+            fs = [getattr(y, f.name) for f in dataclasses.fields(y) if f.compare]
+            parts.append(type(y).__name__)
+            stack.append(_CLOSE)
+            stack.extend(reversed(fs))
+            stack.append(_OPEN)
+        elif isinstance(y, (tuple, list)):
+            parts.append(type(y).__name__)
+            stack.append(_CLOSE)
+            stack.extend(reversed(y))
+            stack.append(_OPEN)
+        else:
+            parts.append(repr(y))
+    return " ".join(parts)
+
+
+#: Brackets of :func:`structure_key` (a leaf's repr is quoted or named, so
+#: it is never a bare bracket).
+_OPEN, _CLOSE = object(), object()
 
 
 def children(e) -> list:
