@@ -97,10 +97,14 @@ def syntax_error(err: UnexpectedInput, text: str, parser: Lark, *,
     words = words or describe_expected
     if isinstance(err, UnexpectedCharacters):
         message = _bad_character_message(text, err.pos_in_stream)
-        allowed = set(getattr(err, "allowed", None) or ())
-        if (message.startswith("unexpected character") and allowed
-                and parser.options.lexer == "contextual"):   # the basic lexer's is everything
-            message += f"; expected {words(allowed)}"
+        if message.startswith("unexpected character"):
+            # a contextual lexer knows what it allowed there; a basic
+            # lexer's "allowed" is every terminal, so ask the parser instead
+            allowed = (set(getattr(err, "allowed", None) or ())
+                       if parser.options.lexer == "contextual"
+                       else _expected_at(parser, text, err.pos_in_stream))
+            if allowed:
+                message += f"; expected {words(allowed)}"
         return QuerySyntaxError(message + context, err.line, err.column)
     if isinstance(err, UnexpectedToken):
         token = err.token
@@ -166,6 +170,18 @@ def _expected_before(parser: Lark, text: str, bad: Token) -> set[str]:
                 break
             interactive.feed_token(token)
         return set(interactive.accepts())
+    except Exception:  # noqa: BLE001 -- best effort only
+        return set()
+
+
+def _expected_at(parser: Lark, text: str, pos: int) -> set[str]:
+    """Terminals the parser accepts after the tokens of ``text[:pos]`` (where
+    no token can start), the end of input left out."""
+    try:
+        interactive = parser.parse_interactive(text[:pos])
+        for token in interactive.lexer_thread.lex(interactive.parser_state):
+            interactive.feed_token(token)
+        return set(interactive.accepts()) - {"$END"}
     except Exception:  # noqa: BLE001 -- best effort only
         return set()
 

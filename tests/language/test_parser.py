@@ -741,7 +741,11 @@ class TestSyntaxErrors:
         ("SELECT * { ?s ?p ? }", (1, 18), "variable name is missing after '?'"),
         ("SELECT * { ?s ?p $ }", (1, 18), "variable name is missing after '$'"),
         ("SELECT * { _: ?p ?o }", (1, 12), "blank node label is missing"),
-        ("SELECT * { ?s ?p ?o FILTER(?o = %) }", (1, 33), "unexpected character '%'"),
+        ("SELECT * { ?s ?p ?o FILTER(?o = %) }", (1, 33),
+         "unexpected character '%'; expected an expression"),
+        ("SELECT ?x WHERE { ?x \u00a7 ?o }", (1, 22),
+         "unexpected character '\u00a7'; expected a predicate (an IRI, a variable or 'a')"),
+        ("SELECT * { ?s ?p ?o } SEQ %", (1, 27), "unexpected character '%'; expected '{'"),
         ("SELECT * { ?s ?p ?o FILTER(foo) }", (1, 31), "expected '(', found ')'"),
         ("ASK { ?s ?p ?o } } ", (1, 18), "found '}'"),
     ])
