@@ -410,7 +410,7 @@ def resolve(q: D.DialectQuery, args: WindowSettings | None = None,
     report, report_src = pick("report", default_report,
                               reading if oracle_cqels else f"default of {title}")
     tick, tick_src = pick("tick", "tuple" if report.kind == "triples" else "time",
-                          f"default of {title}")
+                          reading if oracle_cqels else f"default of {title}")
 
     def fail(msg: str, *keys: str) -> Exception:
         for k in keys:
