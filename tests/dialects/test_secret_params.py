@@ -301,6 +301,8 @@ def test_pragma_sets_parameters_and_arguments_win():
     ("#pragma window size=3", "expected key=value in the window pragma", 16),
     ("#pragma windows t0=1", "a pragma is '#pragma window key=value ...'", 9),
     ("#pragma window t0=1 t0=2", "sets t0 twice (first at line 2, column 16)", 21),
+    ("#pragma window semantics=oracle", "window semantics must be one of engine, cql, csrbench",
+     26),
 ])
 def test_pragma_errors_name_line_and_column(pragma, message, column):
     with Engine() as eng, pytest.raises(QuerySyntaxError) as e:
@@ -447,3 +449,35 @@ def test_csrbench_relations_are_sets_on_dense_streams():
             assert engine_answers(q, "subjects") == want, (d, args, seed)
             differs += want != reference_answers(rows, replace(p, relation="bag"), "subjects")
     assert differs >= 4
+
+
+def test_csrbench_reading_by_pragma_explain_and_trace(capsys, tmp_path):
+    """``#pragma window semantics=csrbench`` on a CQELS query: explain
+    prints the oracle's parameters, each from its reading, and the window
+    tracer shows the content at an arrival t as [o, t] (the issue's
+    example: a@1, b@3, c@12 in [RANGE 10s SLIDE 10s]: at 12, [10, 12])."""
+    from epsparql.cli.main import main
+    from epsparql.explain.window_trace import window_bounds, window_members
+    text = "#pragma window semantics=csrbench\n" + TEXTS["cqels"](Fraction(10), Fraction(10), "count")
+    qf = tmp_path / "q.rq"
+    qf.write_text(text)
+    assert main(["explain", str(qf)]) == 0
+    out = capsys.readouterr().out
+    src = "[default of CQELS-QL in CSRBench's oracle]"
+    for line in ("window semantics: csrbench (each dialect as CSRBench's oracle reads it)  "
+                 "[pragma, line 1]",
+                 f"SECRET scope     t0 = 0s; windows from t0 on (k >= 0)  {src}",
+                 f"SECRET content   [o,c): at an arrival t, the earliest window still open, [o, t]  {src}",
+                 f"SECRET report    change,non-empty  {src}",
+                 f"SECRET tick      time-driven  {src}",
+                 "SECRET relations sets: an evaluation's rows without repeats, ISTREAM and DSTREAM "
+                 f"set differences  {src}",
+                 "t0 + k·10s ≤ τ ≤ t (a set)"):
+        assert line in out, out
+    got, q = _run(text, ROWS + [(SUBJECTS[3], URIRef(P), OBJECTS[0], 12)])
+    assert got == [(0, 1, 1), (0, 2, 2), (0, 9, 3), (10, 12, 1)]   # the oracle counts 1 at 12
+    rows = [(s, p, o, t, t, S) for s, p, o, t in ROWS + [(SUBJECTS[3], URIRef(P), OBJECTS[0], 12)]]
+    w = q.algebra.windows[0]
+    assert window_bounds(w, 12, q.algebra) == ("closed", 10, 12)
+    assert window_members(w, 12, rows, q.algebra) == [3]
+    assert window_bounds(w, 9, q.algebra) == ("closed", 0, 9)
