@@ -481,3 +481,23 @@ def test_csrbench_reading_by_pragma_explain_and_trace(capsys, tmp_path):
     assert window_bounds(w, 12, q.algebra) == ("closed", 10, 12)
     assert window_members(w, 12, rows, q.algebra) == [3]
     assert window_bounds(w, 9, q.algebra) == ("closed", 0, 9)
+
+
+def test_csrbench_first_t0_survives_a_snapshot():
+    """The oracle's CQELS window from t0 = first: the restored engine keeps
+    t0 = 1.5 (windows [1.5, 5.5), [5.5, 9.5), each cut at the arrival)."""
+    text = ("#pragma window semantics=csrbench t0=first\n"
+            + TEXTS["cqels"](Fraction(4), Fraction(4), "count"))
+    rows = [(SUBJECTS[i], URIRef(P), OBJECTS[0], t) for i, t in enumerate([1.5, 3, 5, 6])]
+    with Engine() as a:
+        qa = a.register(text, name="q")
+        a.push_many(rows[:2], stream=S)
+        state = a.snapshot()
+        before = sorted(engine_answers(qa, "count").elements())
+    with Engine() as b:
+        qb = b.register(text, name="q")
+        b.restore(state)
+        b.push_many(rows[2:], stream=S)
+        b.flush()
+        after = sorted(engine_answers(qb, "count").elements())
+    assert before + after == [(1.5, 1.5, 1), (1.5, 3, 2), (1.5, 5, 3), (5.5, 6, 1)]
