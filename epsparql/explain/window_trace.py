@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Sequence
 
-from ..algebra.streams import T0_FIRST, WindowDef, closed_open, content_change, earliest_open
+from ..algebra.streams import (T0_FIRST, WindowDef, closed_open, content_change,
+                                earliest_open)
 from ..window_runtime import stream_of
 
 __all__ = ["WindowTracer", "WindowView", "InstantView", "exact_time", "window_bounds",

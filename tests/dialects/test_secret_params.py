@@ -434,12 +434,13 @@ def test_csrbench_relations_are_sets_on_dense_streams():
     for seed in range(4):
         rng = random.Random(f"dense-{seed}")
         w, b = Fraction(rng.choice([3, 4, 6])), Fraction(rng.choice([1, 2, 3]))
-        rows = sorted(((rng.choice(SUBJECTS[:2]), URIRef(P), rng.choice(OBJECTS), rng.randint(0, 15))
-                       for _ in range(14)), key=lambda r: r[3])
+        rows = sorted(((rng.choice(SUBJECTS[:2]), URIRef(P), rng.choice(OBJECTS),
+                        rng.randint(0, 15)) for _ in range(14)), key=lambda r: r[3])
         cases = [("cqels", {}), ("cqels", {"window_t0": 1}), ("csparql", {})]
         with Engine() as eng:
-            qs = [eng.register(TEXTS[d](w, b, "subjects"), name=f"d{i}", window_semantics="csrbench",
-                               **args) for i, (d, args) in enumerate(cases)]
+            qs = [eng.register(TEXTS[d](w, b, "subjects"), name=f"d{i}",
+                               window_semantics="csrbench", **args)
+                  for i, (d, args) in enumerate(cases)]
             eng.push_many(rows, stream=S)
             eng.flush()
         for q, (d, args) in zip(qs, cases):
@@ -458,20 +459,22 @@ def test_csrbench_reading_by_pragma_explain_and_trace(capsys, tmp_path):
     example: a@1, b@3, c@12 in [RANGE 10s SLIDE 10s]: at 12, [10, 12])."""
     from epsparql.cli.main import main
     from epsparql.explain.window_trace import window_bounds, window_members
-    text = "#pragma window semantics=csrbench\n" + TEXTS["cqels"](Fraction(10), Fraction(10), "count")
+    text = ("#pragma window semantics=csrbench\n"
+            + TEXTS["cqels"](Fraction(10), Fraction(10), "count"))
     qf = tmp_path / "q.rq"
     qf.write_text(text)
     assert main(["explain", str(qf)]) == 0
     out = capsys.readouterr().out
     src = "[default of CQELS-QL in CSRBench's oracle]"
-    for line in ("window semantics: csrbench (each dialect as CSRBench's oracle reads it)  "
-                 "[pragma, line 1]",
+    for line in (("window semantics: csrbench (each dialect as CSRBench's oracle reads it)  "
+                  "[pragma, line 1]"),
                  f"SECRET scope     t0 = 0s; windows from t0 on (k >= 0)  {src}",
-                 f"SECRET content   [o,c): at an arrival t, the earliest window still open, [o, t]  {src}",
+                 ("SECRET content   [o,c): at an arrival t, the earliest window still open, "
+                  f"[o, t]  {src}"),
                  f"SECRET report    change,non-empty  {src}",
                  f"SECRET tick      time-driven  {src}",
-                 "SECRET relations sets: an evaluation's rows without repeats, ISTREAM and DSTREAM "
-                 f"set differences  {src}",
+                 ("SECRET relations sets: an evaluation's rows without repeats, ISTREAM and "
+                  f"DSTREAM set differences  {src}"),
                  "t0 + k·10s ≤ τ ≤ t (a set)"):
         assert line in out, out
     got, q = _run(text, ROWS + [(SUBJECTS[3], URIRef(P), OBJECTS[0], 12)])
