@@ -824,7 +824,9 @@ prepare_windows([W|Ws], M, T, [H|Hs], [O|Os], [E|Es], [L|Ls]) :-
 %   count windows: count(N); Hi is lt(C) for τ < C).  A closed-open
 %   window at T: its latest close C at or before T, [C - A, C); before
 %   its first window (Scope from_t0) it is empty, [T0, T0); an
-%   open-closed one (C - A, C], before its first window (T0, T0].
+%   open-closed one (C - A, C], before its first window (T0, T0].  The
+%   earliest open one cut at T (cc/4): [T0 + K B, T], K the least (>= 0
+%   from T0) with T0 + K B + A > T.
 window_bounds(range(A, none), T, T, lo(Lo)) :- !, Lo is T - A.
 window_bounds(co(A, B, T0, Scope, P), T, lt(C), ge(Lo)) :- !,
     co_close(co(A, B, T0, Scope, P), T, C0),

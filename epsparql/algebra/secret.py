@@ -16,7 +16,8 @@ parameters"):
 - **tick**: what drives the engine, ``time`` (after every event of one
   time stamp) or ``tuple`` (after each event).
 
-Each dialect has defaults (its reference engine's, or the CQL reading);
+Each dialect has defaults (its reference engine's, the CQL reading's, or
+CSRBench's oracle's: ``semantics=csrbench``);
 a user sets any of them per query with an argument (``register(...,
 window_report=...)``, ``--window-report``) or a pragma in the query text
 (``#pragma window report=close,non-empty t0=first``).  An argument wins
