@@ -173,7 +173,7 @@ def prepare_windowed(text: "str | DialectQuery", *, qid: int, dialect: str | Non
     forces one; detected otherwise).  ``qid`` numbers its clauses, ``panes``
     keeps aggregates per pane where the query allows it (docs/DIALECTS.md,
     "Incremental aggregates").  The window parameters (SECRET's:
-    ``window_semantics`` engine or cql, ``window_t0`` seconds or ``first``,
+    ``window_semantics`` engine, cql or csrbench, ``window_t0`` seconds or ``first``,
     ``window_report``, ``window_content``, ``window_tick``; None: not said)
     win over the query's ``#pragma window`` comments, which win over the
     dialect's defaults (algebra/secret.py; docs/DIALECTS.md, "The SECRET

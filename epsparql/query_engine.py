@@ -201,7 +201,8 @@ class Engine:
     ``incremental_windows`` (the stream dialects' aggregates kept per pane),
     ``window_semantics`` (``"engine"``: each stream dialect as its reference
     engine answers; ``"cql"``: the CQL reading of every dialect;
-    docs/DIALECTS.md, "Window semantics"; ``register`` can set it per query),
+    ``"csrbench"``: as CSRBench's oracle reads them; docs/DIALECTS.md,
+    "Window semantics"; ``register`` can set it per query),
     ``window_t0`` (seconds, or ``"first"``: the first event's time: the
     origin t0 of the windows [t0 + k·β, t0 + k·β + ω); None, the default, is
     each dialect's own), ``window_report`` (``"close"``, ``"change"``,

@@ -158,7 +158,10 @@ with_rt(M, Goal) :-
 %   none when the query is evaluated only at the window's closes),
 %   oc(Width, Step, T0, Scope, PendingStore) (the same windows
 %   open-closed, (T0 + k Step, T0 + k Step + Width]; T0 of either may be
-%   first: the time stamp of the query's first arrival);
+%   first: the time stamp of the query's first arrival),
+%   cc(Width, Step, T0, Scope) (read at arrival instants t: the earliest
+%   of those windows still open at t, cut at t, T0 + k Step =< τ =< t:
+%   CQELS as CSRBench's oracle reads it; T0 may be first);
 %   panes(...): the
 %   window keeps per-pane aggregates (Panes = pn(...), stream_panes.pl),
 %   Match(S0, P0, O0, Key, GK, AR) giving the matches of an arriving
@@ -455,7 +458,7 @@ set_first_t0(q(_, Ws, policy(Steps, _, _, _, _), _, _, _), T0) :-
     forall(member(Step, Steps), set_first(Step, T0)).
 
 set_first(Kind, T0) :-
-    (   compound(Kind), functor(Kind, F, _), ( F == co ; F == oc ), arg(3, Kind, first)
+    (   compound(Kind), functor(Kind, F, _), ( F == co ; F == oc ; F == cc ), arg(3, Kind, first)
     ->  nb_setarg(3, Kind, T0)
     ;   true
     ).
@@ -821,7 +824,9 @@ prepare_windows([W|Ws], M, T, [H|Hs], [O|Os], [E|Es], [L|Ls]) :-
 %   count windows: count(N); Hi is lt(C) for τ < C).  A closed-open
 %   window at T: its latest close C at or before T, [C - A, C); before
 %   its first window (Scope from_t0) it is empty, [T0, T0); an
-%   open-closed one (C - A, C], before its first window (T0, T0].
+%   open-closed one (C - A, C], before its first window (T0, T0].  The
+%   earliest open one cut at T (cc/4): [T0 + K B, T], K the least (>= 0
+%   from T0) with T0 + K B + A > T.
 window_bounds(range(A, none), T, T, lo(Lo)) :- !, Lo is T - A.
 window_bounds(co(A, B, T0, Scope, P), T, lt(C), ge(Lo)) :- !,
     co_close(co(A, B, T0, Scope, P), T, C0),
@@ -829,6 +834,11 @@ window_bounds(co(A, B, T0, Scope, P), T, lt(C), ge(Lo)) :- !,
 window_bounds(oc(A, B, T0, Scope, P), T, C, lo(Lo)) :- !,
     co_close(oc(A, B, T0, Scope, P), T, C0),
     (   Scope == from_t0, C0 < T0 + A -> C = T0, Lo = T0 ; C = C0, Lo is C - A ).
+window_bounds(cc(A, B, T0, Scope), T, T, ge(Lo)) :- !,    % the earliest open, cut at T
+    exact(T, R),
+    K0 is floor((R - T0 - A) / B) + 1,
+    (   Scope == from_t0 -> K is max(K0, 0) ; K = K0 ),
+    Lo is T0 + K * B.
 window_bounds(range(A, B), T, Hi, lo(Lo)) :- !, floor_multiple(T, B, Hi), Lo is Hi - A.
 window_bounds(now, T, T, ge(T)) :- !.
 window_bounds(all, T, T, none) :- !.
@@ -839,6 +849,7 @@ window_bounds(past(A, D, B, _), T, Hi, lo(Lo)) :-
 
 window_open(range(_, _), _, lo(Lo), _, _, Lo) :- !.
 window_open(co(_, _, _, _, _), _, ge(Lo), _, _, Lo) :- !.
+window_open(cc(_, _, _, _), _, ge(Lo), _, _, Lo) :- !.
 window_open(oc(_, _, _, _, _), _, lo(Lo), _, _, Lo) :- !.
 window_open(past(_, _, _, _), _, lo(Lo), _, _, Lo) :- !.
 window_open(now, T, _, _, _, T) :- !.

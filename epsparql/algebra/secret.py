@@ -16,7 +16,8 @@ parameters"):
 - **tick**: what drives the engine, ``time`` (after every event of one
   time stamp) or ``tuple`` (after each event).
 
-Each dialect has defaults (its reference engine's, or the CQL reading);
+Each dialect has defaults (its reference engine's, the CQL reading's, or
+CSRBench's oracle's: ``semantics=csrbench``);
 a user sets any of them per query with an argument (``register(...,
 window_report=...)``, ``--window-report``) or a pragma in the query text
 (``#pragma window report=close,non-empty t0=first``).  An argument wins
@@ -34,6 +35,7 @@ from ..language.dialects import ast as D
 from ..language.errors import QueryError, QuerySyntaxError
 
 __all__ = ["Report", "WindowSettings", "Param", "Secret", "T0_FIRST", "T0_GRID", "parse_report",
+           "engine_reading", "ORACLE_DIALECTS",
            "parse_content", "parse_tick", "parse_t0", "read_pragmas", "pragma_at", "resolve"]
 
 #: The readings of a dialect query's windows (docs/DIALECTS.md, "Window
@@ -42,8 +44,21 @@ __all__ = ["Report", "WindowSettings", "Param", "Secret", "T0_FIRST", "T0_GRID",
 #: SPARQLstream's named stream windows are in the default graph, as
 #: morph-streams reads them); ``cql``, the CQL reading the project gave
 #: every dialect before (a CQELS window with SLIDE has the content of its
-#: latest step; a named stream is read only with GRAPH).
-WINDOW_SEMANTICS = ("engine", "cql")
+#: latest step; a named stream is read only with GRAPH); ``csrbench``, each
+#: dialect as CSRBench's oracle reads it (dellaglio/csrbench-oracle): the
+#: engine reading, except that CQELS's window at an arrival t is the earliest
+#: still open from t0 = 0, cut at t, [t0 + a·β, t], and that C-SPARQL's,
+#: CQELS's and SPARQLstream's relations are sets (ISTREAM a set difference).
+WINDOW_SEMANTICS = ("engine", "cql", "csrbench")
+#: the dialects CSRBench's oracle configures (its csparql, cqels and
+#: sparqlstream.properties): under ``csrbench`` their relations are sets
+ORACLE_DIALECTS = ("csparql", "cqels", "sparqlstream")
+
+
+def engine_reading(semantics: str) -> bool:
+    """Does ``semantics`` read the dialects as their engines (``engine``, and
+    ``csrbench``, which departs from it only where the oracle does)?"""
+    return semantics in ("engine", "csrbench")
 
 
 def check_semantics(semantics: str) -> str:
@@ -242,7 +257,7 @@ def read_pragmas(text: str) -> tuple[WindowSettings, dict[str, tuple[int, int]]]
     (line, column) each key was set at.  A pragma is a comment (so every
     dialect's parser leaves it alone) that starts with ``#pragma window``
     and holds ``key=value`` items separated by spaces: ``semantics``
-    (engine, cql), ``t0`` (seconds or first), ``report`` (close, change,
+    (engine, cql, csrbench), ``t0`` (seconds or first), ``report`` (close, change,
     periodic(d), non-empty, comma-separated), ``content`` ([o,c) or
     (o,c]), ``tick`` (time, tuple).  A bad pragma is a QuerySyntaxError
     naming its line and column."""
@@ -309,6 +324,10 @@ class Secret:
     report: Param
     tick: Param
     scope: str
+    #: ``bag`` (CQL: ISTREAM and DSTREAM on multiplicities) or ``set`` (each
+    #: evaluation's rows without repeats, ISTREAM and DSTREAM set differences:
+    #: CSRBench's oracle, ``semantics=csrbench``); not a key of its own
+    relation: Param = Param("bag", "bags", "default")
 
     def chosen(self) -> list[str]:
         """``key=value`` for each parameter set by an argument or a pragma."""
@@ -332,7 +351,8 @@ class Secret:
                 f"scope     t0 = {self.t0.text}{scope}  [{self.t0.source}]",
                 f"content   {self.content.text}  [{self.content.source}]",
                 f"report    {self.report.text}  [{self.report.source}]",
-                f"tick      {self.tick.text}  [{self.tick.source}]"]
+                f"tick      {self.tick.text}  [{self.tick.source}]",
+                f"relations {self.relation.text}  [{self.relation.source}]"]
 
 
 #: the dialects whose windows with a step are, by default in the engine
@@ -372,16 +392,26 @@ def resolve(q: D.DialectQuery, args: WindowSettings | None = None,
         return default, default_source
 
     semantics, sem_src = pick("semantics", "engine", "default")
-    reading = f"default of {title}" if semantics == "engine" else "default of the cql reading"
-    engine_co = semantics == "engine" and q.dialect in CLOSED_OPEN_DIALECTS
-    t0, t0_src = pick("t0", Fraction(0) if engine_co else None, reading)
-    content, content_src = pick("content", "co" if engine_co else "oc", reading)
+    engine = engine_reading(semantics)
+    # CQELS as CSRBench's oracle reads it (cqels.properties: contentchange,
+    # nonemptycontent; srbench-queries.properties: window.firstt0 = 0;
+    # WindowOperator.getNextWindowScope: [max(t0, t0 + a·β), t + unit))
+    oracle_cqels = semantics == "csrbench" and q.dialect == "cqels"
+    reading = (f"default of {title}" if semantics == "engine" else "default of the cql reading"
+               if semantics == "cql" else f"default of {title} in CSRBench's oracle"
+               if q.dialect in ORACLE_DIALECTS else f"default of {title}")
+    engine_co = engine and q.dialect in CLOSED_OPEN_DIALECTS
+    t0, t0_src = pick("t0", Fraction(0) if engine_co or oracle_cqels else None, reading)
+    content, content_src = pick("content", "co" if engine_co or oracle_cqels else "oc", reading)
     default_report = Report.of_policy(q.policy)
-    if semantics == "engine" and q.dialect in NON_EMPTY_DIALECTS and default_report.kind == "close":
+    if engine and q.dialect in NON_EMPTY_DIALECTS and default_report.kind == "close":
         default_report = replace(default_report, non_empty=True)
-    report, report_src = pick("report", default_report, f"default of {title}")
+    if oracle_cqels and default_report.kind == "change":
+        default_report = replace(default_report, non_empty=True)
+    report, report_src = pick("report", default_report,
+                              reading if oracle_cqels else f"default of {title}")
     tick, tick_src = pick("tick", "tuple" if report.kind == "triples" else "time",
-                          f"default of {title}")
+                          reading if oracle_cqels else f"default of {title}")
 
     def fail(msg: str, *keys: str) -> Exception:
         for k in keys:
@@ -391,18 +421,27 @@ def resolve(q: D.DialectQuery, args: WindowSettings | None = None,
             return ValueError(msg)
         return QueryError(msg)
 
-    if report.kind == "change" and content == "co" and content_src != reading:
-        raise fail("content [o,c) does not go with report change: an arrival at t is in the "
-                   "window it changes, (t - width, t]", "content", "report")
+    # content [o,c) read on change: at an arrival t the earliest window
+    # still open, [o, c) with o <= t < c, holds what arrived in [o, t]
+    # (CSRBench's oracle); asked for, or the csrbench default of CQELS
+    earliest_open = (report.kind == "change" and content == "co"
+                     and (content_src != reading or oracle_cqels))
+    if earliest_open and not engine:
+        raise fail("content [o,c) with report change (the earliest open window, cut at each "
+                   "arrival) is read in the engine and csrbench readings, not in the cql one",
+                   "content", "report", "semantics")
     if tick == "tuple" and report.kind not in ("change", "triples"):
         raise fail("a tuple-driven tick is implemented with report change (after each event): "
                    f"with report {report.text()} the answers are those of a time-driven tick",
                    "tick", "report")
-    if report.kind == "change" and content == "co":
+    if report.kind == "change" and content == "co" and not earliest_open:
         content = "oc"                      # the dialect's default, read at arrivals
     if t0 == T0_GRID:
         t0 = None                           # each window's origin: the CQL grid
-    if report.kind == "change" and semantics == "engine":
+    content_text = CONTENT_TEXT[content]
+    if earliest_open:
+        content_text = "[o,c): at an arrival t, the earliest window still open, [o, t]"
+    if report.kind == "change" and engine and not earliest_open:
         # content change: a window with a step ends at each arrival (no grid)
         t0_text = "none (a window with a step is (t - width, t] at each arrival t)"
     elif t0 is None:
@@ -411,10 +450,16 @@ def resolve(q: D.DialectQuery, args: WindowSettings | None = None,
         t0_text = "the first event's time"
     else:
         t0_text = _dur(t0)
+    sets = semantics == "csrbench" and q.dialect in ORACLE_DIALECTS
+    relation = (Param("set", "sets: an evaluation's rows without repeats, ISTREAM and DSTREAM "
+                      "set differences", reading) if sets else
+                Param("bag", "bags: ISTREAM and DSTREAM on multiplicities (CQL)",
+                      f"default of {title}"))
     return Secret(Param(semantics, semantics, sem_src),
                   Param(t0, t0_text, t0_src),
-                  Param(content, CONTENT_TEXT[content], content_src),
+                  Param(content, content_text, content_src),
                   Param(report, report.text(), report_src),
                   Param(tick, f"{tick}-driven", tick_src),
-                  "from_t0" if semantics == "engine" and q.dialect in FROM_T0_DIALECTS
-                  and t0 is not None else "grid")
+                  "from_t0" if engine and t0 is not None and (
+                      q.dialect in FROM_T0_DIALECTS or oracle_cqels) else "grid",
+                  relation)

@@ -159,7 +159,7 @@ class ContinuousQuery:
         ``grid`` (every integer k)."""
         if self.secret is not None:
             return self.secret.scope
-        return "from_t0" if self.semantics == "engine" and self.dialect in FROM_T0_DIALECTS \
+        return "from_t0" if engine_reading(self.semantics) and self.dialect in FROM_T0_DIALECTS \
             else "grid"
 
     def origin(self, window: D.Window) -> Fraction | str:
@@ -184,7 +184,7 @@ def _err(msg: str, node: Any) -> QueryError:
 #: [t0, t0 + ω)); the others open windows for every integer k (YASPER's and
 #: rsp-js's scope(): a window holding an early event may open before t0).
 from .secret import (CLOSED_OPEN_DIALECTS, FROM_T0_DIALECTS, T0_FIRST,  # noqa: E402,F401
-                     WINDOW_SEMANTICS, check_semantics)
+                     WINDOW_SEMANTICS, check_semantics, engine_reading)
 
 #: Each dialect's default t0: 0 (the oracle's ``window.firstt0 = 0`` of
 #: every CSRBench query; YASPER's ``rsp_engine.t0=ZERO``; rsp-js's
@@ -215,9 +215,19 @@ def closed_open(q: "ContinuousQuery", window: D.Window) -> bool:
 def content_change(q: "ContinuousQuery", window: D.Window) -> bool:
     """Does this window of ``q`` report on content change (report change,
     CQELS's, in the engine reading): its SLIDE (or TUMBLING) does not delay
-    answers, its content at an arrival instant t is t - width < τ <= t?"""
-    return (q.semantics == "engine" and q.policy.kind == "eager"
+    answers, its content at an arrival instant t is t - width < τ <= t, or,
+    with content [o,c) (:func:`earliest_open`), the earliest window still
+    open at t, cut at t?"""
+    return (engine_reading(q.semantics) and q.policy.kind == "eager"
             and window.kind == "range" and window.step is not None)
+
+
+def earliest_open(q: "ContinuousQuery", window: D.Window) -> bool:
+    """Is this window of ``q`` read on content change over the earliest of
+    its windows [t0 + k·β, t0 + k·β + ω) still open at each arrival t, cut
+    at t: t0 + k·β <= τ <= t (CSRBench's oracle's CQELS,
+    ``WindowOperator.getNextWindowScope`` with contentchange)?"""
+    return content_change(q, window) and q.content == "co"
 
 
 class _Scope:
@@ -235,7 +245,7 @@ class _Scope:
                 default.append(Source("window", i))
             else:
                 self.named_windows[str(decl.name)] = i
-        if q.dialect == "sparqlstream" and semantics == "engine" and not default:
+        if q.dialect == "sparqlstream" and engine_reading(semantics) and not default:
             # only named stream windows: morph-streams matches their triples
             # with plain patterns (a query with an unnamed one keeps the
             # seed's dataset: docs/DIALECTS.md, SPARQLstream)
@@ -282,10 +292,14 @@ def translate(q: D.DialectQuery, semantics: "str | Any" = "engine",
     if q.values is not None:
         where = _join(where, _table(q.values))
     if q.form == "SELECT":
-        rel = _relation(q.projection, where, q.modifiers, q.distinct, sc)
+        # relations as sets (csrbench): DISTINCT rows make ISTREAM's and
+        # DSTREAM's bag differences the oracle's set differences
+        rel = _relation(q.projection, where, q.modifiers,
+                        q.distinct or secret.relation.value == "set", sc)
     elif q.form == "CONSTRUCT":
         names = sorted({x.name for t in q.template for x in (t.s, t.p, t.o) if isinstance(x, A.Var)})
-        rel = _relation(tuple(A.Var(n) for n in names), where, q.modifiers, False, sc)
+        rel = _relation(tuple(A.Var(n) for n in names), where, q.modifiers,
+                        secret.relation.value == "set", sc)
     else:
         rel = Relation(where, (), False, (), (), (), False, 0, 1)
     template = tuple(Triple(t.s, t.p, t.o) for t in q.template)

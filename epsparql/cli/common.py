@@ -321,7 +321,9 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--window-semantics", choices=WINDOW_SEMANTICS, default=None,
                    help="how the stream dialects' windows are read: engine (default: each "
                    "dialect as its reference engine answers, e.g. CQELS reports on content "
-                   "change) or cql (the CQL reading of every dialect); docs/DIALECTS.md")
+                   "change), cql (the CQL reading of every dialect) or csrbench (as "
+                   "CSRBench's oracle reads them: CQELS's window at an arrival is the "
+                   "earliest still open from t0 = 0, relations are sets); docs/DIALECTS.md")
     p.add_argument("--window-t0", metavar="T", type=window_t0, default=None,
                    help="the origin t0 of the windows [t0 + k·step, t0 + k·step + width): "
                    "seconds, first (the first event's time) or grid (the CQL grid: windows "

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Sequence
 
-from ..algebra.streams import T0_FIRST, WindowDef, closed_open, content_change
+from ..algebra.streams import (T0_FIRST, WindowDef, closed_open, content_change,
+                                earliest_open)
 from ..window_runtime import stream_of
 
 __all__ = ["WindowTracer", "WindowView", "InstantView", "exact_time", "window_bounds",
@@ -45,10 +46,22 @@ def window_bounds(w: WindowDef, t: Any, q: Any = None,
     instant ``t``: ``("range", lo, hi)`` (lo < τ ≤ hi), ``("closed-open",
     lo, hi)`` (lo ≤ τ < hi: C-SPARQL's, SPARQLstream's and RSP-QL's windows from t0, the one
     that closed last at or before t; [t0, t0) before the first), ``("now",
-    t, t)`` (τ = t), ``("all", None, t)`` (τ ≤ t) or ``("count", None, t)``
+    t, t)`` (τ = t), ``("closed", lo, t)`` (lo ≤ τ ≤ t: CQELS as CSRBench's
+    oracle reads it, the earliest window still open at t, cut at t), ``("all",
+    None, t)`` (τ ≤ t) or ``("count", None, t)``
     (the last n with τ ≤ t).  A window on a grid from t0 = first starts
     at ``first``, the time of the query's first arrival (empty before)."""
     win, t = w.window, exact_time(t)
+    if q is not None and earliest_open(q, win):       # the oracle's CQELS: [o, t]
+        a, b, t0 = Fraction(win.width), Fraction(win.step), q.origin(win)
+        if t0 == T0_FIRST:
+            if first is None:                          # no arrival yet: empty
+                return "closed", t, t
+            t0 = exact_time(first)
+        k = (t - t0 - a) // b + 1                      # the least k with t0 + kβ + ω > t
+        if q.scope == "from_t0":
+            k = max(k, 0)
+        return "closed", t0 + k * b, t
     if q is not None and content_change(q, win):      # CQELS: the slide does not delay
         return "range", t - Fraction(win.width), t
     if q is not None and closed_open(q, win):
@@ -119,6 +132,8 @@ def window_members(w: WindowDef, t: Any, rows: Sequence[Sequence[Any]],
         if kind == "range" and not (lo < tau <= hi):
             continue
         if kind == "closed-open" and not (lo <= tau < hi):
+            continue
+        if kind == "closed" and not (lo <= tau <= hi):
             continue
         if kind == "now" and tau != hi:
             continue

@@ -52,6 +52,8 @@ class WindowTextRenderer(TextRenderer):
             return f"({self.time(_number(v.lo))}, {self.time(_number(v.hi))}]"
         if v.kind == "closed-open":
             return f"[{self.time(_number(v.lo))}, {self.time(_number(v.hi))})"
+        if v.kind == "closed":
+            return f"[{self.time(_number(v.lo))}, {self.time(_number(v.hi))}]"
         if v.kind == "now":
             return f"τ = {self.time(_number(v.hi))}"
         if v.kind == "count":

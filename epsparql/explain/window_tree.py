@@ -12,7 +12,8 @@ from fractions import Fraction
 from typing import Any
 
 from ..algebra.streams import (ContinuousQuery, ExistsExpr, Minus, PerStream, Quad, Relation,
-                               SubSelect, Table, WindowDef, closed_open, content_change)
+                               SubSelect, Table, WindowDef, closed_open, content_change,
+                               earliest_open)
 from ..rdf.prefixes import Prefixes
 from .algebra_tree import expr_text, term_text
 from .tree import TreeNode
@@ -61,6 +62,12 @@ def window_text(w: WindowDef, prefixes: Prefixes, q: ContinuousQuery | None = No
     return f"window {w.index} on {on}: {what}; {window_content(w, q)}"
 
 
+#: what each window semantics means, for explain
+SEMANTICS_TEXT = {"engine": " (each dialect as its reference engine answers)",
+                  "cql": " (the CQL reading of every dialect)",
+                  "csrbench": " (each dialect as CSRBench's oracle reads it)"}
+
+
 def window_content(w: WindowDef, q: ContinuousQuery | None = None) -> str:
     """What the window holds at an instant t, and its own instants, as
     docs/DIALECTS.md's table says (τ an occurrence's time stamp; the
@@ -80,6 +87,14 @@ def window_content(w: WindowDef, q: ContinuousQuery | None = None) -> str:
                 f"start, closed at the end); instants: their closes c = t0 + k·{b} + {a} (the "
                 f"first at or after the first arrival); holds the triples with c − {a} < τ ≤ c "
                 f"(a set)")
+    if q is not None and earliest_open(q, win):
+        a, b, o = _dur(win.width), _dur(win.step), q.origin(win)
+        t0 = "the first arrival's time" if o == "first" else _time(o)
+        ks = "k ≥ 0" if q.scope == "from_t0" else "every integer k"
+        return (f"reported on content change over windows [t0 + k·{b}, t0 + k·{b} + {a}) "
+                f"with t0 = {t0}, {ks} (CSRBench's oracle): instants: its stream's arrivals; "
+                f"at an arrival t holds the triples of the earliest window still open, cut "
+                f"at t: t0 + k·{b} ≤ τ ≤ t (a set)")
     if q is not None and content_change(q, win):
         return (f"reported on content change (CQELS): instants: its stream's arrivals, the "
                 f"slide does not delay them; holds the triples with t − {_dur(win.width)} "
@@ -187,9 +202,7 @@ def window_algebra_tree(q: ContinuousQuery, prefixes: Prefixes) -> TreeNode:
 
     head = f"{q.form} ({q.dialect}): {q.r2s.upper()} {policy_text(q)}"
     details = [window_text(w, prefixes, q) for w in q.windows] + [
-        f"window semantics: {q.semantics}" + (" (each dialect as its reference engine answers)"
-                                              if q.semantics == "engine" else
-                                              " (the CQL reading of every dialect)")
+        f"window semantics: {q.semantics}" + SEMANTICS_TEXT.get(q.semantics, "")
         + (f"  [{q.secret.semantics.source}]" if q.secret is not None else "")]
     if q.secret is not None:
         # the SECRET parameters in force, each with where it came from

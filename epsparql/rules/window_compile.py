@@ -50,7 +50,7 @@ from rdflib import BNode, Literal, URIRef
 from ..algebra.nodes import Empty, Extend, Filter, Join, LeftJoin, Union_
 from ..algebra.streams import (T0_FIRST, ContinuousQuery, ExistsExpr, Minus, PerStream,
                                Quad, Relation, SubSelect, Table, WindowDef, closed_open,
-                               content_change, in_scope)
+                               content_change, earliest_open, in_scope)
 from ..core.terms import to_prolog
 from ..language import ast as A
 from ..language.dialects import ast as D
@@ -202,7 +202,13 @@ class WindowCompiler(ExpressionCompiler):
         else:
             src = f"iri({to_prolog(str(w.stream))})"
         step = "none" if win.step is None else number(win.step)
-        if content_change(self.q, win):
+        if earliest_open(self.q, win):
+            # CSRBench's oracle's CQELS: at an arrival t, the earliest
+            # window [t0 + kβ, t0 + kβ + ω) still open, cut at t
+            o = self.q.origin(win)
+            t0 = "first" if o == T0_FIRST else number(o)
+            kind = f"cc({number(win.width)}, {step}, {t0}, {self.q.scope})"
+        elif content_change(self.q, win):
             # CQELS reports on content change: an arrival is in the window
             # at once, whatever its SLIDE (docs/DIALECTS.md, CQELS-QL)
             kind = f"range({number(win.width)}, none)"

@@ -69,7 +69,7 @@ PATHS: dict[str, dict[str, Any]] = {
                     {"201": {"description": "registered"}},
                     params=[_q("name", "the name (with a text body)"),
                             _q("dialect", "force a language"),
-                            _q("window_semantics", "engine or cql")],
+                            _q("window_semantics", "engine, cql or csrbench")],
                     body={"required": True, "content": dict(_JSON, **_TEXT)},
                     errors=("400", "401", "403", "409", "413"))},
     "/queries/{name}": {

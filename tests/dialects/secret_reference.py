@@ -5,8 +5,9 @@ of the Execution Semantics of Stream Processing Systems", VLDB 2010, as
 docs/DIALECTS.md pins it, "The SECRET parameters"), sharing no code with
 epsparql: no parser, no algebra, no Prolog.  It reads a list of rows
 (s, p, o, t) on one stream, one time window (width ω, step β or none) and
-its parameters, and answers a one-pattern query ``?s P ?o`` as COUNT(*)
-or as its (s, o) rows, through RSTREAM or ISTREAM.
+its parameters, and answers a one-pattern query ``?s P ?o`` as COUNT(*),
+as its (s, o) rows or as its s column (a subject once per object),
+through RSTREAM or ISTREAM.
 
 - **scope**: the windows W_k = ⟨o_k, c_k⟩, o_k = t0 + k·β, c_k = o_k + ω,
   for k ≥ 0 (``from_t0``) or every integer k; ``t0="first"`` is the first
@@ -21,12 +22,20 @@ or as its (s, o) rows, through RSTREAM or ISTREAM.
   last), each with the latest window closed at or before t (before the
   first one, from t0: an empty window opening at t0); ``change`` at each
   arrival t, over (t − ω, t] (``sliding=True``, the engine reading of
-  content change) or the latest window closed at or before t; a window
+  content change), over the earliest window still open at t, cut at t:
+  o ≤ τ ≤ t with o = t0 + k·β, k the least (k ≥ 0 with ``from_t0``)
+  whose close t0 + k·β + ω is after t (``earliest=True``, CSRBench's
+  oracle's reading of CQELS: Dell'Aglio et al., ISWC 2013, §4, and its
+  ``WindowOperator``), or the latest window closed at or before t; a window
   without a step has no closes: it is evaluated at the arrivals (close)
   or at the periodic instants, over (t − ω, t].  ``non_empty`` skips an
   evaluation whose window is empty.
 - **tick**: ``time`` evaluates after every row of one time stamp,
   ``tuple`` after each row.
+- **relation**: ``bag`` (CQL: ISTREAM emits a row as many times as its
+  multiplicity grew) or ``set`` (an evaluation's rows without repeats,
+  ISTREAM the rows not in the previous evaluation's set: CSRBench's
+  oracle keeps relations as sets).
 
 An answer is (start, end, value): end the evaluation instant, start the
 window's opening (t − ω for a sliding one).
@@ -59,7 +68,9 @@ class Params:
     non_empty: bool = False
     tick: str = "time"                 # time | tuple
     sliding: bool = False              # change: the window ends at each arrival
+    earliest: bool = False             # change: the earliest open window, cut at t
     r2s: str = "rstream"
+    relation: str = "bag"              # bag | set
 
 
 def _windows_at(p: Params, t0: Fraction, t: Fraction) -> tuple[Fraction, Fraction] | None:
@@ -111,7 +122,8 @@ def _instants(p: Params, times: list[Fraction], t0: Fraction) -> list[tuple[Frac
 def evaluate(rows: Sequence[tuple], p: Params, predicate: Any,
              form: str = "count") -> list[tuple[Fraction, Fraction, Any]]:
     """The answers, in order: (start, end, value); value the COUNT (an int)
-    or the sorted (s, o) rows of one evaluation (RSTREAM) or its new rows
+    or the sorted (s, o) rows (``form="select"``) or s values
+    (``"subjects"``) of one evaluation (RSTREAM) or its new rows
     (ISTREAM: as many times as a row's multiplicity grew)."""
     rows = list(rows)
     if not rows:
@@ -125,6 +137,12 @@ def evaluate(rows: Sequence[tuple], p: Params, predicate: Any,
         if p.step is None or (p.report == "change" and p.sliding):
             o, c = t - p.width, t
             holds = lambda tau, o=o, c=c: o < tau <= c          # noqa: E731
+        elif p.report == "change" and p.earliest:
+            k = math.floor((t - t0 - p.width) / p.step) + 1     # least k: t0 + kβ + ω > t
+            if p.from_t0:
+                k = max(k, 0)
+            o = t0 + k * p.step
+            holds = lambda tau, o=o, t=t: o <= tau <= t         # noqa: E731
         else:
             win = _windows_at(p, t0, t)
             if win is None:
@@ -137,10 +155,14 @@ def evaluate(rows: Sequence[tuple], p: Params, predicate: Any,
         if p.non_empty and not content:
             continue
         matches = sorted((s, ob) for s, pr, ob in content if pr == predicate)
+        if form == "subjects":                                  # SELECT ?s: repeats
+            matches = sorted(s for s, _ in matches)
         if form == "count":
             result = Counter({len(matches): 1})
         else:
             result = Counter(matches)
+        if p.relation == "set":
+            result = Counter(set(result))
         if p.r2s == "istream":
             new = result - prev
             prev = result

@@ -39,7 +39,12 @@ def _pt(x: Fraction) -> str:
 
 
 def _proj(form: str) -> str:
-    return "(COUNT(*) AS ?n)" if form == "count" else "?s ?o"
+    return {"count": "(COUNT(*) AS ?n)", "select": "?s ?o", "subjects": "?s"}[form]
+
+
+#: the answer forms a case rotates through (``subjects``: SELECT ?s, a
+#: subject once per object, so ISTREAM on bags and on sets differ)
+FORMS = ("count", "select", "subjects")
 
 
 #: each dialect's query over one window of width w and step b
@@ -63,6 +68,16 @@ def defaults(dialect: str, w: Fraction, b: Fraction, semantics: str = "engine") 
     """Each dialect's parameters, as docs/DIALECTS.md's table gives them
     (written here by hand, not read from the engine)."""
     grid_t0 = (-w) % b                      # the CQL grid: windows close on multiples of b
+    if semantics == "csrbench":
+        # CSRBench's oracle: the engine reading, relations as sets for the
+        # three dialects it configures; CQELS on content change over the
+        # earliest window still open at each arrival, from t0 = 0, cut there
+        # (cqels.properties: contentchange, nonemptycontent; firstt0 = 0)
+        if dialect == "cqels":
+            return Params(w, b, t0=0, from_t0=True, content="co", report="change",
+                          non_empty=True, earliest=True, r2s="istream", relation="set")
+        p = defaults(dialect, w, b, "engine")
+        return replace(p, relation="set") if dialect in ("csparql", "sparqlstream") else p
     if semantics == "engine" and dialect == "csparql":
         return Params(w, b, t0=0, from_t0=True, content="co", non_empty=True)
     if semantics == "engine" and dialect == "rspql":
@@ -103,6 +118,23 @@ def settings(rng: random.Random, dialect: str, decimal: bool) -> list[tuple[dict
            ({"window_t0": "grid", "window_content": "(o,c]", "window_report": "close"},
             {"t0": "grid", "content": "oc", "report": "close", "non_empty": False,
              "sliding": False})]
+    # SELECT ?s: ISTREAM (CQELS) and RSTREAM rows on sets, not bags
+    out.append(({"window_semantics": "csrbench"}, {"semantics": "csrbench", "form": "subjects"}))
+    if dialect == "cqels":
+        # the oracle's reading from another t0, from the first event, tuple-driven;
+        # its window [o, t] in the engine reading (every k, the CQL grid's
+        # origin or a t0); and csrbench with CQELS 1.x's (t - w, t]
+        out += [({"window_semantics": "csrbench", "window_t0": t0},
+                 {"semantics": "csrbench", "t0": t0}),
+                ({"window_semantics": "csrbench", "window_t0": "first", "window_tick": "tuple"},
+                 {"semantics": "csrbench", "t0": "first", "tick": "tuple"}),
+                ({"window_content": "[o,c)"},
+                 {"content": "co", "t0": "grid", "sliding": False, "earliest": True}),
+                ({"window_content": "[o,c)", "window_t0": t0, "window_report": "change,non-empty"},
+                 {"content": "co", "t0": t0, "sliding": False, "earliest": True,
+                  "non_empty": True}),
+                ({"window_semantics": "csrbench", "window_content": "(o,c]"},
+                 {"semantics": "csrbench", "content": "oc", "sliding": True, "earliest": False})]
     if base.report != "change":
         out.append(({"window_content": "[o,c)" if flip == "co" else "(o,c]"}, {"content": flip}))
         out.append(({"window_t0": "first", "window_content": "[o,c)" if flip == "co" else "(o,c]",
@@ -120,9 +152,10 @@ def expected_params(dialect: str, w: Fraction, b: Fraction, change: dict) -> Par
     if fields.get("t0") == "grid":            # the CQL grid: every k, no t0
         fields["t0"], fields["from_t0"] = (-w) % b, False
     if "sliding" in fields:
-        fields["sliding"] = fields["sliding"] and semantics == "engine"
+        fields["sliding"] = fields["sliding"] and semantics in ("engine", "csrbench")
     if fields.get("report") == "change" and p.content == "co":
         fields.setdefault("content", "oc")  # a changed window holds its arrival: (t - w, t]
+        fields.setdefault("earliest", False)
     return replace(p, **fields)
 
 
@@ -141,6 +174,8 @@ def engine_answers(q, form: str) -> Counter:
     for a in q.results():
         if form == "count":
             value = int(a.bindings["n"])
+        elif form == "subjects":
+            value = str(a.bindings["s"])
         else:
             value = (str(a.bindings["s"]), str(a.bindings["o"]))
         out[(round(float(a.start), 9), round(float(a.end), 9), value)] += 1
@@ -170,7 +205,8 @@ def test_engine_equals_the_secret_reference(dialect, seed):
     cases = []
     with Engine() as eng:
         for i, (args, change) in enumerate(settings(rng, dialect, decimal)):
-            form = "count" if (i + seed) % 2 == 0 else "select"
+            change = dict(change)
+            form = change.pop("form", FORMS[(i + seed) % len(FORMS)])
             q = eng.register(TEXTS[dialect](w, b, form), name=f"q{i}", **args)
             cases.append((q, form, args, expected_params(dialect, w, b, change)))
         eng.push_many([(s, p, o, t) for s, p, o, t in rows], stream=S)
@@ -265,6 +301,8 @@ def test_pragma_sets_parameters_and_arguments_win():
     ("#pragma window size=3", "expected key=value in the window pragma", 16),
     ("#pragma windows t0=1", "a pragma is '#pragma window key=value ...'", 9),
     ("#pragma window t0=1 t0=2", "sets t0 twice (first at line 2, column 16)", 21),
+    ("#pragma window semantics=oracle", "window semantics must be one of engine, cql, csrbench",
+     26),
 ])
 def test_pragma_errors_name_line_and_column(pragma, message, column):
     with Engine() as eng, pytest.raises(QuerySyntaxError) as e:
@@ -275,8 +313,13 @@ def test_pragma_errors_name_line_and_column(pragma, message, column):
 def test_combinations_that_make_no_sense():
     cq = TEXTS["cqels"](Fraction(4), Fraction(2), "count")
     with Engine() as eng:
-        with pytest.raises(ValueError, match="content \\[o,c\\) does not go with report change"):
-            eng.register(cq, window_content="[o,c)")
+        # [o,c) on change is the earliest open window cut at each arrival:
+        # the engine readings have it, the cql one (latest step) does not
+        with pytest.raises(ValueError, match="not in the cql one"):
+            eng.register(cq, window_semantics="cql", window_content="[o,c)")
+        with pytest.raises(QueryError, match="not in the cql one") as e:
+            eng.register("#pragma window semantics=cql content=[o,c)\n" + cq)
+        assert (e.value.line, e.value.column) == (1, 30)
         with pytest.raises(QueryError, match="tuple-driven tick") as e:
             eng.register("#pragma window tick=tuple\n" + CS)
         assert (e.value.line, e.value.column) == (1, 16)
@@ -380,3 +423,84 @@ def test_a_pragma_on_an_ep_sparql_query_is_warned_about():
     with Engine() as eng, pytest.warns(QueryWarning, match="line 2, column 1: a '#pragma window'"):
         eng.register("PREFIX ex: <http://ex.org/>\n#pragma window t0=first\n"
                      "SELECT ?x WHERE { ?x ex:p ?y }")
+
+
+def test_csrbench_relations_are_sets_on_dense_streams():
+    """``semantics=csrbench``: CQELS's ISTREAM is the oracle's set
+    difference (a subject seen again with another object is not new) and
+    C-SPARQL's RSTREAM has no repeats, on streams dense enough that bags
+    and sets differ (checked: the reference on bags answers otherwise)."""
+    differs = 0
+    for seed in range(4):
+        rng = random.Random(f"dense-{seed}")
+        w, b = Fraction(rng.choice([3, 4, 6])), Fraction(rng.choice([1, 2, 3]))
+        rows = sorted(((rng.choice(SUBJECTS[:2]), URIRef(P), rng.choice(OBJECTS),
+                        rng.randint(0, 15)) for _ in range(14)), key=lambda r: r[3])
+        cases = [("cqels", {}), ("cqels", {"window_t0": 1}), ("csparql", {})]
+        with Engine() as eng:
+            qs = [eng.register(TEXTS[d](w, b, "subjects"), name=f"d{i}",
+                               window_semantics="csrbench", **args)
+                  for i, (d, args) in enumerate(cases)]
+            eng.push_many(rows, stream=S)
+            eng.flush()
+        for q, (d, args) in zip(qs, cases):
+            p = replace(defaults(d, w, b, "csrbench"),
+                        **({"t0": Fraction(args["window_t0"])} if args else {}))
+            want = reference_answers(rows, p, "subjects")
+            assert engine_answers(q, "subjects") == want, (d, args, seed)
+            differs += want != reference_answers(rows, replace(p, relation="bag"), "subjects")
+    assert differs >= 4
+
+
+def test_csrbench_reading_by_pragma_explain_and_trace(capsys, tmp_path):
+    """``#pragma window semantics=csrbench`` on a CQELS query: explain
+    prints the oracle's parameters, each from its reading, and the window
+    tracer shows the content at an arrival t as [o, t] (the issue's
+    example: a@1, b@3, c@12 in [RANGE 10s SLIDE 10s]: at 12, [10, 12])."""
+    from epsparql.cli.main import main
+    from epsparql.explain.window_trace import window_bounds, window_members
+    text = ("#pragma window semantics=csrbench\n"
+            + TEXTS["cqels"](Fraction(10), Fraction(10), "count"))
+    qf = tmp_path / "q.rq"
+    qf.write_text(text)
+    assert main(["explain", str(qf)]) == 0
+    out = capsys.readouterr().out
+    src = "[default of CQELS-QL in CSRBench's oracle]"
+    for line in (("window semantics: csrbench (each dialect as CSRBench's oracle reads it)  "
+                  "[pragma, line 1]"),
+                 f"SECRET scope     t0 = 0s; windows from t0 on (k >= 0)  {src}",
+                 ("SECRET content   [o,c): at an arrival t, the earliest window still open, "
+                  f"[o, t]  {src}"),
+                 f"SECRET report    change,non-empty  {src}",
+                 f"SECRET tick      time-driven  {src}",
+                 ("SECRET relations sets: an evaluation's rows without repeats, ISTREAM and "
+                  f"DSTREAM set differences  {src}"),
+                 "t0 + k·10s ≤ τ ≤ t (a set)"):
+        assert line in out, out
+    got, q = _run(text, ROWS + [(SUBJECTS[3], URIRef(P), OBJECTS[0], 12)])
+    assert got == [(0, 1, 1), (0, 2, 2), (0, 9, 3), (10, 12, 1)]   # the oracle counts 1 at 12
+    rows = [(s, p, o, t, t, S) for s, p, o, t in ROWS + [(SUBJECTS[3], URIRef(P), OBJECTS[0], 12)]]
+    w = q.algebra.windows[0]
+    assert window_bounds(w, 12, q.algebra) == ("closed", 10, 12)
+    assert window_members(w, 12, rows, q.algebra) == [3]
+    assert window_bounds(w, 9, q.algebra) == ("closed", 0, 9)
+
+
+def test_csrbench_first_t0_survives_a_snapshot():
+    """The oracle's CQELS window from t0 = first: the restored engine keeps
+    t0 = 1.5 (windows [1.5, 5.5), [5.5, 9.5), each cut at the arrival)."""
+    text = ("#pragma window semantics=csrbench t0=first\n"
+            + TEXTS["cqels"](Fraction(4), Fraction(4), "count"))
+    rows = [(SUBJECTS[i], URIRef(P), OBJECTS[0], t) for i, t in enumerate([1.5, 3, 5, 6])]
+    with Engine() as a:
+        qa = a.register(text, name="q")
+        a.push_many(rows[:2], stream=S)
+        state = a.snapshot()
+        before = sorted(engine_answers(qa, "count").elements())
+    with Engine() as b:
+        qb = b.register(text, name="q")
+        b.restore(state)
+        b.push_many(rows[2:], stream=S)
+        b.flush()
+        after = sorted(engine_answers(qb, "count").elements())
+    assert before + after == [(1.5, 1.5, 1), (1.5, 3, 2), (1.5, 5, 3), (5.5, 6, 1)]
