@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -28,6 +29,15 @@ LONGEST_FIRST = (
     "explain/test_explain_deep.py", "io/test_stream_batches.py", "cli/test_cli.py",
     "cli/test_cli_stops.py", "etalis/test_etalis_examples.py",
 )
+
+
+def pytest_configure(config):
+    """``EPSPARQL_FILE_TIMES=out.tsv`` records each file's wall and CPU time
+    (tests/file_times.py)."""
+    out = os.environ.get("EPSPARQL_FILE_TIMES")
+    if out:
+        from file_times import FileTimes
+        config.pluginmanager.register(FileTimes(Path(out)), "epsparql_file_times")
 
 
 def pytest_collection_modifyitems(session, config, items):
