@@ -16,6 +16,12 @@ if str(TESTS) not in sys.path:          # tests import core_reference
 
 from epsparql.core import CoreEngine, Compound  # noqa: E402
 
+# The package's modules are compiled once and kept (__pycache__, ignored by
+# git), not again by each of the suite's hundreds of `epsparql`, worker and
+# script subprocesses: with PYTHONDONTWRITEBYTECODE set (this machine's
+# shells have it) each compiled ~100 modules, ~0.15 s of CPU per start.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 #: The longest test files (about 40 to 140 s each, with two workers on
 #: two cores, 2026-11-28), in that order, then every other file by its
