@@ -46,6 +46,30 @@ def pytest_configure(config):
         config.pluginmanager.register(FileTimes(Path(out)), "epsparql_file_times")
 
 
+#: The files whose tests use this process's SparkSession (test_spark.py's
+#: ``spark`` fixture; getOrCreate, never stopped): xdist hands them out as
+#: one unit, so that one worker starts one driver JVM for all three.
+SPARK_SESSION_FILES = ("spark/test_spark.py", "spark/test_spark_windowed.py",
+                       "spark/test_spark_dialects.py")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` (scripts/test.sh) with :data:`SPARK_SESSION_FILES`
+    one scope (xdist's own loadgroup does not group on pytest 9)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+    together = {f"tests/{name}" for name in SPARK_SESSION_FILES}
+
+    class FilesAndSpark(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return "tests/spark (one SparkSession)" if scope in together else scope
+
+    return FilesAndSpark(config, log)
+
+
 def pytest_collection_modifyitems(session, config, items):
     rank = {f"tests/{name}": i for i, name in enumerate(LONGEST_FIRST)}
     files = [item.nodeid.split("::")[0] for item in items]
