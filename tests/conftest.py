@@ -23,17 +23,21 @@ from epsparql.core import CoreEngine, Compound  # noqa: E402
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
-#: The longest test files (about 40 to 140 s each, with two workers on
-#: two cores, 2026-11-28), in that order, then every other file by its
-#: number of tests: scripts/test.sh runs xdist with --no-loadscope-reorder,
-#: so files are handed out in this order and the long ones do not start
-#: last and leave one worker running alone at the end.  Order only.
+#: The longest test files, in that order (serial CPU and wall seconds,
+#: EPSPARQL_FILE_TIMES, 2026-11-29: test_spark.py with the two files that
+#: share its SparkSession ~77 s, test_spark_memory 55, test_long_queries 35,
+#: test_spark_cluster 33, the ETALIS examples 30 of wall (they sleep), then
+#: 25 down to 14), then every other file by its number of tests:
+#: scripts/test.sh runs xdist with --no-loadscope-reorder, so files are
+#: handed out in this order and the long ones do not start last and leave
+#: one worker running alone at the end.  Order only.
 LONGEST_FIRST = (
-    "spark/test_spark_memory.py", "spark/test_spark.py", "spark/test_spark_cluster.py",
-    "spark/test_spark_windowed.py", "spark/test_jvm_archive.py", "engine/test_long_queries.py",
-    "engine/test_reliability.py", "dialects/test_dialect_cli_runs.py",
-    "explain/test_explain_deep.py", "io/test_stream_batches.py", "cli/test_cli.py",
-    "cli/test_cli_stops.py", "etalis/test_etalis_examples.py",
+    "spark/test_spark.py", "spark/test_spark_memory.py", "engine/test_long_queries.py",
+    "spark/test_spark_cluster.py", "etalis/test_etalis_examples.py",
+    "engine/test_sparql_differential.py", "explain/test_explain_deep.py",
+    "io/test_stream_batches.py", "dialects/test_dialect_cli_runs.py",
+    "engine/test_reliability.py", "cli/test_cli.py", "service/test_serve_mqtt.py",
+    "cli/test_cli_stops.py", "spark/test_jvm_archive.py",
 )
 
 
