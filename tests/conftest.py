@@ -57,7 +57,7 @@ SPARK_SESSION_FILES = ("spark/test_spark.py", "spark/test_spark_windowed.py",
                        "spark/test_spark_dialects.py")
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)     # optional: xdist may be absent
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadfile`` (scripts/test.sh) with :data:`SPARK_SESSION_FILES`
     one scope (xdist's own loadgroup does not group on pytest 9)."""
