@@ -30,10 +30,12 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 #: 25 down to 14), then every other file by its number of tests:
 #: scripts/test.sh runs xdist with --no-loadscope-reorder, so files are
 #: handed out in this order and the long ones do not start last and leave
-#: one worker running alone at the end.  Order only.
+#: one worker running alone at the end.  xdist gives each worker two at
+#: first (the 1st and 4th, the 2nd and 5th, ...): the ETALIS examples, which
+#: mostly sleep, go with the SparkSession group.  Order only.
 LONGEST_FIRST = (
     "spark/test_spark.py", "spark/test_spark_memory.py", "engine/test_long_queries.py",
-    "spark/test_spark_cluster.py", "etalis/test_etalis_examples.py",
+    "etalis/test_etalis_examples.py", "spark/test_spark_cluster.py",
     "engine/test_sparql_differential.py", "explain/test_explain_deep.py",
     "io/test_stream_batches.py", "dialects/test_dialect_cli_runs.py",
     "engine/test_reliability.py", "cli/test_cli.py", "service/test_serve_mqtt.py",
