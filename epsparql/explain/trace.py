@@ -60,6 +60,9 @@ class StoreLayout:
     other: Any = None             # the operand whose arrivals check this store (a term)
     term: Any = None              # the node's pattern
     iris: set[str] = field(default_factory=set)
+    #: the predicates the pattern's stream_property/3 names per variable
+    #: (:func:`_arrival`; made once: a trace step asks for every store)
+    constraints: dict[int, set[str]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def title(self) -> str:
@@ -467,12 +470,13 @@ def _arrival(lay: StoreLayout, triple: tuple, graph: RuleGraph,
     values."""
     if lay.other is None:
         return None
-    constraints: dict[int, set[str]] = {}
-    for x in subterms(lay.term):
-        if functor(x) == "stream_property" and len(x.args) == 3 \
-                and isinstance(x.args[1], Var) and is_iri(x.args[2]):
-            constraints.setdefault(x.args[1].index, set()).add(x.args[2])
-    return _arrive(lay.other, triple, constraints, graph, done)
+    if lay.constraints is None:
+        lay.constraints = {}
+        for x in subterms(lay.term):
+            if functor(x) == "stream_property" and len(x.args) == 3 \
+                    and isinstance(x.args[1], Var) and is_iri(x.args[2]):
+                lay.constraints.setdefault(x.args[1].index, set()).add(x.args[2])
+    return _arrive(lay.other, triple, lay.constraints, graph, done)
 
 
 def _arrive(t: Any, triple: tuple, constraints: dict[int, set[str]], graph: RuleGraph,

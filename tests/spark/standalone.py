@@ -58,15 +58,26 @@ def log_text(logs: Path, cls: str) -> str:
     return "".join(p.read_text() for p in logs.glob(f"*{cls}*.out"))
 
 
+#: JVM options for JVMs that live a few seconds (the test's daemons, driver
+#: and executors): the client JIT alone (C1) and the serial collector spend
+#: far less CPU starting than C2 and the parallel collector's threads.
+SHORT_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
 @contextlib.contextmanager
-def standalone_cluster(tmp_path: Path) -> Iterator[tuple[str, dict]]:
+def standalone_cluster(tmp_path: Path, short_lived: bool = False) -> Iterator[tuple[str, dict]]:
     """A standalone master and two workers (one core, 2 GB each) on
     127.0.0.1; yields the master URL and the environment the daemons ran
-    with."""
+    with.  ``short_lived``: every JVM (daemons, and the jobs :func:`submit`
+    starts with that environment) runs with :data:`SHORT_JVM` (a test's few
+    seconds; not a benchmark's)."""
     home = spark_home()
     env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOG_DIR=str(tmp_path / "logs"),
                SPARK_PID_DIR=str(tmp_path / "pids"), SPARK_IDENT_STRING="epsparql-test",
                PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    if short_lived:
+        env["SPARK_DAEMON_JAVA_OPTS"] = SHORT_JVM
+        env["EPSPARQL_SHORT_JVM"] = SHORT_JVM
     daemon = [str(home / "sbin" / "spark-daemon.sh")]
     port = 7077 if port_free(7077) else free_port()
     url = f"spark://127.0.0.1:{port}"
@@ -115,8 +126,13 @@ def submit(url: str, env: dict, tmp_path: Path, query: Path, stream: Path, out: 
     driver = tmp_path / "driver.py"
     driver.write_text(DRIVER)
     submit = spark_home() / "bin" / "spark-submit"
+    short = env.get("EPSPARQL_SHORT_JVM")
+    # executors: defaultJavaOptions, which the driver's own extraJavaOptions
+    # (epsparql.spark.spark_session) add to rather than replace
+    jvm = (["--driver-java-options", short, "--conf", f"spark.executor.defaultJavaOptions={short}"]
+           if short else [])
     return subprocess.Popen([str(submit), "--master", url, "--conf", "spark.ui.enabled=false",
-                             "--conf", "spark.executor.memory=1g", str(driver), "spark", "run",
+                             "--conf", "spark.executor.memory=1g", *jvm, str(driver), "spark", "run",
                              str(query), "--stream", str(stream), "--out", str(out),
                              "--master", url, "--partitions", str(partitions),
                              "--output-format", "jsonl"],

@@ -90,8 +90,11 @@ def key(a) -> tuple:
 
 @pytest.fixture(scope="module")
 def spark():
+    """This process's session (getOrCreate: one JVM for every Spark file a
+    process runs); the client JIT alone (light_jvm): the tests' jobs are
+    small, and C2 spent more CPU compiling than it saved."""
     from epsparql.spark import spark_session
-    return spark_session("local[2]")
+    return spark_session("local[2]", light_jvm=True)
 
 
 # ---------------------------------------------------------------------------
@@ -211,7 +214,9 @@ def committed(out: Path) -> list[dict]:
 def stream_cmd(q: Path, watch: Path, out: Path, ck: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "epsparql.cli", "spark", "stream", str(q), "--watch", str(watch),
             "--out", str(out), "--checkpoint", str(ck), "--master", "local[2]",
-            "--max-files-per-trigger", "1", "--allowed-lateness", "2", *extra]
+            "--max-files-per-trigger", "1", "--allowed-lateness", "2",
+            # the client JIT alone, as the module's session (a JVM of seconds)
+            "--conf", "spark.driver.defaultJavaOptions=-XX:TieredStopAtLevel=1", *extra]
 
 
 def test_streaming_kill_and_restart_loses_and_duplicates_nothing(spark, tmp_path):

@@ -31,7 +31,7 @@ EVENTS = int(os.environ.get("EPSPARQL_CLUSTER_EVENTS", "30000"))
 
 @pytest.fixture
 def cluster(tmp_path):
-    with standalone_cluster(tmp_path) as (url, env):
+    with standalone_cluster(tmp_path, short_lived=True) as (url, env):
         yield url, env
 
 

@@ -88,8 +88,11 @@ def one_engine(queries, paths) -> Counter:
 
 @pytest.fixture(scope="module")
 def spark():
+    """This process's session (getOrCreate: one JVM for every Spark file a
+    process runs); the client JIT alone (light_jvm): the tests' jobs are
+    small, and C2 spent more CPU compiling than it saved."""
     from epsparql.spark import spark_session
-    return spark_session("local[2]")
+    return spark_session("local[2]", light_jvm=True)
 
 
 def test_windowed_replay_equals_one_engine(spark, tmp_path):
