@@ -27,7 +27,8 @@ import pyarrow.compute as pc
 from ..rdf.ntriples import (BNODE_LABEL_PATTERN, IRI_ABSOLUTE_PLAIN_PATTERN, LANG_PATTERN,
                             RDF_LANGSTRING, STRING_PLAIN_PATTERN, TermSyntaxError, format_term)
 from .line_blocks import LineBlocks, byte_positions, decoded_lines
-from .stream_lines import Row, StreamFormatError, parse_jsonl_line, parse_nqt_line, parse_nt_line
+from .stream_lines import (Row, StreamFormatError, check_time_exact, parse_jsonl_line, parse_nqt_line,
+                           parse_nt_line)
 
 __all__ = ["SCHEMA", "Counters", "read_batches"]
 
@@ -64,13 +65,10 @@ def _time_column(texts: pa.Array) -> np.ndarray:
 
 
 def _seconds(t: int | float) -> float:
-    """A time of the row reader as float64; an integer beyond 2**53 seconds
-    has no exact float64, and is refused rather than moved."""
-    v = float(t)
-    if v != t:
-        raise TermSyntaxError(f"time {t} is beyond 2^53 seconds, where a float64 time column "
-                              "cannot hold it exactly")
-    return v
+    """A time of the row reader as float64 (which refused any it cannot
+    hold exactly: stream_lines.check_time_exact)."""
+    check_time_exact(t)
+    return float(t)
 
 
 # ---------------------------------------------------------------------------

@@ -88,7 +88,26 @@ def _time_value(v: Any, what: str) -> int | float:
     raise ValueError(f"{what} time must be a number or an xsd:dateTime string, got {v!r}")
 
 
+def check_time_exact(t: int | float) -> None:
+    """Refuse an integer time beyond 2**53 seconds: a float64 time column
+    (the batch reader's, Arrow answers, Spark) has no exact value for it,
+    and a time is refused rather than moved; both readers say so alike."""
+    if type(t) is int and not -2**53 <= t <= 2**53 and not _float_exact(t):
+        raise TermSyntaxError(f"time {t} is beyond 2^53 seconds, where a float64 time column "
+                              "cannot hold it exactly")
+
+
+def _float_exact(t: int) -> bool:
+    try:
+        return float(t) == t
+    except OverflowError:
+        return False
+
+
 def _check_interval(start: int | float, end: int | float | None) -> None:
+    check_time_exact(start)
+    if end is not None:
+        check_time_exact(end)
     if end is not None and end < start:
         raise TermSyntaxError(f"end time {format_time(end)} is before start time {format_time(start)}")
 

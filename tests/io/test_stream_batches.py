@@ -415,3 +415,25 @@ def test_a_blank_node_label_ending_in_a_unicode_space_is_read_alike():
     for small in (0, None):
         rows, batches = both(data, "nqt", "skip", 1, None, small_block=small)
         assert batches == rows and rows.rows[-1][2] == ("BNode", "x_y\x85")
+
+
+@pytest.mark.parametrize("on_error", ["stop", "skip"])
+def test_an_integer_time_a_float64_cannot_hold_is_refused_by_both_readers(on_error):
+    """Found by the property above (2026-11-29): the row reader took the
+    time 12345678901234561 (beyond 2**53: no float64 holds it) as the
+    exact integer while the batch reader refused it; both refuse it now,
+    with the same message, and take 2**60 (which float64 holds)."""
+    lines = {"nt": ['<http://ex/a> <http://ex/p> "x"@en  {t} .'],
+             "nqt": ["<http://ex/a> <http://ex/p> <http://ex/o> <http://ex/s> 5 {t} ."],
+             "jsonl": ['{{"s": "<http://ex/a>", "p": "<http://ex/p>", "o": "<http://ex/o>", '
+                       '"start": {t}}}'],
+             "csv": ["s,p,o,start", "<http://ex/a>,<http://ex/p>,<http://ex/o>,{t}"]}
+    for fmt, template in lines.items():
+        for t, refused in (("12345678901234561", True), ("-" + "9" * 400, True), (str(2**60), False)):
+            data = ("\n".join(x.format(t=t) for x in template) + "\n").encode()
+            rows, batches = both(data, fmt, on_error, 1, None, small_block=0)
+            assert batches == rows, (fmt, t)
+            problems = rows.skipped if on_error == "skip" else [rows.stop] if rows.stop else []
+            assert (len(problems) == 1 and "beyond 2^53 seconds" in str(problems[0])) == refused, \
+                (fmt, t, rows)
+            assert len(rows.rows) == (0 if refused else 1), (fmt, t)
