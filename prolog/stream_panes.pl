@@ -93,7 +93,8 @@
             pane_content/3,        % +Module, +Panes, -N
             pane_declare/2,        % +Module, +Panes
             pane_predicates/2,     % +Panes, -PIs
-            entails/8              % +Module, +Reasoning, +S0, +P0, +O0, ?S, ?P, ?O
+            entails/8,             % +Module, +Reasoning, +S0, +P0, +O0, ?S, ?P, ?O
+            pane_accumulator/1     % ?Mode
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(lists)).
@@ -101,6 +102,30 @@
 :- use_module(sparql_eval).
 :- use_module(sparql_background).
 :- use_module(stream_relation, [order_key/3]).
+:- use_module(native, [native_library/2]).
+
+%   pa_merge/5, pa_fold/3, pa_values/3: the per-group loops of the common
+%   accumulators in C (prolog/c/pane_accum.c); each fails, binding
+%   nothing, where the Prolog code below must run instead.
+:- native_library(pane_accum, Lib),
+   use_foreign_library(Lib, install_pane_accum).
+
+%   native_off: the Prolog code runs for every call (pane_accumulator/1;
+%   EPSPARQL_PANE_ACCUM=prolog at load time).  For the tests that check
+%   both paths give the same answers.
+:- dynamic native_off/0.
+:- (   getenv('EPSPARQL_PANE_ACCUM', prolog) -> assertz(native_off) ; true ).
+
+%!  pane_accumulator(?Mode) is det.
+%
+%   Mode native (the per-group loops in C where the accumulators allow
+%   it, the default) or prolog (the Prolog code always: for tests).
+pane_accumulator(Mode) :-
+    var(Mode), !,
+    (   native_off -> Mode = prolog ; Mode = native ).
+pane_accumulator(native) :- !, retractall(native_off).
+pane_accumulator(prolog) :- !, retractall(native_off), assertz(native_off).
+pane_accumulator(Mode) :- domain_error(pane_accumulator, Mode).
 
 %   Panes is pn(G, Specs, Store, Pane, Run, Live, Raw, Unf): the pane
 %   width (a number, or at(Width, T0) for a closed-open window from T0)
@@ -320,12 +345,19 @@ group_parts(Entries, Specs, Parts) :-
 entry_pairs([], []).
 entry_pairs([_-GK-AR|Es], [GK-AR|Ps]) :- entry_pairs(Es, Ps).
 
-fold_groups([], _, []).
-fold_groups([GK-AR|Ps], Specs, [GK-Acc|Parts]) :-
+fold_groups(Pairs, Specs, Parts) :-
+    \+ native_off,
+    pa_fold(Specs, Pairs, Parts0), !,
+    Parts = Parts0.
+fold_groups(Pairs, Specs, Parts) :-
+    fold_groups_pl(Pairs, Specs, Parts).
+
+fold_groups_pl([], _, []).
+fold_groups_pl([GK-AR|Ps], Specs, [GK-Acc|Parts]) :-
     empty_acc(Specs, A0),
     acc_add(Specs, 1, AR, A0, A1),
     same_group(Ps, GK, Specs, A1, Acc, Rest),
-    fold_groups(Rest, Specs, Parts).
+    fold_groups_pl(Rest, Specs, Parts).
 
 same_group([GK0-AR|Ps], GK, Specs, A0, Acc, Rest) :-
     GK0 == GK, !,
@@ -394,6 +426,10 @@ update_run(M, Run, Specs, Op, Part) :-
 %   the order of GK merged, the accumulators of a group in both added
 %   (Op plus: MIN/MAX/SAMPLE too) or subtracted (Op sub: a group with no
 %   match left is dropped).
+merge_parts(Xs, Ys, Specs, Op, Out) :-
+    \+ native_off,
+    pa_merge(Specs, Op, Xs, Ys, Out0), !,
+    Out = Out0.
 merge_parts(Xs, Ys, Specs, Op, Out) :-
     (   Op == plus, needs_panes(Specs) -> Ext = true ; Ext = false ),   % once, not per group
     merge_parts(Xs, Ys, Specs, Op, Ext, Out).
@@ -538,7 +574,10 @@ pane_groups(M, Panes, Grouped, Extras, Groups) :-
     ->  empty_acc(Specs, E), Pairs = [gk-E]
     ;   Pairs = Pairs1
     ),
-    maplist(group_values(Specs), Pairs, Groups).
+    (   \+ native_off, pa_values(Specs, Pairs, Groups0)
+    ->  Groups = Groups0
+    ;   maplist(group_values(Specs), Pairs, Groups)
+    ).
 
 needs_panes(Specs) :-
     member(agg(Op, _, _), Specs), memberchk(Op, [min, max, sample]), !.
