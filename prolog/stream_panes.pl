@@ -88,6 +88,7 @@
             pane_advance/5,        % +Module, +Panes, +State, +Lo, +Hi
             pane_nonempty/4,       % +Module, +Panes, +Lo, +Hi
             pane_groups/5,         % +Module, +Panes, +Grouped, +Extras, -Groups
+            pane_groups_native/5,  % +Module, +Panes, +Grouped, +Extras, -Groups
             pane_in_window/3,      % +Module, +Panes, +Key
             pane_clear/2,          % +Module, +Panes
             pane_content/3,        % +Module, +Panes, -N
@@ -552,6 +553,26 @@ pane_in_window(M, pn(_, _, Store, _, _, _, _, _), Key) :-
 %   only (the background's, when the window's pattern reads the default
 %   graph; the caller leaves out those already in the window).
 pane_groups(M, Panes, Grouped, Extras, Groups) :-
+    pane_pairs(M, Panes, Grouped, Extras, Specs, Pairs),
+    (   \+ native_off, pa_values(Specs, Pairs, Groups0)
+    ->  Groups = Groups0
+    ;   maplist(group_values(Specs), Pairs, Groups)
+    ).
+
+%!  pane_groups_native(+Module, +Panes, +Grouped, +Extras, -Groups) is semidet.
+%
+%   As pane_groups/5 when every group's values are computed in C (an
+%   integer, or an AVG's xsd:decimal n/3 term: no value a row's
+%   projection would change); fails otherwise.
+pane_groups_native(M, Panes, Grouped, Extras, Groups) :-
+    \+ native_off,
+    pane_pairs(M, Panes, Grouped, Extras, Specs, Pairs),
+    pa_values(Specs, Pairs, Groups).
+
+%   pane_pairs(+M, +Panes, +Grouped, +Extras, -Specs, -Pairs): the groups'
+%   accumulators GK-Acc (with MIN/MAX/SAMPLE over the live panes, and the
+%   extra matches).
+pane_pairs(M, Panes, Grouped, Extras, Specs, Pairs) :-
     Panes = pn(_, Specs, _, Pane, Run, _, _, _),
     R =.. [Run, Totals],
     (   M:R -> true ; Totals = [] ),
@@ -573,10 +594,6 @@ pane_groups(M, Panes, Grouped, Extras, Groups) :-
     (   Grouped == false, Pairs1 == []
     ->  empty_acc(Specs, E), Pairs = [gk-E]
     ;   Pairs = Pairs1
-    ),
-    (   \+ native_off, pa_values(Specs, Pairs, Groups0)
-    ->  Groups = Groups0
-    ;   maplist(group_values(Specs), Pairs, Groups)
     ).
 
 needs_panes(Specs) :-

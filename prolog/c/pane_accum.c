@@ -219,11 +219,12 @@ pa_merge(term_t specs, term_t opt, term_t xs, term_t ys, term_t out)
             c = PL_compare(kx, ky);
         }
         if (c < 0) {
-            PL_put_term(res + n++, hx);
+            if (!PL_put_term(res + n++, hx))
+                return FALSE;
             havex = PL_get_list(lx, hx, lx);
         } else if (c > 0) {
-            if (sign > 0)
-                PL_put_term(res + n++, hy);
+            if (sign > 0 && !PL_put_term(res + n++, hy))
+                return FALSE;
             havey = PL_get_list(ly, hy, ly);
         } else {
             if (!PL_get_arg(2, hx, ax) || !PL_get_arg(2, hy, ay) || !get_acc(ax, ops, k, &x) ||
