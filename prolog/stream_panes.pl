@@ -14,10 +14,13 @@
     ((J-1)G, JG], and every window is a whole number of panes.  Per
     window, in the engine's module (the names come in pn/8, below):
 
-        Store(Trie)           the window's content (a set): a trie from
-                              each distinct match, the matched triple
-                              Key = t(S, P, O), to the pane of its latest
-                              occurrence.
+        Store(c(Trie, Table)) the window's content (a set): from each
+                              distinct match, the matched triple Key =
+                              t(S, P, O), to the pane of its latest
+                              occurrence; a match of atoms and a 64-bit
+                              integer object in Table (C, pane_accum.c;
+                              none when the Prolog code runs throughout,
+                              pane_accumulator/1), any other in Trie.
         Store(J, Entries)     the matches Key-GK-AR (GK the group key, AR
                               the aggregate arguments) that entered pane
                               J, in pane order (a match that moved on to
@@ -178,14 +181,26 @@ pane_clear(M, PN) :-
 %
 %   The number of distinct matches in the window (committed).
 pane_content(M, pn(_, _, Store, _, _, _, _, _), N) :-
-    T =.. [Store, Trie],
-    (   M:T, trie_property(Trie, value_count(N0)) -> N = N0 ; N = 0 ).
+    T =.. [Store, c(Trie, Table)],
+    (   M:T
+    ->  ( trie_property(Trie, value_count(N0)) -> true ; N0 = 0 ),
+        ( Table == none -> N1 = 0 ; pa_count(Table, N1) ),
+        N is N0 + N1
+    ;   N = 0
+    ).
 
-%   pane_trie(+M, +Store, -Trie): the window's content trie (made on
-%   first use).
-pane_trie(M, Store, Trie) :-
-    T =.. [Store, Trie],
-    (   M:T -> true ; trie_new(Trie), assertz(M:T) ).
+%   pane_trie(+M, +Store, -Content): the window's content c(Trie, Table)
+%   (made on first use: Table none when the Prolog code runs throughout).
+pane_trie(M, Store, C) :-
+    T =.. [Store, C0],
+    (   M:T
+    ->  C = C0
+    ;   trie_new(Trie),
+        (   native_off -> Table = none ; pa_table_new(Table) ),
+        C = c(Trie, Table),
+        T1 =.. [Store, C],
+        assertz(M:T1)
+    ).
 
 %!  pane_restored(+Module, +Panes) is det.
 %
@@ -194,9 +209,12 @@ pane_trie(M, Store, Trie) :-
 pane_restored(M, pn(_, _, Store, _, _, _, _, _)) :-
     T =.. [Store, _],
     retractall(M:T),
-    pane_trie(M, Store, Trie),
+    pane_trie(M, Store, C),
     E =.. [Store, J, Entries],
-    forall(M:E, forall(member(K-_-_, Entries), trie_put(Trie, K, J))).
+    forall(M:E, forall(member(K-_-_, Entries), content_put(C, K, J))).
+
+content_put(c(Trie, Table), K, J) :-
+    (   Table \== none, pa_put(Table, K, J) -> true ; trie_put(Trie, K, J) ).
 
 trie_put(Trie, K, J) :-
     (   trie_lookup(Trie, K, _) -> trie_update(Trie, K, J) ; trie_insert(Trie, K, J) ).
@@ -294,8 +312,8 @@ add_panes([J-X|Ms], M, PN, St) :-
 add_entries(M, PN, St, J, Ms0) :-
     sort(Ms0, Ms),                  % one per match (GK, AR follow from the match)
     PN = pn(_, Specs, Store, _, _, _, _, _),
-    pane_trie(M, Store, Trie),
-    entering(Ms, Trie, J, In, Moved),
+    pane_trie(M, Store, C),
+    entering(Ms, C, J, In, Moved),
     (   In == []
     ->  true
     ;   E =.. [Store, J, In],
@@ -322,8 +340,20 @@ buffered(I, N, Buffer, Ms) :-
 %   entering(+Matches, +Trie, +J, -In, -Moved): the matches that enter
 %   pane J: new to the window, or moved from an earlier pane J0 (listed
 %   in Moved as J0-(GK-AR)).
-entering([], _, _, [], []).
-entering([K-GK-AR|Ms], Trie, J, In, Moved) :-
+entering(Ms, c(Trie, Table), J, In, Moved) :-
+    (   Table == none
+    ->  entering_trie(Ms, Trie, J, In, Moved)
+    ;   pa_enter(Table, J, Ms, In0, Moved0, Rest),
+        (   Rest == []
+        ->  In = In0, Moved = Moved0
+        ;   entering_trie(Rest, Trie, J, In1, Moved1),
+            append(In0, In1, In),
+            append(Moved0, Moved1, Moved)
+        )
+    ).
+
+entering_trie([], _, _, [], []).
+entering_trie([K-GK-AR|Ms], Trie, J, In, Moved) :-
     (   trie_lookup(Trie, K, J0)
     ->  (   J0 =:= J
         ->  In = In1, Moved = Moved1
@@ -334,7 +364,7 @@ entering([K-GK-AR|Ms], Trie, J, In, Moved) :-
     ;   trie_insert(Trie, K, J),
         In = [K-GK-AR|In1], Moved = Moved1
     ),
-    entering(Ms, Trie, J, In1, Moved1).
+    entering_trie(Ms, Trie, J, In1, Moved1).
 
 %   group_parts(+Entries, +Specs, -Parts): Entries (K-GK-AR) folded per
 %   group, as a list GK-Acc in the order of GK.
@@ -488,8 +518,8 @@ pane_advance(M, PN, St, Lo, Hi) :-
     (   clause(M:SP, true, SRef),
         (   SJ =< JLo
         ->  erase(SRef),
-            pane_trie(M, Store, Trie),
-            forget_entries(Entries, Trie, SJ),
+            pane_trie(M, Store, C),
+            forget_entries(Entries, C, SJ),
             fail
         ;   true
         )
@@ -518,13 +548,20 @@ plus_pane(M, Pane, Specs, drop, J, T0, T) :-
 
 %   The matches of a pane that leaves the window leave the content,
 %   unless they moved to a later pane.
-forget_entries([], _, _).
-forget_entries([K-_-_|Es], Trie, J) :-
+forget_entries(Es, c(Trie, Table), J) :-
+    (   Table == none
+    ->  forget_trie(Es, Trie, J)
+    ;   pa_forget(Table, J, Es, Rest),
+        forget_trie(Rest, Trie, J)
+    ).
+
+forget_trie([], _, _).
+forget_trie([K-_-_|Es], Trie, J) :-
     (   trie_delete(Trie, K, J0)        % one trie step; put back if it moved on
     ->  ( J0 =:= J -> true ; trie_insert(Trie, K, J0) )
     ;   true
     ),
-    forget_entries(Es, Trie, J).
+    forget_trie(Es, Trie, J).
 
 %!  pane_nonempty(+Module, +Panes, +Lo, +Hi) is semidet.
 %
@@ -540,9 +577,13 @@ pane_nonempty(M, pn(G, _, _, _, _, _, Raw, _), Lo, Hi) :-
 %   The match Key is in the window (background matches that are also in
 %   the window count once: the default graph is a merge).
 pane_in_window(M, pn(_, _, Store, _, _, _, _, _), Key) :-
-    T =.. [Store, Trie],
+    T =.. [Store, c(Trie, Table)],
     M:T,
-    trie_lookup(Trie, Key, _).
+    (   Table == none
+    ->  trie_lookup(Trie, Key, _)
+    ;   pa_lookup(Table, Key, J),
+        (   J == other -> trie_lookup(Trie, Key, _) ; J \== none )
+    ).
 
 %!  pane_groups(+Module, +Panes, +Grouped, +Extras, -Groups) is det.
 %

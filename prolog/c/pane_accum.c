@@ -26,7 +26,26 @@
         pa_merge(+Specs, +Op, +Xs, +Ys, -Out)   merge_parts/5 (Op plus or sub)
         pa_fold(+Specs, +Pairs, -Parts)         fold_groups/3 (Sign 1)
         pa_values(+Specs, +Pairs, -Groups)      maplist(group_values(Specs), ...)
+
+    The window's content (a set of matches, each with the pane of its
+    latest occurrence) is kept, for the simple matches, in a hash table
+    here (a blob: freed with the last reference to it) instead of the
+    Prolog trie: a match t(S, P, O) with S and P atoms and O an atom or
+    an integer that fits 64 bits.  Any other match always goes to the
+    trie, so each match has one home and the content is their union.
+    The table does not register the atoms of its keys: every key in it
+    is also in the window's Store(J, Entries) facts (its latest pane's),
+    which keep them alive, and leaves the table when that pane leaves.
+
+        pa_table_new(-Table)
+        pa_enter(+Table, +J, +Matches, -In, -Moved, -Rest)   entering/5
+        pa_forget(+Table, +J, +Entries, -Rest)               forget_entries/3
+        pa_lookup(+Table, +Key, -Pane)    Pane the pane, none, or other
+                                          (not a simple key: the trie's)
+        pa_put(+Table, +Key, +J)          (fails for a key not simple)
+        pa_count(+Table, -N)
 */
+#include <SWI-Stream.h>
 #include <SWI-Prolog.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -406,6 +425,323 @@ pa_values(term_t specs, term_t pairs, term_t out)
     return make_list(out, res, n);
 }
 
+		 /*******************************
+		 *    THE CONTENT'S HASH TABLE  *
+		 *******************************/
+
+typedef struct {
+    uintptr_t s, p, o;          /* atom handles; o an int64's bits when ok == 2 */
+    int64_t pane;
+    unsigned char ok;           /* 0 empty, 1 o an atom, 2 o an integer */
+} centry;
+
+typedef struct {
+    centry *slots;
+    size_t cap, count;          /* cap a power of 2 */
+} ctable;
+
+static functor_t f_t3;
+
+static int
+release_table(atom_t a)
+{
+    ctable *t = PL_blob_data(a, NULL, NULL);
+    if (t) {
+        free(t->slots);
+        free(t);
+    }
+    return TRUE;
+}
+
+static int
+write_table(IOSTREAM *s, atom_t a, int flags)
+{
+    (void)flags;
+    ctable *t = PL_blob_data(a, NULL, NULL);
+    Sfprintf(s, "<pane_table>(%p)", (void *)t);
+    return TRUE;
+}
+
+static PL_blob_t table_blob = {
+    .magic = PL_BLOB_MAGIC,
+    .flags = PL_BLOB_UNIQUE | PL_BLOB_NOCOPY,
+    .name = "pane_table",
+    .release = release_table,
+    .write = write_table,
+};
+
+static int
+get_table(term_t t, ctable **out)
+{
+    PL_blob_t *type;
+    void *data;
+    if (!PL_get_blob(t, &data, NULL, &type) || type != &table_blob)
+        return PL_type_error("pane_table", t);
+    *out = data;
+    return TRUE;
+}
+
+/* The key of match k if it is simple (see the top): 1, else 0. */
+static int
+simple_key(term_t k, centry *e, term_t tmp)
+{
+    atom_t a;
+    int64_t v;
+    if (!PL_is_functor(k, f_t3))
+        return 0;
+    if (!PL_get_arg(1, k, tmp) || !PL_get_atom(tmp, &a))
+        return 0;
+    e->s = (uintptr_t)a;
+    if (!PL_get_arg(2, k, tmp) || !PL_get_atom(tmp, &a))
+        return 0;
+    e->p = (uintptr_t)a;
+    if (!PL_get_arg(3, k, tmp))
+        return 0;
+    if (PL_get_atom(tmp, &a)) {
+        e->o = (uintptr_t)a;
+        e->ok = 1;
+        return 1;
+    }
+    if (PL_is_integer(tmp) && PL_get_int64(tmp, &v)) {
+        e->o = (uintptr_t)v;
+        e->ok = 2;
+        return 1;
+    }
+    return 0;
+}
+
+static size_t
+key_hash(const centry *e)
+{
+    uint64_t h = (uint64_t)e->s * 0x9E3779B97F4A7C15ULL;
+    h ^= (uint64_t)e->p + 0x7F4A7C159E3779B9ULL + (h << 6) + (h >> 2);
+    h ^= ((uint64_t)e->o ^ e->ok) * 0xC2B2AE3D27D4EB4FULL + (h << 6) + (h >> 2);
+    return (size_t)(h ^ (h >> 29));
+}
+
+static int
+same_key(const centry *a, const centry *b)
+{
+    return a->ok == b->ok && a->s == b->s && a->p == b->p && a->o == b->o;
+}
+
+/* The slot of key e: its own, or the empty one where it would go. */
+static size_t
+find_slot(const ctable *t, const centry *e)
+{
+    size_t mask = t->cap - 1, i = key_hash(e) & mask;
+    while (t->slots[i].ok && !same_key(&t->slots[i], e))
+        i = (i + 1) & mask;
+    return i;
+}
+
+static int
+grow_table(ctable *t)
+{
+    size_t cap = t->cap ? 2 * t->cap : 1024;
+    centry *old = t->slots, *slots = calloc(cap, sizeof *slots);
+    size_t ocap = t->cap;
+    if (!slots)
+        return FALSE;
+    t->slots = slots;
+    t->cap = cap;
+    for (size_t i = 0; i < ocap; i++) {
+        if (old[i].ok)
+            t->slots[find_slot(t, &old[i])] = old[i];
+    }
+    free(old);
+    return TRUE;
+}
+
+/* Key e with pane j: inserted, or its pane updated. */
+static int
+table_put(ctable *t, const centry *e, int64_t j)
+{
+    if (2 * (t->count + 1) > t->cap && !grow_table(t))
+        return FALSE;
+    size_t i = find_slot(t, e);
+    if (!t->slots[i].ok) {
+        t->slots[i] = *e;
+        t->count++;
+    }
+    t->slots[i].pane = j;
+    return TRUE;
+}
+
+/* Remove slot i (linear probing: the later keys of its run shift back). */
+static void
+table_remove(ctable *t, size_t i)
+{
+    size_t mask = t->cap - 1, j = i;
+    t->slots[i].ok = 0;
+    t->count--;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!t->slots[j].ok)
+            return;
+        size_t home = key_hash(&t->slots[j]) & mask;
+        /* slot j's key may move to i if its home is not in (i, j] */
+        if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+            t->slots[i] = t->slots[j];
+            t->slots[j].ok = 0;
+            i = j;
+        }
+    }
+}
+
+static int
+memory_error(void)
+{
+    term_t ex;
+    return ((ex = PL_new_term_ref()) &&
+            PL_unify_term(ex, PL_FUNCTOR_CHARS, "error", 2,
+                          PL_FUNCTOR_CHARS, "resource_error", 1, PL_CHARS, "memory",
+                          PL_VARIABLE) &&
+            PL_raise_exception(ex));
+}
+
+/** pa_table_new(-Table): an empty content table. */
+static foreign_t
+pa_table_new(term_t out)
+{
+    ctable *t = calloc(1, sizeof *t);
+    if (!t || !grow_table(t)) {
+        free(t);
+        return memory_error();
+    }
+    return PL_unify_blob(out, t, sizeof *t, &table_blob);
+}
+
+/** pa_enter(+Table, +J, +Matches, -In, -Moved, -Rest): entering/5 for the
+    simple matches of Matches (Key-GK-AR, sorted): In those that enter
+    pane J (new, or moved from an earlier pane J0: listed in Moved as
+    J0-(GK-AR)), in order; Rest the other matches, in order, for the
+    trie. */
+static foreign_t
+pa_enter(term_t tbl, term_t jt, term_t ms, term_t in, term_t moved, term_t rest)
+{
+    ctable *t = NULL;
+    int64_t j;
+    if (!get_table(tbl, &t) || !PL_get_int64_ex(jt, &j))
+        return FALSE;
+    size_t cap = list_length(ms);
+    term_t ins = PL_new_term_refs(cap ? cap : 1), mvs = PL_new_term_refs(cap ? cap : 1),
+           rst = PL_new_term_refs(cap ? cap : 1);
+    size_t nin = 0, nmv = 0, nrs = 0;
+    term_t l = PL_copy_term_ref(ms), h = PL_new_term_ref(), k = PL_new_term_ref(),
+           ka = PL_new_term_ref(), ga = PL_new_term_ref(), tmp = PL_new_term_ref(),
+           jo = PL_new_term_ref();
+    centry e;
+    while (PL_get_list(l, h, l)) {
+        /* h = (Key-GK)-AR */
+        if (!PL_is_functor(h, f_minus2) || !PL_get_arg(1, h, ka) || !PL_is_functor(ka, f_minus2) ||
+            !PL_get_arg(1, ka, k))
+            return PL_type_error("pane_match", h);
+        memset(&e, 0, sizeof e);
+        if (!simple_key(k, &e, tmp)) {
+            if (!PL_put_term(rst + nrs++, h))
+                return FALSE;
+            continue;
+        }
+        size_t i = find_slot(t, &e);
+        if (t->slots[i].ok) {
+            int64_t j0 = t->slots[i].pane;
+            if (j0 == j)
+                continue;
+            t->slots[i].pane = j;
+            if (!PL_put_term(ins + nin++, h) || !PL_get_arg(2, ka, ga) ||
+                !PL_get_arg(2, h, tmp) || !PL_put_int64(jo, j0) ||
+                !PL_cons_functor(tmp, f_minus2, ga, tmp) ||
+                !PL_cons_functor(mvs + nmv++, f_minus2, jo, tmp))
+                return FALSE;
+        } else {
+            if (!table_put(t, &e, j))
+                return memory_error();
+            if (!PL_put_term(ins + nin++, h))
+                return FALSE;
+        }
+    }
+    return make_list(in, ins, nin) && make_list(moved, mvs, nmv) && make_list(rest, rst, nrs);
+}
+
+/** pa_forget(+Table, +J, +Entries, -Rest): forget_entries/3 for the
+    simple matches of Entries (Key-GK-AR of pane J, which leaves the
+    window): each leaves the table unless it moved to a later pane; Rest
+    the other entries, for the trie. */
+static foreign_t
+pa_forget(term_t tbl, term_t jt, term_t es, term_t rest)
+{
+    ctable *t = NULL;
+    int64_t j;
+    if (!get_table(tbl, &t) || !PL_get_int64_ex(jt, &j))
+        return FALSE;
+    size_t cap = list_length(es);
+    term_t rst = PL_new_term_refs(cap ? cap : 1);
+    size_t nrs = 0;
+    term_t l = PL_copy_term_ref(es), h = PL_new_term_ref(), k = PL_new_term_ref(),
+           ka = PL_new_term_ref(), tmp = PL_new_term_ref();
+    centry e;
+    while (PL_get_list(l, h, l)) {
+        if (!PL_is_functor(h, f_minus2) || !PL_get_arg(1, h, ka) || !PL_is_functor(ka, f_minus2) ||
+            !PL_get_arg(1, ka, k))
+            return PL_type_error("pane_match", h);
+        memset(&e, 0, sizeof e);
+        if (!simple_key(k, &e, tmp)) {
+            if (!PL_put_term(rst + nrs++, h))
+                return FALSE;
+            continue;
+        }
+        size_t i = find_slot(t, &e);
+        if (t->slots[i].ok && t->slots[i].pane == j)
+            table_remove(t, i);
+    }
+    return make_list(rest, rst, nrs);
+}
+
+/** pa_lookup(+Table, +Key, -Pane): the pane of Key's latest occurrence,
+    none if it is not in the window, other if Key is not simple. */
+static foreign_t
+pa_lookup(term_t tbl, term_t k, term_t pane)
+{
+    ctable *t = NULL;
+    centry e;
+    term_t tmp = PL_new_term_ref();
+    if (!get_table(tbl, &t))
+        return FALSE;
+    memset(&e, 0, sizeof e);
+    if (!simple_key(k, &e, tmp))
+        return PL_unify_atom_chars(pane, "other");
+    size_t i = find_slot(t, &e);
+    if (!t->slots[i].ok)
+        return PL_unify_atom_chars(pane, "none");
+    return PL_unify_int64(pane, t->slots[i].pane);
+}
+
+/** pa_put(+Table, +Key, +J): Key's latest pane is J (fails if Key is not
+    simple). */
+static foreign_t
+pa_put(term_t tbl, term_t k, term_t jt)
+{
+    ctable *t = NULL;
+    centry e;
+    int64_t j;
+    term_t tmp = PL_new_term_ref();
+    if (!get_table(tbl, &t) || !PL_get_int64_ex(jt, &j))
+        return FALSE;
+    memset(&e, 0, sizeof e);
+    if (!simple_key(k, &e, tmp))
+        return FALSE;
+    return table_put(t, &e, j) ? TRUE : memory_error();
+}
+
+/** pa_count(+Table, -N): the keys in the table. */
+static foreign_t
+pa_count(term_t tbl, term_t n)
+{
+    ctable *t = NULL;
+    return get_table(tbl, &t) && PL_unify_int64(n, (int64_t)t->count);
+}
+
 install_t
 install_pane_accum(void)
 {
@@ -431,4 +767,11 @@ install_pane_accum(void)
     PL_register_foreign_in_module("stream_panes", "pa_merge", 5, pa_merge, 0);
     PL_register_foreign_in_module("stream_panes", "pa_fold", 3, pa_fold, 0);
     PL_register_foreign_in_module("stream_panes", "pa_values", 3, pa_values, 0);
+    f_t3 = PL_new_functor(PL_new_atom("t"), 3);
+    PL_register_foreign_in_module("stream_panes", "pa_table_new", 1, pa_table_new, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_enter", 6, pa_enter, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_forget", 4, pa_forget, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_lookup", 3, pa_lookup, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_put", 3, pa_put, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_count", 2, pa_count, 0);
 }
