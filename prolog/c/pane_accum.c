@@ -59,6 +59,7 @@ enum { OP_COUNT_STAR, OP_COUNT, OP_SUM, OP_AVG };
 static atom_t a_count_star, a_count, a_sum, a_avg, a_plus, a_sub, a_error, a_u, a_xsd_integer,
     a_xsd_decimal;
 static functor_t f_minus2, f_i2, f_n3, f_agg3;
+static functor_t f_acc[MAXAGG + 2];    /* acc/1 ... acc/(MAXAGG + 1) */
 
 /* The aggregates of Specs ([agg(Op, Distinct, Sep), ...]) as OP_ codes;
    FALSE for an aggregate this file does not keep (MIN, MAX, SAMPLE). */
@@ -103,21 +104,23 @@ get_i64(term_t t, int64_t *v)
 
 /* acc(N, A1, ..., Ak) read into a (FALSE if not of the common kinds). */
 static int
-get_acc(term_t t, const int *ops, int k, acc *a)
+get_acc(term_t t, const int *ops, int k, acc *a, term_t x, term_t y)
 {
-    atom_t name;
-    size_t arity;
-    term_t x = PL_new_term_ref(), y = PL_new_term_ref();
-    if (!PL_get_name_arity(t, &name, &arity) || arity != (size_t)k + 1)
+    if (!PL_is_functor(t, f_acc[k + 1]))
         return FALSE;
-    if (!PL_get_arg(1, t, x) || !get_i64(x, &a->n))
+    _PL_get_arg(1, t, x);
+    if (!get_i64(x, &a->n))
         return FALSE;
     for (int j = 0; j < k; j++) {
-        if (!PL_get_arg(j + 2, t, x))
-            return FALSE;
+        _PL_get_arg(j + 2, t, x);
         if (ops[j] == OP_SUM || ops[j] == OP_AVG) {
-            if (!PL_is_functor(x, f_i2) || !PL_get_arg(1, x, y) || !get_i64(y, &a->s[j].c) ||
-                !PL_get_arg(2, x, y) || !get_i64(y, &a->s[j].i))
+            if (!PL_is_functor(x, f_i2))
+                return FALSE;
+            _PL_get_arg(1, x, y);
+            if (!get_i64(y, &a->s[j].c))
+                return FALSE;
+            _PL_get_arg(2, x, y);
+            if (!get_i64(y, &a->s[j].i))
                 return FALSE;
         } else {
             if (!get_i64(x, &a->s[j].c))
@@ -129,11 +132,17 @@ get_acc(term_t t, const int *ops, int k, acc *a)
 }
 
 /* t := acc(N, ...) (functor name as the Prolog code's: acc). */
-static functor_t f_acc[MAXAGG + 2];
 
 static int
 put_acc(term_t t, const int *ops, int k, const acc *a)
 {
+    if (k == 1) {                   /* one aggregate: one call */
+        PL_put_variable(t);
+        if (ops[0] == OP_SUM || ops[0] == OP_AVG)
+            return PL_unify_term(t, PL_FUNCTOR, f_acc[2], PL_INT64, a->n,
+                                 PL_FUNCTOR, f_i2, PL_INT64, a->s[0].c, PL_INT64, a->s[0].i);
+        return PL_unify_term(t, PL_FUNCTOR, f_acc[2], PL_INT64, a->n, PL_INT64, a->s[0].c);
+    }
     term_t args = PL_new_term_refs(k + 1);
     term_t c = PL_new_term_ref(), i = PL_new_term_ref();
     if (!PL_put_int64(args, a->n))
@@ -220,6 +229,7 @@ pa_merge(term_t specs, term_t opt, term_t xs, term_t ys, term_t out)
     term_t hx = PL_new_term_ref(), hy = PL_new_term_ref();
     term_t kx = PL_new_term_ref(), ky = PL_new_term_ref();
     term_t ax = PL_new_term_ref(), ay = PL_new_term_ref(), t = PL_new_term_ref();
+    term_t s1 = PL_new_term_ref(), s2 = PL_new_term_ref();
     int havex = PL_get_list(lx, hx, lx), havey = PL_get_list(ly, hy, ly);
     acc x, y, r;
 
@@ -232,9 +242,10 @@ pa_merge(term_t specs, term_t opt, term_t xs, term_t ys, term_t out)
         else if (!havex)
             c = 1;
         else {
-            if (!PL_is_functor(hx, f_minus2) || !PL_is_functor(hy, f_minus2) ||
-                !PL_get_arg(1, hx, kx) || !PL_get_arg(1, hy, ky))
+            if (!PL_is_functor(hx, f_minus2) || !PL_is_functor(hy, f_minus2))
                 return FALSE;
+            _PL_get_arg(1, hx, kx);
+            _PL_get_arg(1, hy, ky);
             c = PL_compare(kx, ky);
         }
         if (c < 0) {
@@ -246,8 +257,10 @@ pa_merge(term_t specs, term_t opt, term_t xs, term_t ys, term_t out)
                 return FALSE;
             havey = PL_get_list(ly, hy, ly);
         } else {
-            if (!PL_get_arg(2, hx, ax) || !PL_get_arg(2, hy, ay) || !get_acc(ax, ops, k, &x) ||
-                !get_acc(ay, ops, k, &y) || !combine(ops, k, &x, &y, sign, &r))
+            _PL_get_arg(2, hx, ax);
+            _PL_get_arg(2, hy, ay);
+            if (!get_acc(ax, ops, k, &x, s1, s2) || !get_acc(ay, ops, k, &y, s1, s2) ||
+                !combine(ops, k, &x, &y, sign, &r))
                 return FALSE;
             if (sign > 0 || r.n != 0) {
                 if (!put_acc(t, ops, k, &r) || !PL_cons_functor(res + n, f_minus2, kx, t))
@@ -408,11 +421,15 @@ pa_values(term_t specs, term_t pairs, term_t out)
     term_t l = PL_copy_term_ref(pairs), h = PL_new_term_ref();
     term_t gk = PL_new_term_ref(), at = PL_new_term_ref(), av = PL_new_term_ref();
     term_t vs = PL_new_term_refs(k);
+    term_t s1 = PL_new_term_ref(), s2 = PL_new_term_ref();
     acc a;
 
     while (PL_get_list(l, h, l)) {
-        if (n >= cap || !PL_is_functor(h, f_minus2) || !PL_get_arg(1, h, gk) ||
-            !PL_get_arg(2, h, at) || !get_acc(at, ops, k, &a))
+        if (n >= cap || !PL_is_functor(h, f_minus2))
+            return FALSE;
+        _PL_get_arg(1, h, gk);
+        _PL_get_arg(2, h, at);
+        if (!get_acc(at, ops, k, &a, s1, s2))
             return FALSE;
         for (int j = 0; j < k; j++) {
             if (!put_value(vs + j, ops[j], a.n, &a.s[j]))
