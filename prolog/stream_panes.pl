@@ -507,8 +507,15 @@ pane_advance(M, PN, St, Lo, Hi) :-
     ->  true
     ;   R =.. [Run, Totals0],
         (   retract(M:R) -> true ; Totals0 = [] ),
-        foldl(plus_pane(M, Pane, Specs, keep), New, Totals0, Totals1),
-        foldl(plus_pane(M, Pane, Specs, drop), Gone, Totals1, Totals),
+        maplist(pane_parts(M, Pane, keep), New, NewParts),
+        maplist(pane_parts(M, Pane, drop), Gone, GoneParts),
+        (   NewParts = [P1], GoneParts = [P2],      % one pane in, one out: one pass
+            \+ native_off,
+            pa_merge3(Specs, Totals0, P1, P2, Totals2)
+        ->  Totals = Totals2
+        ;   foldl(plus_parts(Specs, plus), NewParts, Totals0, Totals1),
+            foldl(plus_parts(Specs, sub), GoneParts, Totals1, Totals)
+        ),
         R1 =.. [Run, Totals],
         assertz(M:R1)
     ),
@@ -536,15 +543,19 @@ first_panes(M, Pred, Limit, Js) :-
     ;   Js = []
     ).
 
-%   plus_pane(+M, +Pane, +Specs, +What, +J, +T0, -T): a pane folded into
-%   the totals (keep), or leaving the window (drop: its partials are
-%   forgotten).
-plus_pane(M, Pane, Specs, keep, J, T0, T) :-
-    P =.. [Pane, J, Parts],
-    (   M:P -> merge_parts(T0, Parts, Specs, plus, T) ; T = T0 ).
-plus_pane(M, Pane, Specs, drop, J, T0, T) :-
-    P =.. [Pane, J, Parts],
-    (   retract(M:P) -> merge_parts(T0, Parts, Specs, sub, T) ; T = T0 ).
+%   pane_parts(+M, +Pane, +What, +J, -Parts): pane J's partials ([] if
+%   none), kept (keep: a pane folded into the totals) or forgotten (drop:
+%   a pane leaving the window); plus_parts(+Specs, +Op, +Parts, +T0, -T):
+%   the totals plus or minus them.
+pane_parts(M, Pane, keep, J, Parts) :-
+    P =.. [Pane, J, Parts0],
+    (   M:P -> Parts = Parts0 ; Parts = [] ).
+pane_parts(M, Pane, drop, J, Parts) :-
+    P =.. [Pane, J, Parts0],
+    (   retract(M:P) -> Parts = Parts0 ; Parts = [] ).
+
+plus_parts(Specs, Op, Parts, T0, T) :-
+    (   Parts == [] -> T = T0 ; merge_parts(T0, Parts, Specs, Op, T) ).
 
 %   The matches of a pane that leaves the window leave the content,
 %   unless they moved to a later pane.

@@ -24,6 +24,7 @@
     Predicates (module stream_panes):
 
         pa_merge(+Specs, +Op, +Xs, +Ys, -Out)   merge_parts/5 (Op plus or sub)
+        pa_merge3(+Specs, +Xs, +Plus, +Minus, -Out)   the two in one pass
         pa_fold(+Specs, +Pairs, -Parts)         fold_groups/3 (Sign 1)
         pa_values(+Specs, +Pairs, -Groups)      maplist(group_values(Specs), ...)
 
@@ -269,6 +270,99 @@ pa_merge(term_t specs, term_t opt, term_t xs, term_t ys, term_t out)
             }
             havex = PL_get_list(lx, hx, lx);
             havey = PL_get_list(ly, hy, ly);
+        }
+    }
+    return make_list(out, res, n);
+}
+
+/** pa_merge3(+Specs, +Totals, +Plus, +Minus, -Out): merge_parts/5 of
+    Totals and Plus (plus), then of that and Minus (sub), in one pass
+    (an evaluation folds one pane in and takes one out); fails as
+    pa_merge/5 does. */
+static foreign_t
+pa_merge3(term_t specs, term_t xs, term_t ns, term_t gs, term_t out)
+{
+    int ops[MAXAGG], k;
+    if (!get_specs(specs, ops, &k))
+        return FALSE;
+    size_t cap = list_length(xs) + list_length(ns);
+    term_t res = PL_new_term_refs(cap ? cap : 1);
+    size_t n = 0;
+    term_t l[3] = { PL_copy_term_ref(xs), PL_copy_term_ref(ns), PL_copy_term_ref(gs) };
+    term_t h[3] = { PL_new_term_ref(), PL_new_term_ref(), PL_new_term_ref() };
+    term_t key[3] = { PL_new_term_ref(), PL_new_term_ref(), PL_new_term_ref() };
+    int have[3];
+    term_t a = PL_new_term_ref(), t = PL_new_term_ref();
+    term_t s1 = PL_new_term_ref(), s2 = PL_new_term_ref();
+    acc x, y, r, r2;
+
+    for (int i = 0; i < 3; i++) {
+        have[i] = PL_get_list(l[i], h[i], l[i]);
+        if (have[i]) {
+            if (!PL_is_functor(h[i], f_minus2))
+                return FALSE;
+            _PL_get_arg(1, h[i], key[i]);
+        }
+    }
+    while (have[0] || have[1]) {
+        /* the least key of the totals and the pane folded in */
+        int m = !have[0] ? 1 : !have[1] ? 0 : (PL_compare(key[0], key[1]) <= 0 ? 0 : 1);
+        term_t km = key[m];
+        int inx = have[0] && (m == 0 || PL_compare(key[0], km) == 0);
+        int inn = have[1] && (m == 1 || PL_compare(key[1], km) == 0);
+        /* keys of the pane taken out that come before: nothing to take from */
+        int c = 1;
+        while (have[2] && (c = PL_compare(key[2], km)) < 0) {
+            have[2] = PL_get_list(l[2], h[2], l[2]);
+            if (have[2]) {
+                if (!PL_is_functor(h[2], f_minus2))
+                    return FALSE;
+                _PL_get_arg(1, h[2], key[2]);
+            }
+        }
+        int ing = have[2] && c == 0;
+        if (n >= cap)
+            return FALSE;
+        if (!ing && !(inx && inn)) {
+            if (!PL_put_term(res + n++, h[inx ? 0 : 1]))
+                return FALSE;
+        } else {
+            if (inx) {
+                _PL_get_arg(2, h[0], a);
+                if (!get_acc(a, ops, k, &r, s1, s2))
+                    return FALSE;
+            }
+            if (inn) {
+                _PL_get_arg(2, h[1], a);
+                if (!get_acc(a, ops, k, inx ? &y : &r, s1, s2))
+                    return FALSE;
+                if (inx) {
+                    x = r;
+                    if (!combine(ops, k, &x, &y, 1, &r))
+                        return FALSE;
+                }
+            }
+            if (ing) {
+                _PL_get_arg(2, h[2], a);
+                if (!get_acc(a, ops, k, &y, s1, s2) || !combine(ops, k, &r, &y, -1, &r2))
+                    return FALSE;
+                r = r2;
+            }
+            if (!ing || r.n != 0) {
+                if (!put_acc(t, ops, k, &r) || !PL_cons_functor(res + n, f_minus2, km, t))
+                    return FALSE;
+                n++;
+            }
+        }
+        for (int i = 0; i < 3; i++) {
+            if ((i == 0 && inx) || (i == 1 && inn) || (i == 2 && ing)) {
+                have[i] = PL_get_list(l[i], h[i], l[i]);
+                if (have[i]) {
+                    if (!PL_is_functor(h[i], f_minus2))
+                        return FALSE;
+                    _PL_get_arg(1, h[i], key[i]);
+                }
+            }
         }
     }
     return make_list(out, res, n);
@@ -782,6 +876,7 @@ install_pane_accum(void)
     for (int i = 1; i <= MAXAGG; i++)
         f_av[i] = PL_new_functor(av_name, (size_t)i);
     PL_register_foreign_in_module("stream_panes", "pa_merge", 5, pa_merge, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_merge3", 5, pa_merge3, 0);
     PL_register_foreign_in_module("stream_panes", "pa_fold", 3, pa_fold, 0);
     PL_register_foreign_in_module("stream_panes", "pa_values", 3, pa_values, 0);
     f_t3 = PL_new_functor(PL_new_atom("t"), 3);

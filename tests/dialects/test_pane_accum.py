@@ -145,9 +145,10 @@ def _arg(rnd: random.Random) -> str:
 
 @pytest.mark.parametrize("seed", range(30))
 def test_kernels_match_their_prolog_predicates(seed):
-    """pa_fold/3, pa_merge/5, pa_values/3 either fail (the Prolog code then
-    runs) or give exactly what fold_groups/3's Prolog, merge_parts/6 and
-    group_values/3 give; on most generated inputs they do not fail."""
+    """pa_fold/3, pa_merge/5, pa_merge3/5, pa_values/3 either fail (the
+    Prolog code then runs) or give exactly what fold_groups/3's Prolog,
+    merge_parts/6 (plus, then sub) and group_values/3 give; on most
+    generated inputs they do not fail."""
     rnd = random.Random(600 + seed)
     ops = rnd.sample(["count_star", "count", "sum", "avg"], rnd.randint(1, 3))
     specs = _pl_list(f"agg({o}, false, ' ')" for o in ops)
@@ -156,9 +157,16 @@ def test_kernels_match_their_prolog_predicates(seed):
                      for k in keys for _ in range(rnd.randint(1, 3)))
     pairs2 = _pl_list(f"gk(k{k})-ar({', '.join(str(rnd.randint(-99, 99)) for _ in ops)})"
                       for k in sorted(rnd.sample(range(12), rnd.randint(0, 8))))
+    pairs3 = _pl_list(f"gk(k{k})-ar({', '.join(str(rnd.randint(-99, 99)) for _ in ops)})"
+                      for k in sorted(rnd.sample(range(12), rnd.randint(0, 8))))
     rt = runtime()
-    goal = (f"_S = {specs}, _P = {pairs}, _P2 = {pairs2}, "
+    goal = (f"_S = {specs}, _P = {pairs}, _P2 = {pairs2}, _P3 = {pairs3}, "
             "stream_panes:fold_groups_pl(_P, _S, _F1), stream_panes:fold_groups_pl(_P2, _S, _F2), "
+            "stream_panes:fold_groups_pl(_P3, _S, _F3), "
+            "stream_panes:merge_parts(_F1, _F2, _S, plus, false, _T1), "
+            "stream_panes:merge_parts(_T1, _F3, _S, sub, false, _T2), "
+            "( stream_panes:pa_merge3(_S, _F1, _F2, _F3, _T3) -> Three = took, _T2 == _T3 "
+            "; Three = fell_back ), "
             "( stream_panes:pa_fold(_S, _P, _G1) -> Fold = took, "
             "  ( _G1 == _F1 -> FoldSame = true ; FoldSame = false ) "
             "; Fold = fell_back, FoldSame = true ), "
@@ -180,7 +188,7 @@ def test_kernels_match_their_prolog_predicates(seed):
             and "18446744073709551616" not in pairs:
         # the common case is C's: nothing to fall back for
         assert r["Fold"] == "took" and r["ValuesTook"] in (True, "true"), goal
-        assert r["Merges"] == ["took", "took"], goal
+        assert r["Merges"] == ["took", "took"] and r["Three"] == "took", goal
 
 
 @pytest.mark.parametrize("seed", range(4))
