@@ -448,27 +448,46 @@ pa_fold(term_t specs, term_t pairs, term_t out)
 static int
 avg_numeral(int64_t sum, int64_t count, char *buf, size_t size)
 {
-    const __int128 P = (__int128)1000000000000000000LL;
-    unsigned __int128 a = sum < 0 ? (unsigned __int128)(-(__int128)sum) : (unsigned __int128)sum;
-    if (count <= 0 || a >= ((unsigned __int128)1 << 62))
+    const uint64_t P = 1000000000000000000ULL;
+    uint64_t a = sum < 0 ? (uint64_t)0 - (uint64_t)sum : (uint64_t)sum;
+    if (count <= 0 || a >= ((uint64_t)1 << 62) || size < 48)
         return FALSE;
-    unsigned __int128 s = (2 * a * (unsigned __int128)P + (unsigned __int128)count) /
-                          (2 * (unsigned __int128)count);
-    unsigned __int128 ip = s / (unsigned __int128)P;
-    uint64_t fr = (uint64_t)(s % (unsigned __int128)P);
-    if (ip > (unsigned __int128)UINT64_MAX)
-        return FALSE;
-    char frac[19];
-    if (fr == 0)
-        strcpy(frac, "0");
-    else {
-        snprintf(frac, sizeof frac, "%018llu", (unsigned long long)fr);
-        for (int d = 17; d > 0 && frac[d] == '0'; d--)
-            frac[d] = 0;
+    /* round(a * P / count) = q * P + round(r * P / count): one wide division */
+    uint64_t q = a / (uint64_t)count, r = a % (uint64_t)count;
+    uint64_t fr = (uint64_t)((2 * (unsigned __int128)r * P + (uint64_t)count) /
+                             (2 * (unsigned __int128)(uint64_t)count));
+    if (fr == P) {
+        q++;
+        fr = 0;
     }
-    int w = snprintf(buf, size, "%s%llu.%s", (s != 0 && sum < 0) ? "-" : "",
-                     (unsigned long long)ip, frac);
-    return w > 0 && (size_t)w < size;
+    char *o = buf;
+    if ((q != 0 || fr != 0) && sum < 0)
+        *o++ = '-';
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + q % 10);
+        q /= 10;
+    } while (q);
+    while (n)
+        *o++ = tmp[--n];
+    *o++ = '.';
+    if (fr == 0)
+        *o++ = '0';
+    else {
+        char frac[18];
+        for (int d = 17; d >= 0; d--) {
+            frac[d] = (char)('0' + fr % 10);
+            fr /= 10;
+        }
+        int last = 17;
+        while (frac[last] == '0')
+            last--;
+        memcpy(o, frac, (size_t)last + 1);
+        o += last + 1;
+    }
+    *o = 0;
+    return TRUE;
 }
 
 /* t := the value of aggregate op (value_one/4); FALSE to leave it to

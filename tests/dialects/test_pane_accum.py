@@ -27,6 +27,14 @@ V, W = URIRef(EX + "v"), URIRef(EX + "w")
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def panes_loaded():
+    """stream_panes.pl is loaded with the first windowed query."""
+    with Engine() as eng:
+        eng.register(f"REGISTER QUERY q AS {PREFIX}SELECT (COUNT(*) AS ?n) FROM STREAM <{S1}> "
+                     "[RANGE 1s TUMBLING] WHERE { ?x ?p ?v }")
+
+
 @contextmanager
 def prolog_path():
     """Every per-pane call through the Prolog code (a process-wide switch)."""
@@ -197,6 +205,10 @@ def test_average_numerals_match_integer_avg(seed):
     rnd = random.Random(40 + seed)
     cases = [(rnd.randint(-10 ** rnd.randint(1, 18), 10 ** rnd.randint(1, 18)), rnd.randint(1, 10 ** rnd.randint(1, 6)))
              for _ in range(300)]
+    # halves, negatives, zero, a count near 2^63 (the rounding carries into the units)
+    cases += [(1, 3), (-1, 3), (2, 3), (1, 2), (-1, 2), (0, 5), (5, 1), (-7, 7), (-1, 10 ** 18),
+              (10 ** 18 - 1, 10 ** 18), (2 ** 62 - 1, 2 ** 62), (-(2 ** 62) + 1, 2 ** 63 - 1),
+              (2 ** 62 - 1, 2 ** 63 - 1), (999999999999999999, 999999999999999998)]
     specs = "[agg(avg, false, ' ')]"
     accs = _pl_list(f"k{i}-acc({c}, i({c}, {s}))" for i, (s, c) in enumerate(cases))
     r = runtime().query_once(
