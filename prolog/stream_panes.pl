@@ -520,11 +520,11 @@ pane_advance(M, PN, St, Lo, Hi) :-
         assertz(M:R1)
     ),
     RawP =.. [Raw, RJ],
-    forall(( clause(M:RawP, true, RRef), RJ =< JLo ), erase(RRef)),
+    forall(( M:RawP, RJ =< JLo ), retract(M:RawP)),
     SP =.. [Store, SJ, Entries],
-    (   clause(M:SP, true, SRef),
+    (   M:SP,
         (   SJ =< JLo
-        ->  erase(SRef),
+        ->  retract(M:SP),
             pane_trie(M, Store, C),
             forget_entries(Entries, C, SJ),
             fail
@@ -538,8 +538,8 @@ pane_advance(M, PN, St, Lo, Hi) :-
 %   Limit at the front (erased).
 first_panes(M, Pred, Limit, Js) :-
     P =.. [Pred, J],
-    (   clause(M:P, true, Ref), J =< Limit
-    ->  erase(Ref), Js = [J|Rest], first_panes(M, Pred, Limit, Rest)
+    (   M:P, J =< Limit
+    ->  retract(M:P), Js = [J|Rest], first_panes(M, Pred, Limit, Rest)
     ;   Js = []
     ).
 

@@ -73,7 +73,7 @@ typedef struct level {
     size_t nruns, runs_cap;
     unsigned char *run_kinds;   /* per run, Arity + 2 or-ed kinds */
     size_t run_kinds_len, run_kinds_cap;
-    atom_t last_atom[NPOS];     /* registered; 0 when none */
+    atom_t last_atom[NPOS];     /* in the atom cache (see forget_last); 0 when none */
     int64_t last_id[NPOS];
     /* The ids of atoms seen in this call, direct-mapped by the atom handle
        (registered; 0 when empty).  An answer's atoms (IRIs: a group key,
@@ -140,15 +140,16 @@ forget_atoms(level *L)
     L->text_len = 0;
 }
 
+/* The last atoms are not registered: each is in the atom cache, which
+   holds a reference (an atom the cache lets go is cleared here too).
+   Why: the key of a grouped answer changes from one row to the next, and
+   each unregistration counts towards SWI-Prolog's next atom garbage
+   collection, which scans every atom and clause (one per 10,000). */
 static void
 forget_last(level *L)
 {
-    for (int i = 0; i < NPOS; i++) {
-        if (L->last_atom[i]) {
-            PL_unregister_atom(L->last_atom[i]);
-            L->last_atom[i] = 0;
-        }
-    }
+    for (int i = 0; i < NPOS; i++)
+        L->last_atom[i] = 0;
 }
 
 static void
@@ -371,9 +372,13 @@ cached_atom_id(level *L, atom_t a, term_t t, int64_t *id)
     }
     if (!term_id(t, id))
         return FALSE;
-    if (L->cache_atom[c])
+    if (L->cache_atom[c]) {
+        for (int i = 0; i < NPOS; i++) {
+            if (L->last_atom[i] == L->cache_atom[c])
+                L->last_atom[i] = 0;
+        }
         PL_unregister_atom(L->cache_atom[c]);
-    else
+    } else
         L->cache_used[L->ncache_used++] = (unsigned short)c;
     PL_register_atom(a);
     L->cache_atom[c] = a;
@@ -503,11 +508,8 @@ put_value(level *L, size_t k, term_t t, long pos)
     case PL_ATOM:
         if (pos >= 0 && pos < NPOS && PL_get_atom(t, &a)) {
             if (L->last_atom[pos] != a) {
-                if (!cached_atom_id(L, a, t, &v))
+                if (!cached_atom_id(L, a, t, &v))   /* a is in the cache now */
                     return FALSE;
-                if (L->last_atom[pos])
-                    PL_unregister_atom(L->last_atom[pos]);
-                PL_register_atom(a);
                 L->last_atom[pos] = a;
                 L->last_id[pos] = v;
             }
