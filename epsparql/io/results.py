@@ -235,6 +235,15 @@ def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds", end: str 
     triples: list[str] | None = None
     if sh.form == "CONSTRUCT":
         triples = batch_triples_json(batch)
+    elif all(None not in col and (not col or max(map(len, col)) <= LONG_KEY) for _, col in cols):
+        # every variable bound in every answer, no long value: the same text
+        # as below, made per line by one str.format over the columns (in C)
+        # instead of a list of parts per line (about 1 us less a line)
+        def esc(x: str) -> str:
+            return x.replace("{", "{{").replace("}", "}}")
+        template = (esc(head) + '{}, "end": {}, "bindings": {{'
+                    + ", ".join(esc(k) + ": {}" for k, _ in cols) + "}}}}" + esc(end))
+        return list(map(template.format, starts, ends, *(col for _, col in cols)))
     lines: list[Any] = []
     for j in range(len(starts)):
         # one join: a large value is copied once into its line, not once
