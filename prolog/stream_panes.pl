@@ -42,7 +42,7 @@
     array in the mutable state, at most buffer_size/1 long); the buffer
     is committed when the next pane starts, when it is full, and before
     anything reads the window (an evaluation, statistics, a snapshot).
-    A commit sorts the buffer's matches, keeps the new ones and moves
+    A commit takes the buffer's matches, keeps the new ones and moves
     those already in the window from their old pane (a new occurrence of
     a triple moves its contribution to the new pane), and merges them,
     folded per group, into the pane's partials.  An evaluation at t
@@ -309,8 +309,10 @@ add_panes([J-X|Ms], M, PN, St) :-
 %   add_entries(+M, +PN, +St, +J, +Matches): matches Key-GK-AR of pane J
 %   join the window: those new to it, and those whose latest occurrence
 %   was in an earlier pane (taken out of it), folded per group.
-add_entries(M, PN, St, J, Ms0) :-
-    sort(Ms0, Ms),                  % one per match (GK, AR follow from the match)
+add_entries(M, PN, St, J, Ms) :-
+    % not sorted: a match met twice in the pane is found in the content the
+    % second time and skipped (GK and AR follow from the match), and the
+    % pane's entries are folded sorted by group (group_parts/3)
     PN = pn(_, Specs, Store, _, _, _, _, _),
     pane_trie(M, Store, C),
     entering(Ms, C, J, In, Moved),
