@@ -124,8 +124,13 @@ class TermNodes:
         self._sized(vals)
         ids = ids if isinstance(ids, (list, range)) else list(ids)
         terms = self.terms
-        todo = [i for i in {i for i in ids} if vals[i] is _UNSET]
-        got = direct([terms[i] for i in todo]) if direct is not None and todo else None
+        todo = [i for i in set(ids) if vals[i] is _UNSET]
+        got = direct(list(map(terms.__getitem__, todo))) if direct is not None and todo else None
+        if got and set(map(type, got)) == {str} and max(map(len, got)) <= LONG_KEY:
+            # every view made directly, none long (a column of numbers): kept
+            # as they are, without the loop below
+            list(map(vals.__setitem__, todo, got))
+            return list(map(vals.__getitem__, ids))
         long: dict[int, Any] = {}
         for k, i in enumerate(todo):
             v = None if got is None else got[k]

@@ -59,6 +59,7 @@
 :- module(bridge_columns,
           [ with_columns/3,            % +Engine, +Receiver, :Goal
             columns_sink/3,            % +Event, +T1, +T2
+            columns_groups/5,          % +Head, +Map, +Groups, +T1, +T2
             columns_forget/1,          % +Engine
             columns_drop/1,            % +Engine
             columns_set_limits/2       % +MaxRows, +MaxTerms
@@ -67,7 +68,7 @@
 :- use_module(bridge_long_text, [long_text_blob/2]).
 :- use_module(native, [native_library/2]).
 
-%   columns_sink/3 (exported), colbuf_open/1, colbuf_close/0,
+%   columns_sink/3 and columns_groups/5 (exported), colbuf_open/1, colbuf_close/0,
 %   colbuf_rows/1, colbuf_take/5, colbuf_reset/0: see the C source.
 :- native_library(columns_buffer, Lib),
    use_foreign_library(Lib, install_columns_buffer).

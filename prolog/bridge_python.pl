@@ -72,6 +72,12 @@ set_stack_limit :-
 :- use_module(core_state, [engine_store/4, must_be_engine/1]).
 :- use_module(bridge_json, [write_json/2, json_term//1]).
 :- use_module(bridge_columns).
+:- use_module(native, [native_library/2]).
+
+%   triple_rows_c/7: the e/3 items of the common batch in C
+%   (prolog/c/rows_batch.c); it fails where triple_rows/8 must run.
+:- native_library(rows_batch, Lib),
+   use_foreign_library(Lib, install_rows_batch).
 :- use_module(bridge_long_text, [long_text_string/3, with_long_refs/2]).
 
 %   The columns sink, as with_detection_sink/2 receives it from here, is
@@ -455,7 +461,10 @@ triple_rows_batch(Data, Batch, Refs) :-
     table_terms(Terms, 1, Ts, Refs, []),
     compound_name_arguments(Table, terms, Ts),
     object_terms(Os0, Table, Os),
-    triple_rows(Ss, Ps, Os, T1s, T2s, Table, 0, Batch).
+    (   triple_rows_c(Ss, Ps, Os, T1s, T2s, Table, Batch0)
+    ->  Batch = Batch0
+    ;   triple_rows(Ss, Ps, Os, T1s, T2s, Table, 0, Batch)
+    ).
 
 table_terms([], _, [], R, R).
 table_terms([X|Xs], I, [T|Ts], R0, R) :-

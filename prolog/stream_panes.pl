@@ -14,10 +14,13 @@
     ((J-1)G, JG], and every window is a whole number of panes.  Per
     window, in the engine's module (the names come in pn/8, below):
 
-        Store(Trie)           the window's content (a set): a trie from
-                              each distinct match, the matched triple
-                              Key = t(S, P, O), to the pane of its latest
-                              occurrence.
+        Store(c(Trie, Table)) the window's content (a set): from each
+                              distinct match, the matched triple Key =
+                              t(S, P, O), to the pane of its latest
+                              occurrence; a match of atoms and a 64-bit
+                              integer object in Table (C, pane_accum.c;
+                              none when the Prolog code runs throughout,
+                              pane_accumulator/1), any other in Trie.
         Store(J, Entries)     the matches Key-GK-AR (GK the group key, AR
                               the aggregate arguments) that entered pane
                               J, in pane order (a match that moved on to
@@ -39,7 +42,7 @@
     array in the mutable state, at most buffer_size/1 long); the buffer
     is committed when the next pane starts, when it is full, and before
     anything reads the window (an evaluation, statistics, a snapshot).
-    A commit sorts the buffer's matches, keeps the new ones and moves
+    A commit takes the buffer's matches, keeps the new ones and moves
     those already in the window from their old pane (a new occurrence of
     a triple moves its contribution to the new pane), and merges them,
     folded per group, into the pane's partials.  An evaluation at t
@@ -88,12 +91,14 @@
             pane_advance/5,        % +Module, +Panes, +State, +Lo, +Hi
             pane_nonempty/4,       % +Module, +Panes, +Lo, +Hi
             pane_groups/5,         % +Module, +Panes, +Grouped, +Extras, -Groups
+            pane_groups_native/5,  % +Module, +Panes, +Grouped, +Extras, -Groups
             pane_in_window/3,      % +Module, +Panes, +Key
             pane_clear/2,          % +Module, +Panes
             pane_content/3,        % +Module, +Panes, -N
             pane_declare/2,        % +Module, +Panes
             pane_predicates/2,     % +Panes, -PIs
-            entails/8              % +Module, +Reasoning, +S0, +P0, +O0, ?S, ?P, ?O
+            entails/8,             % +Module, +Reasoning, +S0, +P0, +O0, ?S, ?P, ?O
+            pane_accumulator/1     % ?Mode
           ]).
 :- set_prolog_flag(optimise, true).   % file-scoped: inline arithmetic
 :- use_module(library(lists)).
@@ -101,6 +106,30 @@
 :- use_module(sparql_eval).
 :- use_module(sparql_background).
 :- use_module(stream_relation, [order_key/3]).
+:- use_module(native, [native_library/2]).
+
+%   pa_merge/5, pa_fold/3, pa_values/3: the per-group loops of the common
+%   accumulators in C (prolog/c/pane_accum.c); each fails, binding
+%   nothing, where the Prolog code below must run instead.
+:- native_library(pane_accum, Lib),
+   use_foreign_library(Lib, install_pane_accum).
+
+%   native_off: the Prolog code runs for every call (pane_accumulator/1;
+%   EPSPARQL_PANE_ACCUM=prolog at load time).  For the tests that check
+%   both paths give the same answers.
+:- dynamic native_off/0.
+:- (   getenv('EPSPARQL_PANE_ACCUM', prolog) -> assertz(native_off) ; true ).
+
+%!  pane_accumulator(?Mode) is det.
+%
+%   Mode native (the per-group loops in C where the accumulators allow
+%   it, the default) or prolog (the Prolog code always: for tests).
+pane_accumulator(Mode) :-
+    var(Mode), !,
+    (   native_off -> Mode = prolog ; Mode = native ).
+pane_accumulator(native) :- !, retractall(native_off).
+pane_accumulator(prolog) :- !, retractall(native_off), assertz(native_off).
+pane_accumulator(Mode) :- domain_error(pane_accumulator, Mode).
 
 %   Panes is pn(G, Specs, Store, Pane, Run, Live, Raw, Unf): the pane
 %   width (a number, or at(Width, T0) for a closed-open window from T0)
@@ -152,14 +181,26 @@ pane_clear(M, PN) :-
 %
 %   The number of distinct matches in the window (committed).
 pane_content(M, pn(_, _, Store, _, _, _, _, _), N) :-
-    T =.. [Store, Trie],
-    (   M:T, trie_property(Trie, value_count(N0)) -> N = N0 ; N = 0 ).
+    T =.. [Store, c(Trie, Table)],
+    (   M:T
+    ->  ( trie_property(Trie, value_count(N0)) -> true ; N0 = 0 ),
+        ( Table == none -> N1 = 0 ; pa_count(Table, N1) ),
+        N is N0 + N1
+    ;   N = 0
+    ).
 
-%   pane_trie(+M, +Store, -Trie): the window's content trie (made on
-%   first use).
-pane_trie(M, Store, Trie) :-
-    T =.. [Store, Trie],
-    (   M:T -> true ; trie_new(Trie), assertz(M:T) ).
+%   pane_trie(+M, +Store, -Content): the window's content c(Trie, Table)
+%   (made on first use: Table none when the Prolog code runs throughout).
+pane_trie(M, Store, C) :-
+    T =.. [Store, C0],
+    (   M:T
+    ->  C = C0
+    ;   trie_new(Trie),
+        (   native_off -> Table = none ; pa_table_new(Table) ),
+        C = c(Trie, Table),
+        T1 =.. [Store, C],
+        assertz(M:T1)
+    ).
 
 %!  pane_restored(+Module, +Panes) is det.
 %
@@ -168,9 +209,12 @@ pane_trie(M, Store, Trie) :-
 pane_restored(M, pn(_, _, Store, _, _, _, _, _)) :-
     T =.. [Store, _],
     retractall(M:T),
-    pane_trie(M, Store, Trie),
+    pane_trie(M, Store, C),
     E =.. [Store, J, Entries],
-    forall(M:E, forall(member(K-_-_, Entries), trie_put(Trie, K, J))).
+    forall(M:E, forall(member(K-_-_, Entries), content_put(C, K, J))).
+
+content_put(c(Trie, Table), K, J) :-
+    (   Table \== none, pa_put(Table, K, J) -> true ; trie_put(Trie, K, J) ).
 
 trie_put(Trie, K, J) :-
     (   trie_lookup(Trie, K, _) -> trie_update(Trie, K, J) ; trie_insert(Trie, K, J) ).
@@ -265,11 +309,13 @@ add_panes([J-X|Ms], M, PN, St) :-
 %   add_entries(+M, +PN, +St, +J, +Matches): matches Key-GK-AR of pane J
 %   join the window: those new to it, and those whose latest occurrence
 %   was in an earlier pane (taken out of it), folded per group.
-add_entries(M, PN, St, J, Ms0) :-
-    sort(Ms0, Ms),                  % one per match (GK, AR follow from the match)
+add_entries(M, PN, St, J, Ms) :-
+    % not sorted: a match met twice in the pane is found in the content the
+    % second time and skipped (GK and AR follow from the match), and the
+    % pane's entries are folded sorted by group (group_parts/3)
     PN = pn(_, Specs, Store, _, _, _, _, _),
-    pane_trie(M, Store, Trie),
-    entering(Ms, Trie, J, In, Moved),
+    pane_trie(M, Store, C),
+    entering(Ms, C, J, In, Moved),
     (   In == []
     ->  true
     ;   E =.. [Store, J, In],
@@ -296,8 +342,20 @@ buffered(I, N, Buffer, Ms) :-
 %   entering(+Matches, +Trie, +J, -In, -Moved): the matches that enter
 %   pane J: new to the window, or moved from an earlier pane J0 (listed
 %   in Moved as J0-(GK-AR)).
-entering([], _, _, [], []).
-entering([K-GK-AR|Ms], Trie, J, In, Moved) :-
+entering(Ms, c(Trie, Table), J, In, Moved) :-
+    (   Table == none
+    ->  entering_trie(Ms, Trie, J, In, Moved)
+    ;   pa_enter(Table, J, Ms, In0, Moved0, Rest),
+        (   Rest == []
+        ->  In = In0, Moved = Moved0
+        ;   entering_trie(Rest, Trie, J, In1, Moved1),
+            append(In0, In1, In),
+            append(Moved0, Moved1, Moved)
+        )
+    ).
+
+entering_trie([], _, _, [], []).
+entering_trie([K-GK-AR|Ms], Trie, J, In, Moved) :-
     (   trie_lookup(Trie, K, J0)
     ->  (   J0 =:= J
         ->  In = In1, Moved = Moved1
@@ -308,7 +366,7 @@ entering([K-GK-AR|Ms], Trie, J, In, Moved) :-
     ;   trie_insert(Trie, K, J),
         In = [K-GK-AR|In1], Moved = Moved1
     ),
-    entering(Ms, Trie, J, In1, Moved1).
+    entering_trie(Ms, Trie, J, In1, Moved1).
 
 %   group_parts(+Entries, +Specs, -Parts): Entries (K-GK-AR) folded per
 %   group, as a list GK-Acc in the order of GK.
@@ -320,12 +378,19 @@ group_parts(Entries, Specs, Parts) :-
 entry_pairs([], []).
 entry_pairs([_-GK-AR|Es], [GK-AR|Ps]) :- entry_pairs(Es, Ps).
 
-fold_groups([], _, []).
-fold_groups([GK-AR|Ps], Specs, [GK-Acc|Parts]) :-
+fold_groups(Pairs, Specs, Parts) :-
+    \+ native_off,
+    pa_fold(Specs, Pairs, Parts0), !,
+    Parts = Parts0.
+fold_groups(Pairs, Specs, Parts) :-
+    fold_groups_pl(Pairs, Specs, Parts).
+
+fold_groups_pl([], _, []).
+fold_groups_pl([GK-AR|Ps], Specs, [GK-Acc|Parts]) :-
     empty_acc(Specs, A0),
     acc_add(Specs, 1, AR, A0, A1),
     same_group(Ps, GK, Specs, A1, Acc, Rest),
-    fold_groups(Rest, Specs, Parts).
+    fold_groups_pl(Rest, Specs, Parts).
 
 same_group([GK0-AR|Ps], GK, Specs, A0, Acc, Rest) :-
     GK0 == GK, !,
@@ -395,6 +460,10 @@ update_run(M, Run, Specs, Op, Part) :-
 %   (Op plus: MIN/MAX/SAMPLE too) or subtracted (Op sub: a group with no
 %   match left is dropped).
 merge_parts(Xs, Ys, Specs, Op, Out) :-
+    \+ native_off,
+    pa_merge(Specs, Op, Xs, Ys, Out0), !,
+    Out = Out0.
+merge_parts(Xs, Ys, Specs, Op, Out) :-
     (   Op == plus, needs_panes(Specs) -> Ext = true ; Ext = false ),   % once, not per group
     merge_parts(Xs, Ys, Specs, Op, Ext, Out).
 
@@ -440,19 +509,26 @@ pane_advance(M, PN, St, Lo, Hi) :-
     ->  true
     ;   R =.. [Run, Totals0],
         (   retract(M:R) -> true ; Totals0 = [] ),
-        foldl(plus_pane(M, Pane, Specs, keep), New, Totals0, Totals1),
-        foldl(plus_pane(M, Pane, Specs, drop), Gone, Totals1, Totals),
+        maplist(pane_parts(M, Pane, keep), New, NewParts),
+        maplist(pane_parts(M, Pane, drop), Gone, GoneParts),
+        (   NewParts = [P1], GoneParts = [P2],      % one pane in, one out: one pass
+            \+ native_off,
+            pa_merge3(Specs, Totals0, P1, P2, Totals2)
+        ->  Totals = Totals2
+        ;   foldl(plus_parts(Specs, plus), NewParts, Totals0, Totals1),
+            foldl(plus_parts(Specs, sub), GoneParts, Totals1, Totals)
+        ),
         R1 =.. [Run, Totals],
         assertz(M:R1)
     ),
     RawP =.. [Raw, RJ],
-    forall(( clause(M:RawP, true, RRef), RJ =< JLo ), erase(RRef)),
+    forall(( M:RawP, RJ =< JLo ), retract(M:RawP)),
     SP =.. [Store, SJ, Entries],
-    (   clause(M:SP, true, SRef),
+    (   M:SP,
         (   SJ =< JLo
-        ->  erase(SRef),
-            pane_trie(M, Store, Trie),
-            forget_entries(Entries, Trie, SJ),
+        ->  retract(M:SP),
+            pane_trie(M, Store, C),
+            forget_entries(Entries, C, SJ),
             fail
         ;   true
         )
@@ -464,30 +540,41 @@ pane_advance(M, PN, St, Lo, Hi) :-
 %   Limit at the front (erased).
 first_panes(M, Pred, Limit, Js) :-
     P =.. [Pred, J],
-    (   clause(M:P, true, Ref), J =< Limit
-    ->  erase(Ref), Js = [J|Rest], first_panes(M, Pred, Limit, Rest)
+    (   M:P, J =< Limit
+    ->  retract(M:P), Js = [J|Rest], first_panes(M, Pred, Limit, Rest)
     ;   Js = []
     ).
 
-%   plus_pane(+M, +Pane, +Specs, +What, +J, +T0, -T): a pane folded into
-%   the totals (keep), or leaving the window (drop: its partials are
-%   forgotten).
-plus_pane(M, Pane, Specs, keep, J, T0, T) :-
-    P =.. [Pane, J, Parts],
-    (   M:P -> merge_parts(T0, Parts, Specs, plus, T) ; T = T0 ).
-plus_pane(M, Pane, Specs, drop, J, T0, T) :-
-    P =.. [Pane, J, Parts],
-    (   retract(M:P) -> merge_parts(T0, Parts, Specs, sub, T) ; T = T0 ).
+%   pane_parts(+M, +Pane, +What, +J, -Parts): pane J's partials ([] if
+%   none), kept (keep: a pane folded into the totals) or forgotten (drop:
+%   a pane leaving the window); plus_parts(+Specs, +Op, +Parts, +T0, -T):
+%   the totals plus or minus them.
+pane_parts(M, Pane, keep, J, Parts) :-
+    P =.. [Pane, J, Parts0],
+    (   M:P -> Parts = Parts0 ; Parts = [] ).
+pane_parts(M, Pane, drop, J, Parts) :-
+    P =.. [Pane, J, Parts0],
+    (   retract(M:P) -> Parts = Parts0 ; Parts = [] ).
+
+plus_parts(Specs, Op, Parts, T0, T) :-
+    (   Parts == [] -> T = T0 ; merge_parts(T0, Parts, Specs, Op, T) ).
 
 %   The matches of a pane that leaves the window leave the content,
 %   unless they moved to a later pane.
-forget_entries([], _, _).
-forget_entries([K-_-_|Es], Trie, J) :-
+forget_entries(Es, c(Trie, Table), J) :-
+    (   Table == none
+    ->  forget_trie(Es, Trie, J)
+    ;   pa_forget(Table, J, Es, Rest),
+        forget_trie(Rest, Trie, J)
+    ).
+
+forget_trie([], _, _).
+forget_trie([K-_-_|Es], Trie, J) :-
     (   trie_delete(Trie, K, J0)        % one trie step; put back if it moved on
     ->  ( J0 =:= J -> true ; trie_insert(Trie, K, J0) )
     ;   true
     ),
-    forget_entries(Es, Trie, J).
+    forget_trie(Es, Trie, J).
 
 %!  pane_nonempty(+Module, +Panes, +Lo, +Hi) is semidet.
 %
@@ -503,9 +590,13 @@ pane_nonempty(M, pn(G, _, _, _, _, _, Raw, _), Lo, Hi) :-
 %   The match Key is in the window (background matches that are also in
 %   the window count once: the default graph is a merge).
 pane_in_window(M, pn(_, _, Store, _, _, _, _, _), Key) :-
-    T =.. [Store, Trie],
+    T =.. [Store, c(Trie, Table)],
     M:T,
-    trie_lookup(Trie, Key, _).
+    (   Table == none
+    ->  trie_lookup(Trie, Key, _)
+    ;   pa_lookup(Table, Key, J),
+        (   J == other -> trie_lookup(Trie, Key, _) ; J \== none )
+    ).
 
 %!  pane_groups(+Module, +Panes, +Grouped, +Extras, -Groups) is det.
 %
@@ -516,6 +607,26 @@ pane_in_window(M, pn(_, _, Store, _, _, _, _, _), Key) :-
 %   only (the background's, when the window's pattern reads the default
 %   graph; the caller leaves out those already in the window).
 pane_groups(M, Panes, Grouped, Extras, Groups) :-
+    pane_pairs(M, Panes, Grouped, Extras, Specs, Pairs),
+    (   \+ native_off, pa_values(Specs, Pairs, Groups0)
+    ->  Groups = Groups0
+    ;   maplist(group_values(Specs), Pairs, Groups)
+    ).
+
+%!  pane_groups_native(+Module, +Panes, +Grouped, +Extras, -Groups) is semidet.
+%
+%   As pane_groups/5 when every group's values are computed in C (an
+%   integer, or an AVG's xsd:decimal n/3 term: no value a row's
+%   projection would change); fails otherwise.
+pane_groups_native(M, Panes, Grouped, Extras, Groups) :-
+    \+ native_off,
+    pane_pairs(M, Panes, Grouped, Extras, Specs, Pairs),
+    pa_values(Specs, Pairs, Groups).
+
+%   pane_pairs(+M, +Panes, +Grouped, +Extras, -Specs, -Pairs): the groups'
+%   accumulators GK-Acc (with MIN/MAX/SAMPLE over the live panes, and the
+%   extra matches).
+pane_pairs(M, Panes, Grouped, Extras, Specs, Pairs) :-
     Panes = pn(_, Specs, _, Pane, Run, _, _, _),
     R =.. [Run, Totals],
     (   M:R -> true ; Totals = [] ),
@@ -537,8 +648,7 @@ pane_groups(M, Panes, Grouped, Extras, Groups) :-
     (   Grouped == false, Pairs1 == []
     ->  empty_acc(Specs, E), Pairs = [gk-E]
     ;   Pairs = Pairs1
-    ),
-    maplist(group_values(Specs), Pairs, Groups).
+    ).
 
 needs_panes(Specs) :-
     member(agg(Op, _, _), Specs), memberchk(Op, [min, max, sample]), !.

@@ -98,6 +98,7 @@
 :- use_module(stream_panes).
 :- use_module(epsparql_core, [message_text/2]).
 :- use_module(sparql_eval, [sparql_eval/2, sparql_seconds_datetime/2]).
+:- use_module(bridge_columns, [columns_groups/5]).
 
 %   Per-engine dynamic predicates (created in the engine module).
 sw_local(sw_q/2).          % sw_q(Qid, swq(Qid, Head, Windows, Policy, R2S, Pred))
@@ -110,6 +111,7 @@ sw_local(sw_out/3).        % sw_out(Qid, Stream, TemplatePred): a CONSTRUCT writ
 sw_local(sw_head/3).       % sw_head(Qid, Head, Fresh): answers' functor, blank nodes per answer
 sw_local(sw_derived/1).    % sw_derived(o(G, S, P, O, T, T)): its triples of the instant
 sw_local(sw_depth/2).      % sw_depth(T, N): rounds of derived triples at instant T
+sw_local(sw_direct/4).     % sw_direct(Qid, Grouped, Map, Bg): rows are groups as they are
 
 ensure_local(M) :-
     forall(sw_local(N/A), ( functor(H, N, A),
@@ -225,6 +227,7 @@ unregister(M, Qid, RT) :-
     retractall(M:sw_prev(Qid, _)),
     retractall(M:sw_out(Qid, _, _)),
     retractall(M:sw_head(Qid, _, _)),
+    retractall(M:sw_direct(Qid, _, _, _)),
     update_due(RT).
 
 forget_window(M, w(Store, _, Kind, _, Mode)) :-
@@ -925,6 +928,9 @@ evaluate(M, q(Qid, Ws, policy(_, _, _, NonEmpty, _), R2S, Pred, _), T) :-
     prepare_windows(Ws, M, T, His, Opens, Empties, Lasts),
     (   NonEmpty == true, Ws \== [], \+ memberchk(false, Empties)
     ->  true                                % C-SPARQL: every window empty
+    ;   R2S == rstream,
+        direct(M, Qid, Ws, T, Opens, Empties, Lasts)
+    ->  true
     ;   Bounds =.. [b|His],
         Goal =.. [Pred, Bounds, Rows],
         (   catch(M:Goal, E, ( record_error(M, E, eval(Qid, T)), fail ))
@@ -932,6 +938,36 @@ evaluate(M, q(Qid, Ws, policy(_, _, _, NonEmpty, _), R2S, Pred, _), T) :-
         ;   true
         )
     ).
+
+%   direct(+M, +Qid, +Ws, +T, +Opens, +Empties, +Lasts) is semidet.
+%
+%   The evaluation of a query kept per pane whose rows are its groups'
+%   keys and aggregates as they are (the compiler's Pred_direct/3,
+%   sw_direct/4), when the answers go to the columns sink and the
+%   groups' values come from C (stream_panes:pane_groups_native/5): the
+%   rows go from the groups to the sink's buffer in one foreign call
+%   (bridge_columns:columns_groups/5), not through the compiled
+%   projection, the answer terms and a sink call per row.  The same
+%   answers as Pred and report/9 give; fails (nothing done) otherwise.
+direct(M, Qid, Ws, T, Opens, Empties, Lasts) :-
+    M:sw_direct(Qid, Grouped, Map, Bg),
+    Ws = [w(_, _, _, _, panes(PN, _, _))],
+    nb_current('$stream_window_sink', Sink),
+    direct_sink(Sink),
+    M:sw_head(Qid, Head, 0),
+    \+ M:sw_out(Qid, _, _),
+    (   Bg == none
+    ->  Extras = []
+    ;   BgGoal =.. [Bg, Kx, GKx, ARx],
+        findall(GKx-ARx, ( M:BgGoal, \+ pane_in_window(M, PN, Kx) ), Extras)
+    ),
+    pane_groups_native(M, PN, Grouped, Extras, Groups),
+    answer_interval(Ws, T, Opens, Empties, Lasts, Start0, End0),
+    time_number(Start0, Start), time_number(End0, End),
+    columns_groups(Head, Map, Groups, Start, End).
+
+direct_sink(bridge_python:columns_sink).
+direct_sink(bridge_columns:columns_sink).
 
 report(M, Qid, R2S, Rows, Ws, T, Opens, Empties, Lasts) :-
     (   R2S == rstream
@@ -1444,6 +1480,12 @@ sw_register_text(M, Text) :-
     ),
     forall(member(C, Clauses), assertz(M:C)),
     sw_register(M, Def),
+    atom_concat(Pred, '_direct', Direct),
+    (   DG =.. [Direct, Grouped, Map, Bg],
+        memberchk(DG, Clauses)
+    ->  assertz(M:sw_direct(Qid, Grouped, Map, Bg))
+    ;   true
+    ),
     forall(member(window_output(Qid1, G, TPred), Outputs),
            ( atom(G), atom(TPred) -> assertz(M:sw_out(Qid1, G, TPred))
            ; domain_error(window_output, window_output(Qid1, G, TPred)) )),

@@ -73,5 +73,7 @@ fi
 # The C parts of the Prolog side (prolog/c), built once into
 # ~/.cache/epsparql/native for this SWI-Prolog (prolog/native.pl; a run
 # would build them on first use otherwise).
-"$swipl" -q -g "use_module('prolog/native'), native_library(columns_buffer, _)" -t halt \
-    || { echo "setup: cannot build prolog/c/columns_buffer.c (a C compiler is needed)" >&2; exit 1; }
+for lib in columns_buffer pane_accum rows_batch; do
+    "$swipl" -q -g "use_module('prolog/native'), native_library($lib, _)" -t halt \
+        || { echo "setup: cannot build prolog/c/$lib.c (a C compiler is needed)" >&2; exit 1; }
+done

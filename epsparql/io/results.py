@@ -220,21 +220,26 @@ def batch_json_lines(batch: AnswerBatch, time_format: str = "seconds", end: str 
     into a line)."""
     sh = batch.shape
     head = '{"query": ' + json.dumps(sh.query, ensure_ascii=False) + ', "start": '
-    memo: dict[Any, str] = {}
-
-    def text(t: Any) -> str:
-        # json.dumps(time_json(t)), once per time (an instant's answers share
-        # their end; equal numbers, 5 and 5.0, give the same text)
-        v = memo.get(t)
-        if v is None:
-            v = memo[t] = json.dumps(time_json(t, time_format))
-        return v
-    starts = [text(t) for t in batch.starts()]
-    ends = [text(t) for t in batch.ends()]
+    # json.dumps(time_json(t)), once per distinct time (an instant's answers
+    # share their end; equal numbers, 5 and 5.0, give the text of the first
+    # seen, starts before ends), looked up per answer in C
+    t1s, t2s = batch.starts(), batch.ends()
+    memo = {t: json.dumps(time_json(t, time_format)) for t in dict.fromkeys(chain(t1s, t2s))}
+    starts = list(map(memo.__getitem__, t1s))
+    ends = list(map(memo.__getitem__, t2s))
     cols = _json_texts(batch, long_parts)
     triples: list[str] | None = None
     if sh.form == "CONSTRUCT":
         triples = batch_triples_json(batch)
+    elif all(None not in col and (not col or max(map(len, col)) <= LONG_KEY) for _, col in cols):
+        # every variable bound in every answer, no long value: the same text
+        # as below, made per line by one str.format over the columns (in C)
+        # instead of a list of parts per line (about 1 us less a line)
+        def esc(x: str) -> str:
+            return x.replace("{", "{{").replace("}", "}}")
+        template = (esc(head) + '{}, "end": {}, "bindings": {{'
+                    + ", ".join(esc(k) + ": {}" for k, _ in cols) + "}}}}" + esc(end))
+        return list(map(template.format, starts, ends, *(col for _, col in cols)))
     lines: list[Any] = []
     for j in range(len(starts)):
         # one join: a large value is copied once into its line, not once

@@ -10,6 +10,8 @@ their parses are remembered (bounded, :mod:`epsparql.memo`).
 from __future__ import annotations
 
 import re
+from itertools import repeat
+from operator import itemgetter
 from typing import Callable
 
 from rdflib.term import BNode, Literal, Node, URIRef
@@ -302,6 +304,12 @@ def number_texts(values: list, head: str, double_tail: str, integer_tail: str,
     lexical form (:data:`_PLAIN_LEX`) after ``head``, made once per
     datatype, so that a column of computed numerals (each answer's own)
     costs a concatenation per value."""
+    if typed_tail is not None and typed is not None and values:
+        same = _same_typed(values)
+        if same is not None:
+            dt, lexes = same
+            tail = typed_tail(dt)
+            return [head + lex + tail for lex in lexes]
     memo: dict[float, str] = {}
     tails: dict[str, str] = {}
     out: list[str | None] = []
@@ -331,6 +339,31 @@ def number_texts(values: list, head: str, double_tail: str, integer_tail: str,
         else:
             add(None)
     return out
+
+
+_NAME, _ARGS = itemgetter(0), itemgetter(1)
+_DATATYPE, _LEXICAL = itemgetter(1), itemgetter(2)
+
+
+def _same_typed(values: list) -> tuple[str, list[str]] | None:
+    """(datatype, lexical forms) when every value is an ``n/3``, ``d/3`` or
+    ``dur/3`` term of one datatype whose lexical form is plain
+    (:data:`_PLAIN_LEX`): a column of computed numerals (an AVG's, one per
+    answer), checked and taken apart a column at a time; else None."""
+    if set(map(type, values)) != {Compound} or not set(map(_NAME, values)) <= _TYPED_NAMES:
+        return None
+    args = list(map(_ARGS, values))
+    if set(map(len, args)) != {3}:
+        return None
+    dts = set(map(_DATATYPE, args))
+    if len(dts) != 1:
+        return None
+    dt = dts.pop()
+    lexes = list(map(_LEXICAL, args))
+    if not isinstance(dt, str) or not all(map(isinstance, lexes, repeat(str))) \
+            or not _PLAIN_LEX("".join(lexes)):
+        return None
+    return str(dt), lexes
 
 
 def format_term(node: Node) -> str:

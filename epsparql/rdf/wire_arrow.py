@@ -217,7 +217,8 @@ def arrow_batch(batch: Any) -> ArrowBatch:
     # one would copy it twice more, and it is rarely seen twice; nor are
     # they copied into the column of every term the dictionary is made of
     long_rows = _NONE
-    names = ("s", "p", "o")
+    bare = _bare_integers(cols["o"]) if n else None
+    names = ("s", "p") if bare is not None else ("s", "p", "o")
     lengths = [_numpy(pc.binary_length(cols[k]), "int32") for k in names]
     long_mask = None
     if n and max(int(x.max()) for x in lengths) > LONG_KEY:
@@ -238,7 +239,7 @@ def arrow_batch(batch: Any) -> ArrowBatch:
     first = {}
     idx = _numpy(enc.indices.cast(pa.int64()), "int64")
     if long_mask is not None:
-        full = np.full(3 * n, -1, np.int64)   # (-1: a long text, not in the dictionary)
+        full = np.full(len(names) * n, -1, np.int64)   # (-1: a long text, not in the dictionary)
         full[~long_mask] = idx
         idx = full
     terms = []
@@ -263,9 +264,34 @@ def arrow_batch(batch: Any) -> ArrowBatch:
         places[i] = len(terms)
         if type(d) is tuple and type(d[2]) is LongText:
             longs.append(d[2])
-    data = [terms, places[:n].tolist(), places[n:2 * n].tolist(), places[2 * n:].tolist(),
-            start, end]
+    objects = ("bare", bare) if bare is not None else places[2 * n:].tolist()
+    data = [terms, places[:n].tolist(), places[n:2 * n].tolist(), objects, start, end]
     return ArrowBatch(data, start, end, streams, t2, n, longs)
+
+
+#: an object the codec makes a bare integer: a canonical xsd:integer literal
+#: (no sign but "-", no leading zero, no "-0") of at most 18 digits
+_INT_TAIL = '"^^<http://www.w3.org/2001/XMLSchema#integer>'
+_BARE_INT = '^"(?:0|-?[1-9][0-9]{0,17})' + re.escape(_INT_TAIL) + "$"
+
+
+def _bare_integers(col: Any) -> list[int] | None:
+    """The values of an object column whose every term is a canonical
+    xsd:integer literal that fits 64 bits (the codec's bare integers: what
+    ``term_data`` makes of each), read in Arrow, or None.  Why: a column
+    of readings has thousands of distinct values per batch, each a
+    dictionary entry looked up (and the first time parsed) in Python;
+    this way the values cross as one list of numbers (bridge_python.pl,
+    ``object_terms/3``'s bare form)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    first = col[0].as_py()
+    if not (first.endswith(_INT_TAIL) and first.startswith('"')):
+        return None
+    if not pc.all(pc.match_substring_regex(col, _BARE_INT)).as_py():
+        return None
+    digits = pc.utf8_slice_codeunits(col, 1, -len(_INT_TAIL))
+    return _numpy(pc.cast(digits, pa.int64()), "int64").tolist()
 
 
 def _runs(g: Any, n: int) -> list[list[Any]] | None:

@@ -354,6 +354,11 @@ class WindowCompiler(ExpressionCompiler):
                      f"{'true' if rel.group_by else 'false'}, Extras, Groups)")
         finish = self.per_group(rel, aggs, kp3, ["member(GK0-AV0, Groups)"], c3)
         self.clauses.append(f"{pred}({self.bounds}, Rows) :- " + ", ".join(goals) + ", " + finish)
+        direct = direct_map(rel, aggs)
+        if direct is not None:
+            bg = f"swe{self.qid}_b" if plan.backgrounds else "none"
+            self.clauses.append(f"{pred}_direct({'true' if rel.group_by else 'false'}, "
+                                f"[{', '.join(direct)}], {bg}).")
         return names
 
     def own_instants_only(self, step: Fraction) -> bool:
@@ -940,6 +945,27 @@ def pane_plan(q: ContinuousQuery) -> PanePlan | None:
     if not all(_arrival_safe(e) for e in exprs):
         return None
     return PanePlan(pat, filters, backgrounds, aggs, _gcd(Fraction(win.width), lattice), origin)
+
+
+def direct_map(rel: Relation, aggs: list[D.Aggregate]) -> list[str] | None:
+    """The columns of a per-pane query whose rows are its groups' keys and
+    aggregates as they are: ``k(I)`` the I-th group key, ``v(J)`` the J-th
+    aggregate, per projected variable (stream_window.pl's direct
+    evaluation, ``Pred_direct/3``); None when the rows need the compiled
+    projection (an expression, HAVING, ORDER BY, DISTINCT, a slice, a
+    variable that is neither)."""
+    if rel.having or rel.order_by or rel.distinct or rel.offset or rel.limit is not None:
+        return None
+    keys = {e.name: i for i, (e, _) in enumerate(rel.group_by, 1) if isinstance(e, A.Var)}
+    out = []
+    for expr, name in rel.projection:
+        if expr is None and name in keys:
+            out.append(f"k({keys[name]})")
+        elif isinstance(expr, D.Aggregate) and expr in aggs:
+            out.append(f"v({aggs.index(expr) + 1})")
+        else:
+            return None
+    return out
 
 
 def _window_ref(w: WindowDef) -> str:

@@ -73,7 +73,7 @@ typedef struct level {
     size_t nruns, runs_cap;
     unsigned char *run_kinds;   /* per run, Arity + 2 or-ed kinds */
     size_t run_kinds_len, run_kinds_cap;
-    atom_t last_atom[NPOS];     /* registered; 0 when none */
+    atom_t last_atom[NPOS];     /* in the atom cache (see forget_last); 0 when none */
     int64_t last_id[NPOS];
     /* The ids of atoms seen in this call, direct-mapped by the atom handle
        (registered; 0 when empty).  An answer's atoms (IRIs: a group key,
@@ -102,7 +102,7 @@ static __thread int depth = -1;
 
 static predicate_t pred_sink_id;
 static predicate_t pred_flush;
-static atom_t atom_n, atom_d, atom_dur;
+static atom_t atom_n, atom_d, atom_dur, atom_k, atom_v, atom_u, atom_error;
 
 static int
 resource_error(const char *what)
@@ -140,15 +140,16 @@ forget_atoms(level *L)
     L->text_len = 0;
 }
 
+/* The last atoms are not registered: each is in the atom cache, which
+   holds a reference (an atom the cache lets go is cleared here too).
+   Why: the key of a grouped answer changes from one row to the next, and
+   each unregistration counts towards SWI-Prolog's next atom garbage
+   collection, which scans every atom and clause (one per 10,000). */
 static void
 forget_last(level *L)
 {
-    for (int i = 0; i < NPOS; i++) {
-        if (L->last_atom[i]) {
-            PL_unregister_atom(L->last_atom[i]);
-            L->last_atom[i] = 0;
-        }
-    }
+    for (int i = 0; i < NPOS; i++)
+        L->last_atom[i] = 0;
 }
 
 static void
@@ -371,9 +372,13 @@ cached_atom_id(level *L, atom_t a, term_t t, int64_t *id)
     }
     if (!term_id(t, id))
         return FALSE;
-    if (L->cache_atom[c])
+    if (L->cache_atom[c]) {
+        for (int i = 0; i < NPOS; i++) {
+            if (L->last_atom[i] == L->cache_atom[c])
+                L->last_atom[i] = 0;
+        }
         PL_unregister_atom(L->cache_atom[c]);
-    else
+    } else
         L->cache_used[L->ncache_used++] = (unsigned short)c;
     PL_register_atom(a);
     L->cache_atom[c] = a;
@@ -503,11 +508,8 @@ put_value(level *L, size_t k, term_t t, long pos)
     case PL_ATOM:
         if (pos >= 0 && pos < NPOS && PL_get_atom(t, &a)) {
             if (L->last_atom[pos] != a) {
-                if (!cached_atom_id(L, a, t, &v))
+                if (!cached_atom_id(L, a, t, &v))   /* a is in the cache now */
                     return FALSE;
-                if (L->last_atom[pos])
-                    PL_unregister_atom(L->last_atom[pos]);
-                PL_register_atom(a);
                 L->last_atom[pos] = a;
                 L->last_id[pos] = v;
             }
@@ -560,19 +562,11 @@ new_run(level *L, atom_t name, size_t arity)
     return TRUE;
 }
 
-/** columns_sink(+Event, +T1, +T2): the detection into the buffer of the
-    current with_columns/3 call; the buffer is sent when full. */
-static foreign_t
-pl_columns_sink(term_t e, term_t t1, term_t t2)
+/* One detection name(vals[0], ..., vals[arity - 1]) with times t1, t2
+   into L's buffer (sent when full). */
+static int
+sink_row(level *L, atom_t name, size_t arity, term_t vals, term_t t1, term_t t2)
 {
-    level *L = current();
-    atom_t name;
-    size_t arity;
-
-    if (!L)
-        return no_call_error();
-    if (!PL_get_name_arity(e, &name, &arity))
-        return PL_type_error("callable", e);
     size_t w = arity + 2;
     if (L->nslots + w > L->cap) {
         if (L->rows > 0 && !flush())
@@ -581,9 +575,8 @@ pl_columns_sink(term_t e, term_t t1, term_t t2)
             return FALSE;
     }
     size_t base = L->nslots;
-    term_t a = PL_new_term_ref();
     for (size_t i = 0; i < arity; i++) {
-        if (!PL_get_arg(i + 1, e, a) || !put_value(L, base + i, a, (long)i))
+        if (!put_value(L, base + i, vals + i, (long)i))
             return FALSE;
     }
     if (!put_value(L, base + arity, t1, -1) || !put_value(L, base + arity + 1, t2, -1))
@@ -606,6 +599,80 @@ pl_columns_sink(term_t e, term_t t1, term_t t2)
     return TRUE;
 }
 
+/** columns_sink(+Event, +T1, +T2): the detection into the buffer of the
+    current with_columns/3 call; the buffer is sent when full. */
+static foreign_t
+pl_columns_sink(term_t e, term_t t1, term_t t2)
+{
+    level *L = current();
+    atom_t name;
+    size_t arity;
+
+    if (!L)
+        return no_call_error();
+    if (!PL_get_name_arity(e, &name, &arity))
+        return PL_type_error("callable", e);
+    term_t vals = PL_new_term_refs(arity ? arity : 1);
+    for (size_t i = 0; i < arity; i++) {
+        if (!PL_get_arg(i + 1, e, vals + i))
+            return FALSE;
+    }
+    return sink_row(L, name, arity, vals, t1, t2);
+}
+
+/** columns_groups(+Head, +Map, +Groups, +T1, +T2): the answers of a
+    windowed query kept per pane whose rows are its group keys and
+    aggregates as they are (stream_window.pl's direct evaluation): for
+    each GK-AV of Groups, the detection Head(V1, ..., Vn), Vi argument I
+    of GK for k(I) in Map, of AV for v(I), and '$error' where that is
+    '$u' (emit_rows/8's rows without building them).  Times as
+    columns_sink/3. */
+static foreign_t
+pl_columns_groups(term_t head, term_t map, term_t groups, term_t t1, term_t t2)
+{
+    level *L = current();
+    atom_t name;
+    if (!L)
+        return no_call_error();
+    if (!PL_get_atom_ex(head, &name))
+        return FALSE;
+    size_t arity = 0;
+    int src[64];
+    size_t idx[64];
+    term_t l = PL_copy_term_ref(map), h = PL_new_term_ref(), a = PL_new_term_ref();
+    while (PL_get_list(l, h, l)) {
+        atom_t f;
+        size_t fa;
+        if (arity >= 64 || !PL_get_name_arity(h, &f, &fa) || fa != 1 || !PL_get_arg(1, h, a) ||
+            !PL_get_size_ex(a, &idx[arity]) || idx[arity] < 1)
+            return PL_domain_error("columns_groups_map", map);
+        if (f == atom_k)
+            src[arity] = 0;
+        else if (f == atom_v)
+            src[arity] = 1;
+        else
+            return PL_domain_error("columns_groups_map", map);
+        arity++;
+    }
+    term_t vals = PL_new_term_refs(arity ? arity : 1);
+    term_t g = PL_copy_term_ref(groups), pair = PL_new_term_ref();
+    term_t parts = PL_new_term_refs(2);
+    atom_t x;
+    while (PL_get_list(g, pair, g)) {
+        if (!PL_get_arg(1, pair, parts) || !PL_get_arg(2, pair, parts + 1))
+            return PL_type_error("group_pair", pair);
+        for (size_t i = 0; i < arity; i++) {
+            if (!PL_get_arg(idx[i], parts + src[i], vals + i))
+                return PL_type_error("group_pair", pair);
+            if (PL_get_atom(vals + i, &x) && x == atom_u && !PL_put_atom(vals + i, atom_error))
+                return FALSE;
+        }
+        if (!sink_row(L, name, arity, vals, t1, t2))
+            return FALSE;
+    }
+    return TRUE;
+}
+
 install_t
 install_columns_buffer(void)
 {
@@ -614,10 +681,15 @@ install_columns_buffer(void)
     atom_n = PL_new_atom("n");
     atom_d = PL_new_atom("d");
     atom_dur = PL_new_atom("dur");
+    atom_k = PL_new_atom("k");
+    atom_v = PL_new_atom("v");
+    atom_u = PL_new_atom("$u");
+    atom_error = PL_new_atom("$error");
     PL_register_foreign_in_module("bridge_columns", "columns_sink", 3, pl_columns_sink, 0);
     PL_register_foreign_in_module("bridge_columns", "colbuf_open", 1, pl_colbuf_open, 0);
     PL_register_foreign_in_module("bridge_columns", "colbuf_close", 0, pl_colbuf_close, 0);
     PL_register_foreign_in_module("bridge_columns", "colbuf_rows", 1, pl_colbuf_rows, 0);
     PL_register_foreign_in_module("bridge_columns", "colbuf_reset", 0, pl_colbuf_reset, 0);
     PL_register_foreign_in_module("bridge_columns", "colbuf_take", 5, pl_colbuf_take, 0);
+    PL_register_foreign_in_module("bridge_columns", "columns_groups", 5, pl_columns_groups, 0);
 }

@@ -137,3 +137,25 @@ def test_the_atom_cache_over_many_atoms_and_calls():
             assert _events(rec.chunks) == want
     finally:
         rt.query_once("bridge_columns:columns_drop(E)", {"E": "test_native_cache"})
+
+
+def test_a_remembered_atom_evicted_from_the_cache_and_collected():
+    """The last-atom slots hold no reference of their own: an atom kept at
+    one argument position while thousands of others pass through the
+    cache at another (evicting its slot), collected and made again in
+    between, still decodes as itself."""
+    rt = runtime()
+    rec = ColumnReceiver(TermTable())
+    try:
+        rt.query_once(
+            "bridge_columns:with_columns(E, R, forall(between(1, 9000, _I), ( "
+            "  _K is _I // 1500, format(atom(_A), 'kept_atom_~w', [_K]), "
+            "  format(atom(_B), 'passing_atom_~w', [_I]), "
+            "  ( _I mod 250 =:= 0 -> garbage_collect_atoms ; true ), "
+            "  bridge_columns:columns_sink(q(_A, _B), _I, _I) )))",
+            {"E": "test_native_evict", "R": rec})
+        want = [(Compound("q", (f"kept_atom_{i // 1500}", f"passing_atom_{i}")), i, i)
+                for i in range(1, 9001)]
+        assert _events(rec.chunks) == want
+    finally:
+        rt.query_once("bridge_columns:columns_drop(E)", {"E": "test_native_evict"})

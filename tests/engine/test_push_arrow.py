@@ -288,3 +288,32 @@ def test_a_push_of_a_large_literal_does_not_load_pandas():
             "assert len(e.queries[0].results()) == 1\nprint('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split()[-1] == "False"
+
+
+INT = "http://www.w3.org/2001/XMLSchema#integer"
+#: integer objects the codec does not make bare numbers, or past 18 digits
+ODD_INTEGERS = ["05", "-0", "+5", "1234567890123456789", "99999999999999999999", "-00"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_integer_objects_cross_as_bare_numbers(seed):
+    """A batch whose objects are all canonical xsd:integer literals of at
+    most 18 digits crosses them as one column of numbers (read in Arrow,
+    not a dictionary entry each); one odd literal sends the batch the
+    dictionary way; both give what push_many gives."""
+    from epsparql.rdf.wire_arrow import arrow_batch
+    r = random.Random(300 + seed)
+    rows, t = [], 0.0
+    for i in range(300):
+        t += r.choice([0, 0.5, 1])
+        val = r.choice([r.randrange(-50, 50), r.randrange(10 ** 17, 10 ** 18), 0])
+        o = Literal(val) if i % 97 or seed % 2 else \
+            Literal(r.choice(ODD_INTEGERS), datatype=URIRef(INT))
+        rows.append((URIRef(f"{EX}k{r.randrange(4)}"), v, o, t, t, S1))
+    canonical = table([x for x in rows if "\"" + str(x[2]) + "\"" in format_term(x[2])
+                       and str(x[2]) not in ODD_INTEGERS][:40])
+    assert arrow_batch(canonical).data[3][0] == "bare"
+    odd = table([(URIRef(EX + "k0"), v, Literal(x, datatype=URIRef(INT)), 1, 1, S1)
+                 for x in ODD_INTEGERS])
+    assert isinstance(arrow_batch(odd).data[3], list)
+    assert run(rows, "arrow") == run(rows, "rows")

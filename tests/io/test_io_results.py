@@ -250,3 +250,30 @@ def test_large_literals_are_written_in_pieces_as_json_dumps_writes_them(form):
         assert sorted(values, key=len) == sorted((str(o) for o in objs), key=len)
     finally:
         eng.close()
+
+
+@pytest.mark.parametrize("bound", [True, False])
+def test_jsonl_lines_of_a_batch_are_json_dumps_of_its_answers(bound):
+    """The JSON lines of a batch whose every variable is bound in every
+    answer are made by one format per line (braces in the query's name and
+    the values are data, not format fields); they are the lines json.dumps
+    writes, as are those of a batch with unbound variables."""
+    eng = Engine()
+    try:
+        opt = "OPTIONAL { ?s <http://ex/q> ?z }" if not bound else ""
+        q = eng.register(f"SELECT ?s ?o ?z WHERE {{ ?s <http://ex/p> ?o {opt} "
+                         f"{'BIND(?o AS ?z)' if bound else ''} }}", name='q{0} "x"}')
+        objs = [Literal("{0}{}}"), Literal(1.5), Literal(7), Literal("é", lang="fr"),
+                URIRef("http://ex/{x}"), BNode("b{1}")]
+        eng.push_many([(URIRef(f"http://ex/s{i}"), URIRef("http://ex/p"), o, i + 0.25)
+                       for i, o in enumerate(objs)])
+        eng.flush()
+        answers = list(q.results())
+        buf = io.StringIO()
+        with answer_writer("jsonl", buf, [q]) as w:
+            w.write_many(answers)
+        lines = buf.getvalue().splitlines()
+        assert len(lines) == len(objs)
+        assert lines == [json.dumps(answer_to_json(a), ensure_ascii=False) for a in answers]
+    finally:
+        eng.close()

@@ -57,3 +57,19 @@ def test_an_aggregates_decimal():
     v = encode(decode(Compound("n", (2201.5, XSD + "decimal", PlString("2201.5")))))
     [a] = format_encoded_numbers([v])
     assert a == f'"2201.5"^^<{XSD}decimal>'
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(DATATYPES), st.sampled_from(["n", "d", "dur"]),
+       st.lists(lexical, min_size=1, max_size=12))
+def test_a_column_of_one_typed_literal_kind_is_written_as_each_alone(dt, name, lexes):
+    """A column of n/3 (d/3, dur/3) terms of one datatype, its lexical
+    forms plain or not, is taken apart a column at a time: the same texts
+    as writing each value alone."""
+    values = [Compound(name, (i, dt, PlString(lex))) for i, lex in enumerate(lexes)]
+    for texts in (format_encoded_numbers, _numbers_json_texts):
+        assert texts(values) == [texts([v])[0] for v in values]
+    if name == "n":
+        for v, a, b in zip(values, format_encoded_numbers(values), _numbers_json_texts(values)):
+            node = decode(v)
+            assert a == format_term(node) and b == term_json_text(node)

@@ -1,0 +1,908 @@
+/*  The per-group loops of stream_panes.pl, in C.
+
+    Why: a query kept per pane (docs/DIALECTS.md, "Incremental
+    aggregates") folds each pane's matches per group, merges the pane's
+    partials into the window's totals and takes the expired pane's out of
+    them, and reads every group's value at each evaluation: for the
+    sliding AVG of bench/windowed_cli.py, 100 groups a second, about six
+    of its ~11 us of Prolog per event went to these loops (list cells, an
+    accumulator term and a few arithmetic steps per group in the VM).
+    Here each loop is one foreign call over the same Prolog terms: the
+    partials and totals stay the lists GK-Acc that the window's dynamic
+    predicates hold (so snapshots, restore and the Prolog code that reads
+    them are unchanged), only the work per element is native.
+
+    Exactness: a call handles the common accumulators only, exactly as
+    the Prolog code computes them: acc(N, A1, ..., Ak) with Ai the
+    integer of COUNT, the 0 of COUNT(*), or i(C, I) (SUM/AVG while every
+    value is an xsd:integer), every number fitting 64 bits with no
+    overflow.  Anything else (a decimal, float or double sum s/9, a MIN,
+    MAX or SAMPLE, a big integer, an overflow, an xsd:int value) makes the
+    call fail before it binds anything, and the caller runs the Prolog
+    code for that call: the answer never depends on which path ran.
+
+    Predicates (module stream_panes):
+
+        pa_merge(+Specs, +Op, +Xs, +Ys, -Out)   merge_parts/5 (Op plus or sub)
+        pa_merge3(+Specs, +Xs, +Plus, +Minus, -Out)   the two in one pass
+        pa_fold(+Specs, +Pairs, -Parts)         fold_groups/3 (Sign 1)
+        pa_values(+Specs, +Pairs, -Groups)      maplist(group_values(Specs), ...)
+
+    The window's content (a set of matches, each with the pane of its
+    latest occurrence) is kept, for the simple matches, in a hash table
+    here (a blob: freed with the last reference to it) instead of the
+    Prolog trie: a match t(S, P, O) with S and P atoms and O an atom or
+    an integer that fits 64 bits.  Any other match always goes to the
+    trie, so each match has one home and the content is their union.
+    The table does not register the atoms of its keys: every key in it
+    is also in the window's Store(J, Entries) facts (its latest pane's),
+    which keep them alive, and leaves the table when that pane leaves.
+
+        pa_table_new(-Table)
+        pa_enter(+Table, +J, +Matches, -In, -Moved, -Rest)   entering/5
+        pa_forget(+Table, +J, +Entries, -Rest)               forget_entries/3
+        pa_lookup(+Table, +Key, -Pane)    Pane the pane, none, or other
+                                          (not a simple key: the trie's)
+        pa_put(+Table, +Key, +J)          (fails for a key not simple)
+        pa_count(+Table, -N)
+*/
+#include <SWI-Stream.h>
+#include <SWI-Prolog.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXAGG 16
+
+enum { OP_COUNT_STAR, OP_COUNT, OP_SUM, OP_AVG };
+
+static atom_t a_count_star, a_count, a_sum, a_avg, a_plus, a_sub, a_error, a_u, a_xsd_integer,
+    a_xsd_decimal;
+static functor_t f_minus2, f_i2, f_n3, f_agg3;
+static functor_t f_acc[MAXAGG + 2];    /* acc/1 ... acc/(MAXAGG + 1) */
+
+/* The aggregates of Specs ([agg(Op, Distinct, Sep), ...]) as OP_ codes;
+   FALSE for an aggregate this file does not keep (MIN, MAX, SAMPLE). */
+static int
+get_specs(term_t specs, int *ops, int *n)
+{
+    term_t l = PL_copy_term_ref(specs), h = PL_new_term_ref(), a = PL_new_term_ref();
+    atom_t op;
+    *n = 0;
+    while (PL_get_list(l, h, l)) {
+        if (*n >= MAXAGG || !PL_is_functor(h, f_agg3) || !PL_get_arg(1, h, a) ||
+            !PL_get_atom(a, &op))
+            return FALSE;
+        if (op == a_count_star)
+            ops[*n] = OP_COUNT_STAR;
+        else if (op == a_count)
+            ops[*n] = OP_COUNT;
+        else if (op == a_sum)
+            ops[*n] = OP_SUM;
+        else if (op == a_avg)
+            ops[*n] = OP_AVG;
+        else
+            return FALSE;
+        (*n)++;
+    }
+    return *n > 0 && PL_get_nil(l);
+}
+
+/* One accumulator slot: an integer (COUNT, COUNT(*)'s 0) or i(C, I). */
+typedef struct { int64_t c, i; } slot;
+
+typedef struct {
+    int64_t n;
+    slot s[MAXAGG];
+} acc;
+
+static int
+get_i64(term_t t, int64_t *v)
+{
+    return PL_is_integer(t) && PL_get_int64(t, v);
+}
+
+/* acc(N, A1, ..., Ak) read into a (FALSE if not of the common kinds). */
+static int
+get_acc(term_t t, const int *ops, int k, acc *a, term_t x, term_t y)
+{
+    if (!PL_is_functor(t, f_acc[k + 1]))
+        return FALSE;
+    _PL_get_arg(1, t, x);
+    if (!get_i64(x, &a->n))
+        return FALSE;
+    for (int j = 0; j < k; j++) {
+        _PL_get_arg(j + 2, t, x);
+        if (ops[j] == OP_SUM || ops[j] == OP_AVG) {
+            if (!PL_is_functor(x, f_i2))
+                return FALSE;
+            _PL_get_arg(1, x, y);
+            if (!get_i64(y, &a->s[j].c))
+                return FALSE;
+            _PL_get_arg(2, x, y);
+            if (!get_i64(y, &a->s[j].i))
+                return FALSE;
+        } else {
+            if (!get_i64(x, &a->s[j].c))
+                return FALSE;
+            a->s[j].i = 0;
+        }
+    }
+    return TRUE;
+}
+
+/* t := acc(N, ...) (functor name as the Prolog code's: acc). */
+
+static int
+put_acc(term_t t, const int *ops, int k, const acc *a)
+{
+    if (k == 1) {                   /* one aggregate: one call */
+        PL_put_variable(t);
+        if (ops[0] == OP_SUM || ops[0] == OP_AVG)
+            return PL_unify_term(t, PL_FUNCTOR, f_acc[2], PL_INT64, a->n,
+                                 PL_FUNCTOR, f_i2, PL_INT64, a->s[0].c, PL_INT64, a->s[0].i);
+        return PL_unify_term(t, PL_FUNCTOR, f_acc[2], PL_INT64, a->n, PL_INT64, a->s[0].c);
+    }
+    term_t args = PL_new_term_refs(k + 1);
+    term_t c = PL_new_term_ref(), i = PL_new_term_ref();
+    if (!PL_put_int64(args, a->n))
+        return FALSE;
+    for (int j = 0; j < k; j++) {
+        if (ops[j] == OP_SUM || ops[j] == OP_AVG) {
+            if (!PL_put_int64(c, a->s[j].c) || !PL_put_int64(i, a->s[j].i) ||
+                !PL_cons_functor(args + j + 1, f_i2, c, i))
+                return FALSE;
+        } else if (!PL_put_int64(args + j + 1, a->s[j].c))
+            return FALSE;
+    }
+    return PL_cons_functor_v(t, f_acc[k + 1], args);
+}
+
+/* r := x + sign * y, per aggregate as acc_plus/4 and acc_sub/4 do (COUNT(*)'s
+   slot is kept from x); FALSE on an overflow. */
+static int
+combine(const int *ops, int k, const acc *x, const acc *y, int sign, acc *r)
+{
+    int64_t yn = sign > 0 ? y->n : -y->n;
+    if (y->n == INT64_MIN || __builtin_add_overflow(x->n, yn, &r->n))
+        return FALSE;
+    for (int j = 0; j < k; j++) {
+        if (ops[j] == OP_COUNT_STAR) {
+            r->s[j] = x->s[j];
+            continue;
+        }
+        int64_t yc = y->s[j].c, yi = y->s[j].i;
+        if (yc == INT64_MIN || yi == INT64_MIN)
+            return FALSE;
+        if (sign < 0) {
+            yc = -yc;
+            yi = -yi;
+        }
+        if (__builtin_add_overflow(x->s[j].c, yc, &r->s[j].c) ||
+            __builtin_add_overflow(x->s[j].i, yi, &r->s[j].i))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* A growable array of term references (the output list's elements). */
+typedef struct {
+    term_t base;
+    size_t n;
+} cells;
+
+/* The list of n terms from base. */
+static int
+make_list(term_t out, term_t base, size_t n)
+{
+    term_t l = PL_new_term_ref();
+    PL_put_nil(l);
+    for (size_t i = n; i-- > 0;) {
+        if (!PL_cons_list(l, base + i, l))
+            return FALSE;
+    }
+    return PL_unify(out, l);
+}
+
+/* The length of a proper list, 0 for anything else. */
+static size_t
+list_length(term_t l)
+{
+    size_t n = 0;
+    return PL_skip_list(l, 0, &n) == PL_LIST ? n : 0;
+}
+
+/** pa_merge(+Specs, +Op, +Xs, +Ys, -Out): merge_parts/5 of the common
+    accumulators (see the top); fails otherwise. */
+static foreign_t
+pa_merge(term_t specs, term_t opt, term_t xs, term_t ys, term_t out)
+{
+    int ops[MAXAGG], k;
+    atom_t op;
+    if (!get_specs(specs, ops, &k) || !PL_get_atom(opt, &op) || (op != a_plus && op != a_sub))
+        return FALSE;
+    int sign = op == a_plus ? 1 : -1;
+    size_t cap = list_length(xs) + list_length(ys);
+    term_t res = PL_new_term_refs(cap ? cap : 1);
+    size_t n = 0;
+    term_t lx = PL_copy_term_ref(xs), ly = PL_copy_term_ref(ys);
+    term_t hx = PL_new_term_ref(), hy = PL_new_term_ref();
+    term_t kx = PL_new_term_ref(), ky = PL_new_term_ref();
+    term_t ax = PL_new_term_ref(), ay = PL_new_term_ref(), t = PL_new_term_ref();
+    term_t s1 = PL_new_term_ref(), s2 = PL_new_term_ref();
+    int havex = PL_get_list(lx, hx, lx), havey = PL_get_list(ly, hy, ly);
+    acc x, y, r;
+
+    while (havex || havey) {
+        if (n >= cap)
+            return FALSE;
+        int c;
+        if (!havey)
+            c = -1;
+        else if (!havex)
+            c = 1;
+        else {
+            if (!PL_is_functor(hx, f_minus2) || !PL_is_functor(hy, f_minus2))
+                return FALSE;
+            _PL_get_arg(1, hx, kx);
+            _PL_get_arg(1, hy, ky);
+            c = PL_compare(kx, ky);
+        }
+        if (c < 0) {
+            if (!PL_put_term(res + n++, hx))
+                return FALSE;
+            havex = PL_get_list(lx, hx, lx);
+        } else if (c > 0) {
+            if (sign > 0 && !PL_put_term(res + n++, hy))
+                return FALSE;
+            havey = PL_get_list(ly, hy, ly);
+        } else {
+            _PL_get_arg(2, hx, ax);
+            _PL_get_arg(2, hy, ay);
+            if (!get_acc(ax, ops, k, &x, s1, s2) || !get_acc(ay, ops, k, &y, s1, s2) ||
+                !combine(ops, k, &x, &y, sign, &r))
+                return FALSE;
+            if (sign > 0 || r.n != 0) {
+                if (!put_acc(t, ops, k, &r) || !PL_cons_functor(res + n, f_minus2, kx, t))
+                    return FALSE;
+                n++;
+            }
+            havex = PL_get_list(lx, hx, lx);
+            havey = PL_get_list(ly, hy, ly);
+        }
+    }
+    return make_list(out, res, n);
+}
+
+/** pa_merge3(+Specs, +Totals, +Plus, +Minus, -Out): merge_parts/5 of
+    Totals and Plus (plus), then of that and Minus (sub), in one pass
+    (an evaluation folds one pane in and takes one out); fails as
+    pa_merge/5 does. */
+static foreign_t
+pa_merge3(term_t specs, term_t xs, term_t ns, term_t gs, term_t out)
+{
+    int ops[MAXAGG], k;
+    if (!get_specs(specs, ops, &k))
+        return FALSE;
+    size_t cap = list_length(xs) + list_length(ns);
+    term_t res = PL_new_term_refs(cap ? cap : 1);
+    size_t n = 0;
+    term_t l[3] = { PL_copy_term_ref(xs), PL_copy_term_ref(ns), PL_copy_term_ref(gs) };
+    term_t h[3] = { PL_new_term_ref(), PL_new_term_ref(), PL_new_term_ref() };
+    term_t key[3] = { PL_new_term_ref(), PL_new_term_ref(), PL_new_term_ref() };
+    int have[3];
+    term_t a = PL_new_term_ref(), t = PL_new_term_ref();
+    term_t s1 = PL_new_term_ref(), s2 = PL_new_term_ref();
+    acc x, y, r, r2;
+
+    for (int i = 0; i < 3; i++) {
+        have[i] = PL_get_list(l[i], h[i], l[i]);
+        if (have[i]) {
+            if (!PL_is_functor(h[i], f_minus2))
+                return FALSE;
+            _PL_get_arg(1, h[i], key[i]);
+        }
+    }
+    while (have[0] || have[1]) {
+        /* the least key of the totals and the pane folded in */
+        int m = !have[0] ? 1 : !have[1] ? 0 : (PL_compare(key[0], key[1]) <= 0 ? 0 : 1);
+        term_t km = key[m];
+        int inx = have[0] && (m == 0 || PL_compare(key[0], km) == 0);
+        int inn = have[1] && (m == 1 || PL_compare(key[1], km) == 0);
+        /* keys of the pane taken out that come before: nothing to take from */
+        int c = 1;
+        while (have[2] && (c = PL_compare(key[2], km)) < 0) {
+            have[2] = PL_get_list(l[2], h[2], l[2]);
+            if (have[2]) {
+                if (!PL_is_functor(h[2], f_minus2))
+                    return FALSE;
+                _PL_get_arg(1, h[2], key[2]);
+            }
+        }
+        int ing = have[2] && c == 0;
+        if (n >= cap)
+            return FALSE;
+        if (!ing && !(inx && inn)) {
+            if (!PL_put_term(res + n++, h[inx ? 0 : 1]))
+                return FALSE;
+        } else {
+            if (inx) {
+                _PL_get_arg(2, h[0], a);
+                if (!get_acc(a, ops, k, &r, s1, s2))
+                    return FALSE;
+            }
+            if (inn) {
+                _PL_get_arg(2, h[1], a);
+                if (!get_acc(a, ops, k, inx ? &y : &r, s1, s2))
+                    return FALSE;
+                if (inx) {
+                    x = r;
+                    if (!combine(ops, k, &x, &y, 1, &r))
+                        return FALSE;
+                }
+            }
+            if (ing) {
+                _PL_get_arg(2, h[2], a);
+                if (!get_acc(a, ops, k, &y, s1, s2) || !combine(ops, k, &r, &y, -1, &r2))
+                    return FALSE;
+                r = r2;
+            }
+            if (!ing || r.n != 0) {
+                if (!put_acc(t, ops, k, &r) || !PL_cons_functor(res + n, f_minus2, km, t))
+                    return FALSE;
+                n++;
+            }
+        }
+        for (int i = 0; i < 3; i++) {
+            if ((i == 0 && inx) || (i == 1 && inn) || (i == 2 && ing)) {
+                have[i] = PL_get_list(l[i], h[i], l[i]);
+                if (have[i]) {
+                    if (!PL_is_functor(h[i], f_minus2))
+                        return FALSE;
+                    _PL_get_arg(1, h[i], key[i]);
+                }
+            }
+        }
+    }
+    return make_list(out, res, n);
+}
+
+/* The aggregate argument X of one match added to slot s (add_one/5, Sign
+   1); FALSE for a value the Prolog code keeps otherwise (not an
+   xsd:integer that fits 64 bits). */
+static int
+add_arg(int op, term_t x, slot *s, term_t tmp)
+{
+    atom_t a;
+    int64_t v;
+    switch (op) {
+    case OP_COUNT_STAR:
+        return TRUE;
+    case OP_COUNT:
+        if (PL_get_atom(x, &a) && (a == a_error || a == a_u))
+            return TRUE;
+        return !__builtin_add_overflow(s->c, 1, &s->c);
+    default:
+        if (PL_is_integer(x)) {
+            if (!PL_get_int64(x, &v))
+                return FALSE;
+        } else if (PL_is_functor(x, f_n3)) {
+            if (!PL_get_arg(2, x, tmp) || !PL_get_atom(tmp, &a) || a != a_xsd_integer ||
+                !PL_get_arg(1, x, tmp) || !PL_is_integer(tmp) || !PL_get_int64(tmp, &v))
+                return FALSE;
+        } else
+            return FALSE;
+        return !__builtin_add_overflow(s->c, 1, &s->c) &&
+               !__builtin_add_overflow(s->i, v, &s->i);
+    }
+}
+
+/** pa_fold(+Specs, +Pairs, -Parts): fold_groups/3 (Pairs GK-AR sorted by
+    GK) for the common accumulators; fails otherwise. */
+static foreign_t
+pa_fold(term_t specs, term_t pairs, term_t out)
+{
+    int ops[MAXAGG], k;
+    if (!get_specs(specs, ops, &k))
+        return FALSE;
+    size_t cap = list_length(pairs);
+    term_t res = PL_new_term_refs(cap ? cap : 1);
+    size_t n = 0;
+    term_t l = PL_copy_term_ref(pairs), h = PL_new_term_ref();
+    term_t gk = PL_new_term_ref(), ar = PL_new_term_ref(), x = PL_new_term_ref();
+    term_t tmp = PL_new_term_ref(), t = PL_new_term_ref();
+    int have = PL_get_list(l, h, l);
+    acc a;
+
+    while (have) {
+        if (!PL_is_functor(h, f_minus2) || !PL_get_arg(1, h, gk))
+            return FALSE;
+        memset(&a, 0, sizeof a);
+        term_t key = PL_copy_term_ref(gk);
+        for (;;) {
+            if (!PL_get_arg(2, h, ar))
+                return FALSE;
+            for (int j = 0; j < k; j++) {
+                if (ops[j] == OP_COUNT_STAR)
+                    continue;
+                if (!PL_get_arg(j + 1, ar, x) || !add_arg(ops[j], x, &a.s[j], tmp))
+                    return FALSE;
+            }
+            a.n++;
+            have = PL_get_list(l, h, l);
+            if (!have || !PL_is_functor(h, f_minus2) || !PL_get_arg(1, h, gk) ||
+                PL_compare(gk, key) != 0)
+                break;
+        }
+        if (n >= cap || !put_acc(t, ops, k, &a) || !PL_cons_functor(res + n, f_minus2, key, t))
+            return FALSE;
+        n++;
+    }
+    return make_list(out, res, n);
+}
+
+/* The decimal numeral of Sum / Count as integer_avg/3 makes it (the
+   quotient rounded to 18 fractional digits, halves away from zero, in
+   canonical form); FALSE if it does not fit 128-bit arithmetic. */
+static int
+avg_numeral(int64_t sum, int64_t count, char *buf, size_t size)
+{
+    const uint64_t P = 1000000000000000000ULL;
+    uint64_t a = sum < 0 ? (uint64_t)0 - (uint64_t)sum : (uint64_t)sum;
+    if (count <= 0 || a >= ((uint64_t)1 << 62) || size < 48)
+        return FALSE;
+    /* round(a * P / count) = q * P + round(r * P / count): one wide division */
+    uint64_t q = a / (uint64_t)count, r = a % (uint64_t)count;
+    uint64_t fr = (uint64_t)((2 * (unsigned __int128)r * P + (uint64_t)count) /
+                             (2 * (unsigned __int128)(uint64_t)count));
+    if (fr == P) {
+        q++;
+        fr = 0;
+    }
+    char *o = buf;
+    if ((q != 0 || fr != 0) && sum < 0)
+        *o++ = '-';
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + q % 10);
+        q /= 10;
+    } while (q);
+    while (n)
+        *o++ = tmp[--n];
+    *o++ = '.';
+    if (fr == 0)
+        *o++ = '0';
+    else {
+        char frac[18];
+        for (int d = 17; d >= 0; d--) {
+            frac[d] = (char)('0' + fr % 10);
+            fr /= 10;
+        }
+        int last = 17;
+        while (frac[last] == '0')
+            last--;
+        memcpy(o, frac, (size_t)last + 1);
+        o += last + 1;
+    }
+    *o = 0;
+    return TRUE;
+}
+
+/* t := the value of aggregate op (value_one/4); FALSE to leave it to
+   Prolog. */
+static int
+put_value(term_t t, int op, int64_t n, const slot *s)
+{
+    switch (op) {
+    case OP_COUNT_STAR:
+        return PL_put_int64(t, n);
+    case OP_COUNT:
+        return PL_put_int64(t, s->c);
+    case OP_SUM:
+        return PL_put_int64(t, s->i);
+    default: {
+        if (s->c == 0)
+            return PL_put_int64(t, 0);
+        char buf[64];
+        if (!avg_numeral(s->i, s->c, buf, sizeof buf))
+            return FALSE;
+        term_t args = PL_new_term_refs(3);
+        /* the numeral's value as number_string/2 reads it: the nearest double */
+        return (PL_put_float(args, strtod(buf, NULL)) && PL_put_atom(args + 1, a_xsd_decimal) &&
+                PL_put_chars(args + 2, PL_STRING, (size_t)-1, buf) &&
+                PL_cons_functor_v(t, f_n3, args));
+    }
+    }
+}
+
+static functor_t f_av[MAXAGG + 1];
+
+/** pa_values(+Specs, +Pairs, -Groups): GK-av(V1, ..., Vk) per GK-Acc of
+    Pairs (group_values/3) for the common accumulators; fails
+    otherwise. */
+static foreign_t
+pa_values(term_t specs, term_t pairs, term_t out)
+{
+    int ops[MAXAGG], k;
+    if (!get_specs(specs, ops, &k))
+        return FALSE;
+    size_t cap = list_length(pairs);
+    term_t res = PL_new_term_refs(cap ? cap : 1);
+    size_t n = 0;
+    term_t l = PL_copy_term_ref(pairs), h = PL_new_term_ref();
+    term_t gk = PL_new_term_ref(), at = PL_new_term_ref(), av = PL_new_term_ref();
+    term_t vs = PL_new_term_refs(k);
+    term_t s1 = PL_new_term_ref(), s2 = PL_new_term_ref();
+    acc a;
+
+    while (PL_get_list(l, h, l)) {
+        if (n >= cap || !PL_is_functor(h, f_minus2))
+            return FALSE;
+        _PL_get_arg(1, h, gk);
+        _PL_get_arg(2, h, at);
+        if (!get_acc(at, ops, k, &a, s1, s2))
+            return FALSE;
+        for (int j = 0; j < k; j++) {
+            if (!put_value(vs + j, ops[j], a.n, &a.s[j]))
+                return FALSE;
+        }
+        if (!PL_cons_functor_v(av, f_av[k], vs) || !PL_cons_functor(res + n, f_minus2, gk, av))
+            return FALSE;
+        n++;
+    }
+    return make_list(out, res, n);
+}
+
+		 /*******************************
+		 *    THE CONTENT'S HASH TABLE  *
+		 *******************************/
+
+typedef struct {
+    uintptr_t s, p, o;          /* atom handles; o an int64's bits when ok == 2 */
+    int64_t pane;
+    unsigned char ok;           /* 0 empty, 1 o an atom, 2 o an integer */
+} centry;
+
+typedef struct {
+    centry *slots;
+    size_t cap, count;          /* cap a power of 2 */
+} ctable;
+
+static functor_t f_t3;
+
+static int
+release_table(atom_t a)
+{
+    ctable *t = PL_blob_data(a, NULL, NULL);
+    if (t) {
+        free(t->slots);
+        free(t);
+    }
+    return TRUE;
+}
+
+static int
+write_table(IOSTREAM *s, atom_t a, int flags)
+{
+    (void)flags;
+    ctable *t = PL_blob_data(a, NULL, NULL);
+    Sfprintf(s, "<pane_table>(%p)", (void *)t);
+    return TRUE;
+}
+
+static PL_blob_t table_blob = {
+    .magic = PL_BLOB_MAGIC,
+    .flags = PL_BLOB_UNIQUE | PL_BLOB_NOCOPY,
+    .name = "pane_table",
+    .release = release_table,
+    .write = write_table,
+};
+
+static int
+get_table(term_t t, ctable **out)
+{
+    PL_blob_t *type;
+    void *data;
+    if (!PL_get_blob(t, &data, NULL, &type) || type != &table_blob)
+        return PL_type_error("pane_table", t);
+    *out = data;
+    return TRUE;
+}
+
+/* The key of match k if it is simple (see the top): 1, else 0. */
+static int
+simple_key(term_t k, centry *e, term_t tmp)
+{
+    atom_t a;
+    int64_t v;
+    if (!PL_is_functor(k, f_t3))
+        return 0;
+    if (!PL_get_arg(1, k, tmp) || !PL_get_atom(tmp, &a))
+        return 0;
+    e->s = (uintptr_t)a;
+    if (!PL_get_arg(2, k, tmp) || !PL_get_atom(tmp, &a))
+        return 0;
+    e->p = (uintptr_t)a;
+    if (!PL_get_arg(3, k, tmp))
+        return 0;
+    if (PL_get_atom(tmp, &a)) {
+        e->o = (uintptr_t)a;
+        e->ok = 1;
+        return 1;
+    }
+    if (PL_is_integer(tmp) && PL_get_int64(tmp, &v)) {
+        e->o = (uintptr_t)v;
+        e->ok = 2;
+        return 1;
+    }
+    return 0;
+}
+
+static size_t
+key_hash(const centry *e)
+{
+    uint64_t h = (uint64_t)e->s * 0x9E3779B97F4A7C15ULL;
+    h ^= (uint64_t)e->p + 0x7F4A7C159E3779B9ULL + (h << 6) + (h >> 2);
+    h ^= ((uint64_t)e->o ^ e->ok) * 0xC2B2AE3D27D4EB4FULL + (h << 6) + (h >> 2);
+    return (size_t)(h ^ (h >> 29));
+}
+
+static int
+same_key(const centry *a, const centry *b)
+{
+    return a->ok == b->ok && a->s == b->s && a->p == b->p && a->o == b->o;
+}
+
+/* The slot of key e: its own, or the empty one where it would go. */
+static size_t
+find_slot(const ctable *t, const centry *e)
+{
+    size_t mask = t->cap - 1, i = key_hash(e) & mask;
+    while (t->slots[i].ok && !same_key(&t->slots[i], e))
+        i = (i + 1) & mask;
+    return i;
+}
+
+static int
+grow_table(ctable *t)
+{
+    size_t cap = t->cap ? 2 * t->cap : 1024;
+    centry *old = t->slots, *slots = calloc(cap, sizeof *slots);
+    size_t ocap = t->cap;
+    if (!slots)
+        return FALSE;
+    t->slots = slots;
+    t->cap = cap;
+    for (size_t i = 0; i < ocap; i++) {
+        if (old[i].ok)
+            t->slots[find_slot(t, &old[i])] = old[i];
+    }
+    free(old);
+    return TRUE;
+}
+
+/* Key e with pane j: inserted, or its pane updated. */
+static int
+table_put(ctable *t, const centry *e, int64_t j)
+{
+    if (2 * (t->count + 1) > t->cap && !grow_table(t))
+        return FALSE;
+    size_t i = find_slot(t, e);
+    if (!t->slots[i].ok) {
+        t->slots[i] = *e;
+        t->count++;
+    }
+    t->slots[i].pane = j;
+    return TRUE;
+}
+
+/* Remove slot i (linear probing: the later keys of its run shift back). */
+static void
+table_remove(ctable *t, size_t i)
+{
+    size_t mask = t->cap - 1, j = i;
+    t->slots[i].ok = 0;
+    t->count--;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!t->slots[j].ok)
+            return;
+        size_t home = key_hash(&t->slots[j]) & mask;
+        /* slot j's key may move to i if its home is not in (i, j] */
+        if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+            t->slots[i] = t->slots[j];
+            t->slots[j].ok = 0;
+            i = j;
+        }
+    }
+}
+
+static int
+memory_error(void)
+{
+    term_t ex;
+    return ((ex = PL_new_term_ref()) &&
+            PL_unify_term(ex, PL_FUNCTOR_CHARS, "error", 2,
+                          PL_FUNCTOR_CHARS, "resource_error", 1, PL_CHARS, "memory",
+                          PL_VARIABLE) &&
+            PL_raise_exception(ex));
+}
+
+/** pa_table_new(-Table): an empty content table. */
+static foreign_t
+pa_table_new(term_t out)
+{
+    ctable *t = calloc(1, sizeof *t);
+    if (!t || !grow_table(t)) {
+        free(t);
+        return memory_error();
+    }
+    return PL_unify_blob(out, t, sizeof *t, &table_blob);
+}
+
+/** pa_enter(+Table, +J, +Matches, -In, -Moved, -Rest): entering/5 for the
+    simple matches of Matches (Key-GK-AR, sorted): In those that enter
+    pane J (new, or moved from an earlier pane J0: listed in Moved as
+    J0-(GK-AR)), in order; Rest the other matches, in order, for the
+    trie. */
+static foreign_t
+pa_enter(term_t tbl, term_t jt, term_t ms, term_t in, term_t moved, term_t rest)
+{
+    ctable *t = NULL;
+    int64_t j;
+    if (!get_table(tbl, &t) || !PL_get_int64_ex(jt, &j))
+        return FALSE;
+    size_t cap = list_length(ms);
+    term_t ins = PL_new_term_refs(cap ? cap : 1), mvs = PL_new_term_refs(cap ? cap : 1),
+           rst = PL_new_term_refs(cap ? cap : 1);
+    size_t nin = 0, nmv = 0, nrs = 0;
+    term_t l = PL_copy_term_ref(ms), h = PL_new_term_ref(), k = PL_new_term_ref(),
+           ka = PL_new_term_ref(), ga = PL_new_term_ref(), tmp = PL_new_term_ref(),
+           jo = PL_new_term_ref();
+    centry e;
+    while (PL_get_list(l, h, l)) {
+        /* h = (Key-GK)-AR */
+        if (!PL_is_functor(h, f_minus2) || !PL_get_arg(1, h, ka) || !PL_is_functor(ka, f_minus2) ||
+            !PL_get_arg(1, ka, k))
+            return PL_type_error("pane_match", h);
+        memset(&e, 0, sizeof e);
+        if (!simple_key(k, &e, tmp)) {
+            if (!PL_put_term(rst + nrs++, h))
+                return FALSE;
+            continue;
+        }
+        size_t i = find_slot(t, &e);
+        if (t->slots[i].ok) {
+            int64_t j0 = t->slots[i].pane;
+            if (j0 == j)
+                continue;
+            t->slots[i].pane = j;
+            if (!PL_put_term(ins + nin++, h) || !PL_get_arg(2, ka, ga) ||
+                !PL_get_arg(2, h, tmp) || !PL_put_int64(jo, j0) ||
+                !PL_cons_functor(tmp, f_minus2, ga, tmp) ||
+                !PL_cons_functor(mvs + nmv++, f_minus2, jo, tmp))
+                return FALSE;
+        } else {
+            if (!table_put(t, &e, j))
+                return memory_error();
+            if (!PL_put_term(ins + nin++, h))
+                return FALSE;
+        }
+    }
+    return make_list(in, ins, nin) && make_list(moved, mvs, nmv) && make_list(rest, rst, nrs);
+}
+
+/** pa_forget(+Table, +J, +Entries, -Rest): forget_entries/3 for the
+    simple matches of Entries (Key-GK-AR of pane J, which leaves the
+    window): each leaves the table unless it moved to a later pane; Rest
+    the other entries, for the trie. */
+static foreign_t
+pa_forget(term_t tbl, term_t jt, term_t es, term_t rest)
+{
+    ctable *t = NULL;
+    int64_t j;
+    if (!get_table(tbl, &t) || !PL_get_int64_ex(jt, &j))
+        return FALSE;
+    size_t cap = list_length(es);
+    term_t rst = PL_new_term_refs(cap ? cap : 1);
+    size_t nrs = 0;
+    term_t l = PL_copy_term_ref(es), h = PL_new_term_ref(), k = PL_new_term_ref(),
+           ka = PL_new_term_ref(), tmp = PL_new_term_ref();
+    centry e;
+    while (PL_get_list(l, h, l)) {
+        if (!PL_is_functor(h, f_minus2) || !PL_get_arg(1, h, ka) || !PL_is_functor(ka, f_minus2) ||
+            !PL_get_arg(1, ka, k))
+            return PL_type_error("pane_match", h);
+        memset(&e, 0, sizeof e);
+        if (!simple_key(k, &e, tmp)) {
+            if (!PL_put_term(rst + nrs++, h))
+                return FALSE;
+            continue;
+        }
+        size_t i = find_slot(t, &e);
+        if (t->slots[i].ok && t->slots[i].pane == j)
+            table_remove(t, i);
+    }
+    return make_list(rest, rst, nrs);
+}
+
+/** pa_lookup(+Table, +Key, -Pane): the pane of Key's latest occurrence,
+    none if it is not in the window, other if Key is not simple. */
+static foreign_t
+pa_lookup(term_t tbl, term_t k, term_t pane)
+{
+    ctable *t = NULL;
+    centry e;
+    term_t tmp = PL_new_term_ref();
+    if (!get_table(tbl, &t))
+        return FALSE;
+    memset(&e, 0, sizeof e);
+    if (!simple_key(k, &e, tmp))
+        return PL_unify_atom_chars(pane, "other");
+    size_t i = find_slot(t, &e);
+    if (!t->slots[i].ok)
+        return PL_unify_atom_chars(pane, "none");
+    return PL_unify_int64(pane, t->slots[i].pane);
+}
+
+/** pa_put(+Table, +Key, +J): Key's latest pane is J (fails if Key is not
+    simple). */
+static foreign_t
+pa_put(term_t tbl, term_t k, term_t jt)
+{
+    ctable *t = NULL;
+    centry e;
+    int64_t j;
+    term_t tmp = PL_new_term_ref();
+    if (!get_table(tbl, &t) || !PL_get_int64_ex(jt, &j))
+        return FALSE;
+    memset(&e, 0, sizeof e);
+    if (!simple_key(k, &e, tmp))
+        return FALSE;
+    return table_put(t, &e, j) ? TRUE : memory_error();
+}
+
+/** pa_count(+Table, -N): the keys in the table. */
+static foreign_t
+pa_count(term_t tbl, term_t n)
+{
+    ctable *t = NULL;
+    return get_table(tbl, &t) && PL_unify_int64(n, (int64_t)t->count);
+}
+
+install_t
+install_pane_accum(void)
+{
+    a_count_star = PL_new_atom("count_star");
+    a_count = PL_new_atom("count");
+    a_sum = PL_new_atom("sum");
+    a_avg = PL_new_atom("avg");
+    a_plus = PL_new_atom("plus");
+    a_sub = PL_new_atom("sub");
+    a_error = PL_new_atom("$error");
+    a_u = PL_new_atom("$u");
+    a_xsd_integer = PL_new_atom("http://www.w3.org/2001/XMLSchema#integer");
+    a_xsd_decimal = PL_new_atom("http://www.w3.org/2001/XMLSchema#decimal");
+    f_minus2 = PL_new_functor(PL_new_atom("-"), 2);
+    f_i2 = PL_new_functor(PL_new_atom("i"), 2);
+    f_n3 = PL_new_functor(PL_new_atom("n"), 3);
+    f_agg3 = PL_new_functor(PL_new_atom("agg"), 3);
+    atom_t acc_name = PL_new_atom("acc"), av_name = PL_new_atom("av");
+    for (int i = 1; i <= MAXAGG + 1; i++)
+        f_acc[i] = PL_new_functor(acc_name, (size_t)i);
+    for (int i = 1; i <= MAXAGG; i++)
+        f_av[i] = PL_new_functor(av_name, (size_t)i);
+    PL_register_foreign_in_module("stream_panes", "pa_merge", 5, pa_merge, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_merge3", 5, pa_merge3, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_fold", 3, pa_fold, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_values", 3, pa_values, 0);
+    f_t3 = PL_new_functor(PL_new_atom("t"), 3);
+    PL_register_foreign_in_module("stream_panes", "pa_table_new", 1, pa_table_new, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_enter", 6, pa_enter, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_forget", 4, pa_forget, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_lookup", 3, pa_lookup, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_put", 3, pa_put, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_count", 2, pa_count, 0);
+}
