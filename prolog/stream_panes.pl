@@ -87,6 +87,7 @@
             pane_raw/4,            % +Module, +Panes, +State, +Tau
             pane_insert/7,         % +Module, +Panes, +State, +Key, +Tau, +GK, +AR
             pane_add/4,            % +Module, +Panes, +State, +Matches
+            pane_segment/5,        % +Module, +Panes, +Match, +State, +Segment
             pane_index/3,          % +Tau, +Width, -J
             pane_advance/5,        % +Module, +Panes, +State, +Lo, +Hi
             pane_nonempty/4,       % +Module, +Panes, +Lo, +Hi
@@ -154,8 +155,9 @@ pane_declare(M, PN) :-
 %!  pane_state(-State) is det.
 %
 %   The mutable state of a new window: nothing folded, no pane seen, an
-%   empty buffer.
-pane_state(ps(NegInf, none, none, 0, Buffer)) :-
+%   empty buffer, the shape of its match clause not read yet
+%   (pane_segment/5).
+pane_state(ps(NegInf, none, none, 0, Buffer, unknown)) :-
     NegInf is -inf,
     buffer_size(Size),
     functor(Buffer, buffer, Size).
@@ -245,8 +247,12 @@ pane_limit(G, X, J) :- J is floor(X / G).
 %!  pane_raw(+Module, +Panes, +State, +Tau) is det.
 %
 %   A triple of the window's stream arrived at Tau (matching or not).
-pane_raw(M, pn(G, _, _, _, _, _, Raw, _), St, Tau) :-
+pane_raw(M, PN, St, Tau) :-
+    arg(1, PN, G),
     pane_of(Tau, G, J),
+    raw_pane(M, PN, St, J).
+
+raw_pane(M, pn(_, _, _, _, _, _, Raw, _), St, J) :-
     (   arg(2, St, J)
     ->  true
     ;   nb_setarg(2, St, J),
@@ -300,6 +306,82 @@ pane_add(M, PN, St, Matches) :-
     pane_commit(M, PN, St),
     add_panes(Matches, M, PN, St).
 
+%!  pane_segment(+Module, +Panes, +Match, +State, +Segment) is semidet.
+%
+%   The arrivals of Segment (e(triple(S, P, O), T1, Tau) items in time
+%   order, no evaluation due among them) at the window, as raw panes and
+%   pane_add/4 of the matches of Match would make them, in one foreign
+%   call (pa_segment/6: matching, pane index, the content table) when
+%   Match's clause is one triple pattern with a constant predicate and
+%   nothing else to decide (match_shape/3), no reasoning can entail that
+%   predicate from another (decided per segment: the background may have
+%   changed), and the times are integers.  Fails, having changed
+%   nothing, otherwise: the caller matches the segment in Prolog.
+pane_segment(M, PN, Match, St, Seg) :-
+    \+ native_off,
+    arg(6, St, Shape0),
+    (   Shape0 == unknown
+    ->  ( match_shape(M, Match, Shape1) -> true ; Shape1 = none ),
+        nb_setarg(6, St, Shape1),
+        Shape = Shape1
+    ;   Shape = Shape0
+    ),
+    Shape = f(Reasoning, Fast),
+    (   Reasoning == none -> true ; \+ sparql_background:bg_flags(M, flags(true, _)) ),
+    PN = pn(G, _, Store, _, _, _, _, _),
+    pane_trie(M, Store, c(Trie, Table)),
+    Table \== none,
+    pane_commit(M, PN, St),
+    pa_segment(Fast, Table, G, Seg, RawJs, Panes),
+    forall(member(RJ, RawJs), raw_pane(M, PN, St, RJ)),
+    segment_panes(Panes, M, PN, St, Trie).
+
+segment_panes([], _, _, _, _).
+segment_panes([p(J, In0, Moved0, Rest)|Ps], M, PN, St, Trie) :-
+    (   Rest == []
+    ->  In = In0, Moved = Moved0
+    ;   entering_trie(Rest, Trie, J, In1, Moved1),
+        append(In0, In1, In),
+        append(Moved0, Moved1, Moved)
+    ),
+    add_entered(M, PN, St, J, In, Moved),
+    segment_panes(Ps, M, PN, St, Trie).
+
+%   match_shape(+M, +Match, -Shape): Shape f(Reasoning, shape(P, GKs,
+%   ARs)) if the window's match clause (window_compile.py) is exactly
+%   Match(S, P0, O, t(S, P, O), GK, AR) :- entails(M, Reasoning, S, P0,
+%   O, S, P, O) with P an IRI (not rdf:type under rdfs), S and O distinct
+%   variables, GK and AR made of S, O (and 0 in AR): GKs and ARs their
+%   positions (1 S, 3 O).  No FILTER, no computed value, one clause.
+match_shape(M, Match, f(R, shape(P, GKs, ARs))) :-
+    functor(H, Match, 6),
+    predicate_property(M:H, number_of_clauses(1)),
+    clause(M:H, Body),
+    H =.. [_, S0, P0, O0, Key, GK, AR],
+    strip_module(Body, _, B),
+    B = entails(_, R, S1, P1, O1, S, P, O),
+    S1 == S0, P1 == P0, O1 == O0,
+    term_variables(v(S0, P0, O0, S, O), Vs),
+    length(Vs, 5),                      % five distinct variables
+    var(S0), var(P0), var(O0), var(S), var(O),
+    atom(P),
+    (   R == none -> true
+    ;   R == rdfs, P \== 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type'
+    ),
+    Key == t(S, P, O),
+    args_positions(GK, gk, S, O, false, GKs),
+    args_positions(AR, ar, S, O, true, ARs).
+
+args_positions(T, Name, S, O, Zero, Ps) :-
+    compound(T) -> T =.. [Name|As], As \== [], maplist(position(S, O, Zero), As, Ps)
+    ;   T == Name, Ps = [].
+
+position(S, O, Zero, A, P) :-
+    (   A == S -> P = 1
+    ;   A == O -> P = 3
+    ;   Zero == true, A == 0 -> P = 0
+    ).
+
 add_panes([], _, _, _).
 add_panes([J-X|Ms], M, PN, St) :-
     same_pane(Ms, J, Xs, Rest),
@@ -313,9 +395,15 @@ add_entries(M, PN, St, J, Ms) :-
     % not sorted: a match met twice in the pane is found in the content the
     % second time and skipped (GK and AR follow from the match), and the
     % pane's entries are folded sorted by group (group_parts/3)
-    PN = pn(_, Specs, Store, _, _, _, _, _),
+    PN = pn(_, _, Store, _, _, _, _, _),
     pane_trie(M, Store, C),
     entering(Ms, C, J, In, Moved),
+    add_entered(M, PN, St, J, In, Moved).
+
+%   add_entered(+M, +PN, +St, +J, +In, +Moved): the matches In entered
+%   pane J (Moved: those of them that left an earlier pane, J0-(GK-AR)).
+add_entered(M, PN, St, J, In, Moved) :-
+    PN = pn(_, Specs, Store, _, _, _, _, _),
     (   In == []
     ->  true
     ;   E =.. [Store, J, In],

@@ -402,6 +402,10 @@ bulk_windows([W|Ws], G, Bulk, Tail) :-
 bulk_segment([], _, _, _).
 bulk_segment([W|Ws], Seg, G, M) :-
     W = w(_, _, _, _, panes(PN, Match, St)),
+    pane_segment(M, PN, Match, St, Seg), !,      % in one foreign call
+    bulk_segment(Ws, Seg, G, M).
+bulk_segment([W|Ws], Seg, G, M) :-
+    W = w(_, _, _, _, panes(PN, Match, St)),
     arg(1, PN, PW),
     Goal =.. [Match, S, P, O, Key, GK, AR],
     catch(findall(J-(Key-GK-AR),

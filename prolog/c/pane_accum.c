@@ -872,6 +872,209 @@ pa_count(term_t tbl, term_t n)
     return get_table(tbl, &t) && PL_unify_int64(n, (int64_t)t->count);
 }
 
+
+		 /*******************************
+		 *   A SEGMENT'S ARRIVALS AT ONCE *
+		 *******************************/
+
+static functor_t f_e3, f_triple3, f_at2, f_p4, f_shape3;
+static atom_t a_gk, a_ar;
+
+/* The pane of integer time tau: ((J-1)G, JG] holds it, or with origin
+   (at(G, T0)) [T0 + (J-1)G, T0 + JG) (pane_of/3 of stream_panes.pl). */
+static int
+pane_of_int(int64_t tau, int64_t g, int at, int64_t t0, int64_t *j)
+{
+    if (at) {
+        int64_t d;
+        if (__builtin_sub_overflow(tau, t0, &d))
+            return FALSE;
+        int64_t q = d / g;
+        if (d % g != 0 && d < 0)
+            q--;                            /* floor */
+        *j = q + 1;
+    } else {
+        int64_t q = tau / g;
+        if (tau % g != 0 && tau > 0)
+            q++;                            /* ceiling */
+        *j = q;
+    }
+    return TRUE;
+}
+
+/* t := the group key or aggregate arguments of a match: Name (no
+   arguments) or Name(X1, ...), each Xi the subject (1), the object (3)
+   or 0, as pos[] says. */
+static int
+put_args(term_t t, atom_t name, const int *pos, int n, term_t s, term_t o, term_t args)
+{
+    if (n == 0)
+        return PL_put_atom(t, name);
+    for (int i = 0; i < n; i++) {
+        if (!(pos[i] == 1 ? PL_put_term(args + i, s)
+                          : pos[i] == 3 ? PL_put_term(args + i, o) : PL_put_int64(args + i, 0)))
+            return FALSE;
+    }
+    return PL_cons_functor_v(t, PL_new_functor(name, (size_t)n), args);
+}
+
+/* A list of small integers 1, 3 or 0 (the positions of put_args). */
+static int
+get_positions(term_t l0, int *pos, int *n)
+{
+    term_t l = PL_copy_term_ref(l0), h = PL_new_term_ref();
+    int v;
+    *n = 0;
+    while (PL_get_list(l, h, l)) {
+        if (*n >= MAXAGG || !PL_get_integer(h, &v) || (v != 0 && v != 1 && v != 3))
+            return FALSE;
+        pos[(*n)++] = v;
+    }
+    return PL_get_nil(l);
+}
+
+/** pa_segment(+Shape, +Table, +Width, +Seg, -Raw, -Panes): the arrivals
+    of a segment (e(triple(S, P, O), T1, Tau) items, Tau nondecreasing)
+    at a window whose match clause is exactly "the triple with predicate
+    P, S and O distinct variables" (Shape shape(P, GKs, ARs): the group
+    key gk(...) and the aggregate arguments ar(...) as positions, see
+    put_args): Raw the distinct panes of the segment's time stamps, in
+    order; Panes p(J, In, Moved, Rest) per pane J with matches, in order,
+    as pa_enter/6 gives them for the pane's matches in segment order.
+    Fails, before it changes anything, unless every time stamp and the
+    width are 64-bit integers (the Prolog code takes the segment then). */
+static foreign_t
+pa_segment(term_t shape, term_t tbl, term_t width, term_t seg, term_t raw, term_t panes)
+{
+    ctable *t = NULL;
+    term_t a = PL_new_term_ref(), l = PL_new_term_ref(), h = PL_new_term_ref(),
+           tr = PL_new_term_ref(), s = PL_new_term_ref(), p = PL_new_term_ref(),
+           o = PL_new_term_ref(), tmp = PL_new_term_ref();
+    atom_t pred, pa;
+    int gpos[MAXAGG], apos[MAXAGG], ng, na, at = 0;
+    int64_t g, t0 = 0, tau, j;
+
+    if (!PL_is_functor(shape, f_shape3))
+        return FALSE;
+    _PL_get_arg(1, shape, a);
+    if (!PL_get_atom(a, &pred))
+        return FALSE;
+    _PL_get_arg(2, shape, a);
+    if (!get_positions(a, gpos, &ng))
+        return FALSE;
+    _PL_get_arg(3, shape, a);
+    if (!get_positions(a, apos, &na))
+        return FALSE;
+    if (PL_is_functor(width, f_at2)) {
+        at = 1;
+        _PL_get_arg(1, width, a);
+        if (!get_i64(a, &g))
+            return FALSE;
+        _PL_get_arg(2, width, a);
+        if (!get_i64(a, &t0))
+            return FALSE;
+    } else if (!get_i64(width, &g))
+        return FALSE;
+    if (g <= 0 || !get_table(tbl, &t))
+        return FALSE;
+
+    /* pass 1: the shape of every item, and the length */
+    size_t n = 0;
+    PL_put_term(l, seg);
+    while (PL_get_list(l, h, l)) {
+        if (!PL_is_functor(h, f_e3))
+            return FALSE;
+        _PL_get_arg(1, h, tr);
+        if (!PL_is_functor(tr, f_triple3))
+            return FALSE;
+        _PL_get_arg(3, h, a);
+        if (!get_i64(a, &tau) || !pane_of_int(tau, g, at, t0, &j))
+            return FALSE;
+        n++;
+    }
+    if (!PL_get_nil(l))
+        return FALSE;
+
+    /* pass 2: the matches, pane by pane */
+    term_t rawv = PL_new_term_refs(n ? n : 1), panev = PL_new_term_refs(n ? n : 1);
+    term_t ins = PL_new_term_refs(n ? n : 1), mvs = PL_new_term_refs(n ? n : 1),
+           rst = PL_new_term_refs(n ? n : 1);
+    term_t key = PL_new_term_ref(), gk = PL_new_term_ref(), ar = PL_new_term_ref(),
+           ent = PL_new_term_ref(), jo = PL_new_term_ref(), mv = PL_new_term_ref(),
+           args = PL_new_term_refs(MAXAGG), pv = PL_new_term_refs(4);
+    size_t nraw = 0, npane = 0, nin = 0, nmv = 0, nrs = 0;
+    int64_t lastraw = 0, cur = 0;
+    int have_cur = 0;
+    centry e;
+
+#define FLUSH_PANE()                                                                     \
+    do {                                                                                 \
+        if (have_cur && (nin || nrs)) {                                                  \
+            if (!PL_put_int64(pv, cur) || !make_list(pv + 1, ins, nin) ||                \
+                !make_list(pv + 2, mvs, nmv) || !make_list(pv + 3, rst, nrs) ||          \
+                !PL_cons_functor_v(panev + npane++, f_p4, pv))                           \
+                return FALSE;                                                            \
+        }                                                                                \
+        nin = nmv = nrs = 0;                                                             \
+        PL_put_variable(pv + 1);                                                         \
+        PL_put_variable(pv + 2);                                                         \
+        PL_put_variable(pv + 3);                                                         \
+    } while (0)
+
+    PL_put_term(l, seg);
+    while (PL_get_list(l, h, l)) {
+        _PL_get_arg(3, h, a);
+        get_i64(a, &tau);
+        pane_of_int(tau, g, at, t0, &j);
+        if (nraw == 0 || j != lastraw) {
+            if (!PL_put_int64(rawv + nraw++, j))
+                return FALSE;
+            lastraw = j;
+        }
+        _PL_get_arg(1, h, tr);
+        _PL_get_arg(2, tr, p);
+        if (!PL_get_atom(p, &pa) || pa != pred)
+            continue;
+        if (!have_cur || j != cur) {
+            FLUSH_PANE();
+            cur = j;
+            have_cur = 1;
+        }
+        _PL_get_arg(1, tr, s);
+        _PL_get_arg(3, tr, o);
+        if (!PL_cons_functor(key, f_t3, s, p, o) ||
+            !put_args(gk, a_gk, gpos, ng, s, o, args) ||
+            !put_args(ar, a_ar, apos, na, s, o, args) ||
+            !PL_cons_functor(ent, f_minus2, key, gk) || !PL_cons_functor(ent, f_minus2, ent, ar))
+            return FALSE;
+        memset(&e, 0, sizeof e);
+        if (!simple_key(key, &e, tmp)) {
+            if (!PL_put_term(rst + nrs++, ent))
+                return FALSE;
+            continue;
+        }
+        size_t i = find_slot(t, &e);
+        if (t->slots[i].ok) {
+            int64_t j0 = t->slots[i].pane;
+            if (j0 == j)
+                continue;
+            t->slots[i].pane = j;
+            if (!PL_put_term(ins + nin++, ent) || !PL_put_int64(jo, j0) ||
+                !PL_cons_functor(mv, f_minus2, gk, ar) ||
+                !PL_cons_functor(mvs + nmv++, f_minus2, jo, mv))
+                return FALSE;
+        } else {
+            if (!table_put(t, &e, j))
+                return memory_error();
+            if (!PL_put_term(ins + nin++, ent))
+                return FALSE;
+        }
+    }
+    FLUSH_PANE();
+#undef FLUSH_PANE
+    return make_list(raw, rawv, nraw) && make_list(panes, panev, npane);
+}
+
 install_t
 install_pane_accum(void)
 {
@@ -905,4 +1108,12 @@ install_pane_accum(void)
     PL_register_foreign_in_module("stream_panes", "pa_lookup", 3, pa_lookup, 0);
     PL_register_foreign_in_module("stream_panes", "pa_put", 3, pa_put, 0);
     PL_register_foreign_in_module("stream_panes", "pa_count", 2, pa_count, 0);
+    f_e3 = PL_new_functor(PL_new_atom("e"), 3);
+    f_triple3 = PL_new_functor(PL_new_atom("triple"), 3);
+    f_at2 = PL_new_functor(PL_new_atom("at"), 2);
+    f_p4 = PL_new_functor(PL_new_atom("p"), 4);
+    f_shape3 = PL_new_functor(PL_new_atom("shape"), 3);
+    a_gk = PL_new_atom("gk");
+    a_ar = PL_new_atom("ar");
+    PL_register_foreign_in_module("stream_panes", "pa_segment", 6, pa_segment, 0);
 }
