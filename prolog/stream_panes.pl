@@ -328,23 +328,24 @@ pane_segment(M, PN, Match, St, Seg) :-
     ),
     Shape = f(Reasoning, Fast),
     (   Reasoning == none -> true ; \+ sparql_background:bg_flags(M, flags(true, _)) ),
-    PN = pn(G, _, Store, _, _, _, _, _),
+    PN = pn(G, Specs, Store, _, _, _, _, _),
     pane_trie(M, Store, c(Trie, Table)),
     Table \== none,
     pane_commit(M, PN, St),
-    pa_segment(Fast, Table, G, Seg, RawJs, Panes),
+    pa_segment(Fast, Specs, Table, G, Seg, RawJs, Panes),
     forall(member(RJ, RawJs), raw_pane(M, PN, St, RJ)),
     segment_panes(Panes, M, PN, St, Trie).
 
 segment_panes([], _, _, _, _).
-segment_panes([p(J, In0, Moved0, Rest)|Ps], M, PN, St, Trie) :-
+segment_panes([p(J, In0, Moved0, Rest, Part0)|Ps], M, PN, St, Trie) :-
     (   Rest == []
-    ->  In = In0, Moved = Moved0
+    ->  In = In0, Moved = Moved0,
+        ( Part0 == none -> true ; Part = Part0 )
     ;   entering_trie(Rest, Trie, J, In1, Moved1),
         append(In0, In1, In),
         append(Moved0, Moved1, Moved)
     ),
-    add_entered(M, PN, St, J, In, Moved),
+    add_entered(M, PN, St, J, In, Moved, Part),
     segment_panes(Ps, M, PN, St, Trie).
 
 %   match_shape(+M, +Match, -Shape): Shape f(Reasoning, shape(P, GKs,
@@ -398,17 +399,18 @@ add_entries(M, PN, St, J, Ms) :-
     PN = pn(_, _, Store, _, _, _, _, _),
     pane_trie(M, Store, C),
     entering(Ms, C, J, In, Moved),
-    add_entered(M, PN, St, J, In, Moved).
+    add_entered(M, PN, St, J, In, Moved, _).
 
-%   add_entered(+M, +PN, +St, +J, +In, +Moved): the matches In entered
-%   pane J (Moved: those of them that left an earlier pane, J0-(GK-AR)).
-add_entered(M, PN, St, J, In, Moved) :-
+%   add_entered(+M, +PN, +St, +J, +In, +Moved, ?Part): the matches In
+%   entered pane J (Moved: those of them that left an earlier pane,
+%   J0-(GK-AR)); Part In folded per group if known already.
+add_entered(M, PN, St, J, In, Moved, Part) :-
     PN = pn(_, Specs, Store, _, _, _, _, _),
     (   In == []
     ->  true
     ;   E =.. [Store, J, In],
         assertz(M:E),
-        group_parts(In, Specs, Part),
+        (   var(Part) -> group_parts(In, Specs, Part) ; true ),
         arg(1, St, Folded),
         merge_into_pane(M, PN, J, Part, Folded)
     ),

@@ -877,7 +877,7 @@ pa_count(term_t tbl, term_t n)
 		 *   A SEGMENT'S ARRIVALS AT ONCE *
 		 *******************************/
 
-static functor_t f_e3, f_triple3, f_at2, f_p4, f_shape3;
+static functor_t f_e3, f_triple3, f_at2, f_p4 /* p/5 */, f_shape3;
 static atom_t a_gk, a_ar;
 
 /* The pane of integer time tau: ((J-1)G, JG] holds it, or with origin
@@ -933,18 +933,81 @@ get_positions(term_t l0, int *pos, int *n)
     return PL_get_nil(l);
 }
 
-/** pa_segment(+Shape, +Table, +Width, +Seg, -Raw, -Panes): the arrivals
+/* Sort idx[0..n) by the standard order of keys[idx[i]] (a merge sort:
+   stable, no global state). */
+static void
+sort_by_key(size_t *idx, size_t *tmp, size_t n, term_t keys)
+{
+    if (n < 2)
+        return;
+    size_t h = n / 2;
+    sort_by_key(idx, tmp, h, keys);
+    sort_by_key(idx + h, tmp, n - h, keys);
+    if (PL_compare(keys + idx[h - 1], keys + idx[h]) <= 0)
+        return;                         /* already in order: the common case */
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        tmp[k++] = PL_compare(keys + idx[i], keys + idx[j]) <= 0 ? idx[i++] : idx[j++];
+    while (i < h)
+        tmp[k++] = idx[i++];
+    while (j < n)
+        tmp[k++] = idx[j++];
+    memcpy(idx, tmp, n * sizeof *idx);
+}
+
+/* part := In's matches (their group keys gks[0..n), aggregate arguments
+   ars[0..n)) folded per group, GK-Acc in the order of GK (group_parts/3);
+   none if an argument is not one pa_fold/3 keeps. */
+static int
+fold_in(term_t part, const int *ops, int k, term_t gks, term_t ars, size_t n, size_t *idx,
+        size_t *tmp)
+{
+    term_t res = PL_new_term_refs(n ? n : 1), x = PL_new_term_ref(), tt = PL_new_term_ref(),
+           t = PL_new_term_ref();
+    size_t m = 0;
+    acc a;
+    if (k == 0)
+        return PL_put_atom_chars(part, "none");
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    sort_by_key(idx, tmp, n, gks);
+    for (size_t i = 0; i < n;) {
+        size_t first = idx[i];
+        memset(&a, 0, sizeof a);
+        do {
+            for (int j = 0; j < k; j++) {
+                if (ops[j] == OP_COUNT_STAR)
+                    continue;
+                if (!PL_get_arg(j + 1, ars + idx[i], x) || !add_arg(ops[j], x, &a.s[j], tt)) {
+                    PL_reset_term_refs(res);
+                    return PL_put_atom_chars(part, "none");
+                }
+            }
+            a.n++;
+            i++;
+        } while (i < n && PL_compare(gks + idx[i], gks + first) == 0);
+        if (!put_acc(t, ops, k, &a) || !PL_cons_functor(res + m++, f_minus2, gks + first, t))
+            return FALSE;
+    }
+    PL_put_variable(part);
+    return make_list(part, res, m);
+}
+
+/** pa_segment(+Shape, +Specs, +Table, +Width, +Seg, -Raw, -Panes): the arrivals
     of a segment (e(triple(S, P, O), T1, Tau) items, Tau nondecreasing)
     at a window whose match clause is exactly "the triple with predicate
     P, S and O distinct variables" (Shape shape(P, GKs, ARs): the group
     key gk(...) and the aggregate arguments ar(...) as positions, see
     put_args): Raw the distinct panes of the segment's time stamps, in
-    order; Panes p(J, In, Moved, Rest) per pane J with matches, in order,
-    as pa_enter/6 gives them for the pane's matches in segment order.
+    order; Panes p(J, In, Moved, Rest, Part) per pane J with matches, in
+    order, In, Moved and Rest as pa_enter/6 gives them for the pane's
+    matches in segment order, Part In folded per group for Specs
+    (group_parts/3; none where pa_fold/3 would fail).
     Fails, before it changes anything, unless every time stamp and the
     width are 64-bit integers (the Prolog code takes the segment then). */
 static foreign_t
-pa_segment(term_t shape, term_t tbl, term_t width, term_t seg, term_t raw, term_t panes)
+pa_segment(term_t shape, term_t specs, term_t tbl, term_t width, term_t seg, term_t raw,
+           term_t panes)
 {
     ctable *t = NULL;
     term_t a = PL_new_term_ref(), l = PL_new_term_ref(), h = PL_new_term_ref(),
@@ -977,6 +1040,9 @@ pa_segment(term_t shape, term_t tbl, term_t width, term_t seg, term_t raw, term_
         return FALSE;
     if (g <= 0 || !get_table(tbl, &t))
         return FALSE;
+    int ops[MAXAGG], k;
+    if (!get_specs(specs, ops, &k))
+        k = 0;                          /* Part none */
 
     /* pass 1: the shape of every item, and the length */
     size_t n = 0;
@@ -998,10 +1064,14 @@ pa_segment(term_t shape, term_t tbl, term_t width, term_t seg, term_t raw, term_
     /* pass 2: the matches, pane by pane */
     term_t rawv = PL_new_term_refs(n ? n : 1), panev = PL_new_term_refs(n ? n : 1);
     term_t ins = PL_new_term_refs(n ? n : 1), mvs = PL_new_term_refs(n ? n : 1),
-           rst = PL_new_term_refs(n ? n : 1);
+           rst = PL_new_term_refs(n ? n : 1), gks = PL_new_term_refs(n ? n : 1),
+           ars = PL_new_term_refs(n ? n : 1);
+    size_t *idx = malloc(2 * (n ? n : 1) * sizeof *idx);
+    if (!idx)
+        return memory_error();
     term_t key = PL_new_term_ref(), gk = PL_new_term_ref(), ar = PL_new_term_ref(),
            ent = PL_new_term_ref(), jo = PL_new_term_ref(), mv = PL_new_term_ref(),
-           args = PL_new_term_refs(MAXAGG), pv = PL_new_term_refs(4);
+           args = PL_new_term_refs(MAXAGG), pv = PL_new_term_refs(5);
     size_t nraw = 0, npane = 0, nin = 0, nmv = 0, nrs = 0;
     int64_t lastraw = 0, cur = 0;
     int have_cur = 0;
@@ -1012,8 +1082,9 @@ pa_segment(term_t shape, term_t tbl, term_t width, term_t seg, term_t raw, term_
         if (have_cur && (nin || nrs)) {                                                  \
             if (!PL_put_int64(pv, cur) || !make_list(pv + 1, ins, nin) ||                \
                 !make_list(pv + 2, mvs, nmv) || !make_list(pv + 3, rst, nrs) ||          \
+                !fold_in(pv + 4, ops, k, gks, ars, nin, idx, idx + n) ||                 \
                 !PL_cons_functor_v(panev + npane++, f_p4, pv))                           \
-                return FALSE;                                                            \
+                goto fail;                                                               \
         }                                                                                \
         nin = nmv = nrs = 0;                                                             \
         PL_put_variable(pv + 1);                                                         \
@@ -1028,7 +1099,7 @@ pa_segment(term_t shape, term_t tbl, term_t width, term_t seg, term_t raw, term_
         pane_of_int(tau, g, at, t0, &j);
         if (nraw == 0 || j != lastraw) {
             if (!PL_put_int64(rawv + nraw++, j))
-                return FALSE;
+                goto fail;
             lastraw = j;
         }
         _PL_get_arg(1, h, tr);
@@ -1046,11 +1117,11 @@ pa_segment(term_t shape, term_t tbl, term_t width, term_t seg, term_t raw, term_
             !put_args(gk, a_gk, gpos, ng, s, o, args) ||
             !put_args(ar, a_ar, apos, na, s, o, args) ||
             !PL_cons_functor(ent, f_minus2, key, gk) || !PL_cons_functor(ent, f_minus2, ent, ar))
-            return FALSE;
+            goto fail;
         memset(&e, 0, sizeof e);
         if (!simple_key(key, &e, tmp)) {
             if (!PL_put_term(rst + nrs++, ent))
-                return FALSE;
+                goto fail;
             continue;
         }
         size_t i = find_slot(t, &e);
@@ -1059,20 +1130,26 @@ pa_segment(term_t shape, term_t tbl, term_t width, term_t seg, term_t raw, term_
             if (j0 == j)
                 continue;
             t->slots[i].pane = j;
-            if (!PL_put_term(ins + nin++, ent) || !PL_put_int64(jo, j0) ||
+            if (!PL_put_term(gks + nin, gk) || !PL_put_term(ars + nin, ar) ||
+                !PL_put_term(ins + nin++, ent) || !PL_put_int64(jo, j0) ||
                 !PL_cons_functor(mv, f_minus2, gk, ar) ||
                 !PL_cons_functor(mvs + nmv++, f_minus2, jo, mv))
-                return FALSE;
+                goto fail;
         } else {
             if (!table_put(t, &e, j))
-                return memory_error();
-            if (!PL_put_term(ins + nin++, ent))
-                return FALSE;
+                { memory_error(); goto fail; }
+            if (!PL_put_term(gks + nin, gk) || !PL_put_term(ars + nin, ar) ||
+                !PL_put_term(ins + nin++, ent))
+                goto fail;
         }
     }
     FLUSH_PANE();
 #undef FLUSH_PANE
+    free(idx);
     return make_list(raw, rawv, nraw) && make_list(panes, panev, npane);
+fail:
+    free(idx);
+    return FALSE;
 }
 
 install_t
@@ -1111,9 +1188,9 @@ install_pane_accum(void)
     f_e3 = PL_new_functor(PL_new_atom("e"), 3);
     f_triple3 = PL_new_functor(PL_new_atom("triple"), 3);
     f_at2 = PL_new_functor(PL_new_atom("at"), 2);
-    f_p4 = PL_new_functor(PL_new_atom("p"), 4);
+    f_p4 = PL_new_functor(PL_new_atom("p"), 5);
     f_shape3 = PL_new_functor(PL_new_atom("shape"), 3);
     a_gk = PL_new_atom("gk");
     a_ar = PL_new_atom("ar");
-    PL_register_foreign_in_module("stream_panes", "pa_segment", 6, pa_segment, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_segment", 7, pa_segment, 0);
 }
