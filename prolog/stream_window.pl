@@ -398,7 +398,8 @@ bulk_windows([W|Ws], G, Bulk, Tail) :-
     bulk_windows(Ws, G, Bulk1, Tail).
 
 %   bulk_segment(+Windows, +Seg, +G, +M): a segment's arrivals at per-pane
-%   windows, each window's matches found in one pass and added per pane.
+%   windows, each window's matches found in one pass and added per pane
+%   (in one foreign call where pane_segment/5 can, else here).
 bulk_segment([], _, _, _).
 bulk_segment([W|Ws], Seg, G, M) :-
     W = w(_, _, _, _, panes(PN, Match, St)),
@@ -1241,8 +1242,9 @@ first_t0_state([D|Ds], [w(_, _, Kind, _, _)|Ws], [w(Seq, PS)|S0], [S|Ss]) :-
     first_t0_state(Ds, Ws, S0, Ss).
 
 window_state(w(_, _, _, Seq, Mode), w(Seq, PS)) :-
-    (   Mode = panes(_, _, ps(F0, L, _, _, _))
-    ->  ( F0 =:= -inf -> F = none ; F = F0 ), PS = ps(F, L)
+    (   Mode = panes(_, _, PSt)             % the pane state's first two (stream_panes.pl)
+    ->  arg(1, PSt, F0), arg(2, PSt, L),
+        ( F0 =:= -inf -> F = none ; F = F0 ), PS = ps(F, L)
     ;   PS = plain
     ).
 
