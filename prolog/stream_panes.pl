@@ -88,6 +88,7 @@
             pane_insert/7,         % +Module, +Panes, +State, +Key, +Tau, +GK, +AR
             pane_add/4,            % +Module, +Panes, +State, +Matches
             pane_segment/5,        % +Module, +Panes, +Match, +State, +Segment
+            pane_segments/1,       % -Count
             pane_index/3,          % +Tau, +Width, -J
             pane_advance/5,        % +Module, +Panes, +State, +Lo, +Hi
             pane_nonempty/4,       % +Module, +Panes, +Lo, +Hi
@@ -333,8 +334,15 @@ pane_segment(M, PN, Match, St, Seg) :-
     Table \== none,
     pane_commit(M, PN, St),
     pa_segment(Fast, Specs, Table, G, Seg, RawJs, Panes),
+    flag(pane_segments, K, K + 1),
     forall(member(RJ, RawJs), raw_pane(M, PN, St, RJ)),
     segment_panes(Panes, M, PN, St, Trie).
+
+%!  pane_segments(-Count) is det.
+%
+%   The segments taken by pane_segment/5's foreign call so far in this
+%   process (for the tests that check where it applies).
+pane_segments(N) :- flag(pane_segments, N, N).
 
 segment_panes([], _, _, _, _).
 segment_panes([p(J, In0, Moved0, Rest, Part0)|Ps], M, PN, St, Trie) :-
