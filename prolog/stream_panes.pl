@@ -21,11 +21,13 @@
                               integer object in Table (C, pane_accum.c;
                               none when the Prolog code runs throughout,
                               pane_accumulator/1), any other in Trie.
-        Store(J, Entries)     the matches Key-GK-AR (GK the group key, AR
-                              the aggregate arguments) that entered pane
-                              J, in pane order (a match that moved on to
-                              a later pane stays listed and is skipped at
-                              expiry).
+        Store(J, Keys)        the keys t(S, P, O) of the matches that
+                              entered pane J, in pane order (a match
+                              that moved on to a later pane stays listed
+                              and is skipped at expiry; a snapshot of an
+                              earlier version lists Key-GK-AR, GK the
+                              group key, AR the aggregate arguments:
+                              read alike).
         Pane(J, Parts)        pane J's partial aggregates, Parts a list
                               GK-Acc in the standard order of GK (read by
                               J: first-argument indexing).
@@ -214,7 +216,7 @@ pane_restored(M, pn(_, _, Store, _, _, _, _, _)) :-
     retractall(M:T),
     pane_trie(M, Store, C),
     E =.. [Store, J, Entries],
-    forall(M:E, forall(member(K-_-_, Entries), content_put(C, K, J))).
+    forall(M:E, forall(( member(X, Entries), entry_key(X, K) ), content_put(C, K, J))).
 
 content_put(c(Trie, Table), K, J) :-
     (   Table \== none, pa_put(Table, K, J) -> true ; trie_put(Trie, K, J) ).
@@ -345,16 +347,27 @@ pane_segment(M, PN, Match, St, Seg) :-
 pane_segments(N) :- flag(pane_segments, N, N).
 
 segment_panes([], _, _, _, _).
-segment_panes([p(J, In0, Moved0, Rest, Part0)|Ps], M, PN, St, Trie) :-
+segment_panes([p(J, Keys0, In0, Moved0, Rest, Part0)|Ps], M, PN, St, Trie) :-
     (   Rest == []
-    ->  In = In0, Moved = Moved0,
-        ( Part0 == none -> true ; Part = Part0 )
+    ->  Keys = Keys0, Moved = Moved0,
+        (   Part0 == none -> group_entries(In0, PN, Part) ; Part = Part0 )
     ;   entering_trie(Rest, Trie, J, In1, Moved1),
-        append(In0, In1, In),
-        append(Moved0, Moved1, Moved)
+        entry_keys(In1, Keys1),
+        append(Keys0, Keys1, Keys),
+        append(Moved0, Moved1, Moved),
+        (   Part0 == none
+        ->  append(In0, In1, In),
+            group_entries(In, PN, Part)
+        ;   group_entries(In1, PN, Part1),
+            arg(2, PN, Specs),
+            merge_parts(Part0, Part1, Specs, plus, Part)
+        )
     ),
-    add_entered(M, PN, St, J, In, Moved, Part),
+    add_entered(M, PN, St, J, Keys, Part, Moved),
     segment_panes(Ps, M, PN, St, Trie).
+
+group_entries(In, pn(_, Specs, _, _, _, _, _, _), Part) :-
+    (   In == [] -> Part = [] ; group_parts(In, Specs, Part) ).
 
 %   match_shape(+M, +Match, -Shape): Shape f(Reasoning, shape(P, GKs,
 %   ARs)) if the window's match clause (window_compile.py) is exactly
@@ -407,18 +420,22 @@ add_entries(M, PN, St, J, Ms) :-
     PN = pn(_, _, Store, _, _, _, _, _),
     pane_trie(M, Store, C),
     entering(Ms, C, J, In, Moved),
-    add_entered(M, PN, St, J, In, Moved, _).
-
-%   add_entered(+M, +PN, +St, +J, +In, +Moved, ?Part): the matches In
-%   entered pane J (Moved: those of them that left an earlier pane,
-%   J0-(GK-AR)); Part In folded per group if known already.
-add_entered(M, PN, St, J, In, Moved, Part) :-
-    PN = pn(_, Specs, Store, _, _, _, _, _),
     (   In == []
+    ->  Keys = [], Part = []
+    ;   entry_keys(In, Keys),
+        group_entries(In, PN, Part)
+    ),
+    add_entered(M, PN, St, J, Keys, Part, Moved).
+
+%   add_entered(+M, +PN, +St, +J, +Keys, +Part, +Moved): the matches Keys
+%   entered pane J, Part their group keys and arguments folded per group
+%   (Moved: those of them that left an earlier pane, J0-(GK-AR)).
+add_entered(M, PN, St, J, Keys, Part, Moved) :-
+    PN = pn(_, _, Store, _, _, _, _, _),
+    (   Keys == []
     ->  true
-    ;   E =.. [Store, J, In],
+    ;   E =.. [Store, J, Keys],
         assertz(M:E),
-        (   var(Part) -> group_parts(In, Specs, Part) ; true ),
         arg(1, St, Folded),
         merge_into_pane(M, PN, J, Part, Folded)
     ),
@@ -427,6 +444,16 @@ add_entered(M, PN, St, J, In, Moved, Part) :-
     ;   msort(Moved, Moves),
         take_out(Moves, M, PN, St)
     ).
+
+%   entry_keys(+Entries, -Keys): the matches' keys (what Store(J, Keys)
+%   keeps: their group keys and arguments are the panes' partials now).
+entry_keys([], []).
+entry_keys([K-_-_|Es], [K|Ks]) :- entry_keys(Es, Ks).
+
+%   entry_key(+Entry, -Key): a key of Store(J, Keys); an older snapshot's
+%   entries are Key-GK-AR.
+entry_key(E, K) :-
+    (   E = K0-_-_ -> K = K0 ; K = E ).
 
 buffered(I, N, Buffer, Ms) :-
     (   I > N
@@ -667,7 +694,8 @@ forget_entries(Es, c(Trie, Table), J) :-
     ).
 
 forget_trie([], _, _).
-forget_trie([K-_-_|Es], Trie, J) :-
+forget_trie([X|Es], Trie, J) :-
+    entry_key(X, K),
     (   trie_delete(Trie, K, J0)        % one trie step; put back if it moved on
     ->  ( J0 =:= J -> true ; trie_insert(Trie, K, J0) )
     ;   true

@@ -795,7 +795,7 @@ pa_enter(term_t tbl, term_t jt, term_t ms, term_t in, term_t moved, term_t rest)
 }
 
 /** pa_forget(+Table, +J, +Entries, -Rest): forget_entries/3 for the
-    simple matches of Entries (Key-GK-AR of pane J, which leaves the
+    simple matches of Entries (the keys of pane J, or Key-GK-AR, which leaves the
     window): each leaves the table unless it moved to a later pane; Rest
     the other entries, for the trie. */
 static foreign_t
@@ -812,8 +812,10 @@ pa_forget(term_t tbl, term_t jt, term_t es, term_t rest)
            ka = PL_new_term_ref(), tmp = PL_new_term_ref();
     centry e;
     while (PL_get_list(l, h, l)) {
-        if (!PL_is_functor(h, f_minus2) || !PL_get_arg(1, h, ka) || !PL_is_functor(ka, f_minus2) ||
-            !PL_get_arg(1, ka, k))
+        if (PL_is_functor(h, f_t3))     /* a key (an older snapshot's: Key-GK-AR) */
+            PL_put_term(k, h);
+        else if (!PL_is_functor(h, f_minus2) || !PL_get_arg(1, h, ka) ||
+                 !PL_is_functor(ka, f_minus2) || !PL_get_arg(1, ka, k))
             return PL_type_error("pane_match", h);
         memset(&e, 0, sizeof e);
         if (!simple_key(k, &e, tmp)) {
@@ -877,7 +879,7 @@ pa_count(term_t tbl, term_t n)
 		 *   A SEGMENT'S ARRIVALS AT ONCE *
 		 *******************************/
 
-static functor_t f_e3, f_triple3, f_at2, f_p4 /* p/5 */, f_shape3;
+static functor_t f_e3, f_triple3, f_at2, f_p6, f_shape3;
 static atom_t a_gk, a_ar;
 
 /* The pane of integer time tau: ((J-1)G, JG] holds it, or with origin
@@ -993,16 +995,34 @@ fold_in(term_t part, const int *ops, int k, term_t gks, term_t ars, size_t n, si
     return make_list(part, res, m);
 }
 
+/* in := [] if part holds the fold, else the entries Key-GK-AR of keys[i],
+   gks[i], ars[i] (i < n), for group_parts/3 in Prolog. */
+static int
+entries_if(term_t in, term_t part, term_t keys, term_t gks, term_t ars, size_t n)
+{
+    if (!PL_is_atom(part))
+        return PL_unify_nil(in);
+    term_t es = PL_new_term_refs(n ? n : 1), x = PL_new_term_ref();
+    for (size_t i = 0; i < n; i++) {
+        if (!PL_cons_functor(x, f_minus2, keys + i, gks + i) ||
+            !PL_cons_functor(es + i, f_minus2, x, ars + i))
+            return FALSE;
+    }
+    return make_list(in, es, n);
+}
+
 /** pa_segment(+Shape, +Specs, +Table, +Width, +Seg, -Raw, -Panes): the arrivals
     of a segment (e(triple(S, P, O), T1, Tau) items, Tau nondecreasing)
     at a window whose match clause is exactly "the triple with predicate
     P, S and O distinct variables" (Shape shape(P, GKs, ARs): the group
     key gk(...) and the aggregate arguments ar(...) as positions, see
     put_args): Raw the distinct panes of the segment's time stamps, in
-    order; Panes p(J, In, Moved, Rest, Part) per pane J with matches, in
-    order, In, Moved and Rest as pa_enter/6 gives them for the pane's
-    matches in segment order, Part In folded per group for Specs
-    (group_parts/3; none where pa_fold/3 would fail).
+    order; Panes p(J, Keys, In, Moved, Rest, Part) per pane J with
+    matches, in order: Keys the keys of the matches that enter pane J
+    (new, or moved from an earlier pane: Moved, as pa_enter/6 gives it),
+    Part their GK-AR folded per group for Specs (group_parts/3), or none
+    where pa_fold/3 would fail and then In their entries Key-GK-AR ([]
+    otherwise); Rest the matches that are not simple keys, for the trie.
     Fails, before it changes anything, unless every time stamp and the
     width are 64-bit integers (the Prolog code takes the segment then). */
 static foreign_t
@@ -1071,7 +1091,7 @@ pa_segment(term_t shape, term_t specs, term_t tbl, term_t width, term_t seg, ter
         return memory_error();
     term_t key = PL_new_term_ref(), gk = PL_new_term_ref(), ar = PL_new_term_ref(),
            ent = PL_new_term_ref(), jo = PL_new_term_ref(), mv = PL_new_term_ref(),
-           args = PL_new_term_refs(MAXAGG), pv = PL_new_term_refs(5);
+           args = PL_new_term_refs(MAXAGG), pv = PL_new_term_refs(6);
     size_t nraw = 0, npane = 0, nin = 0, nmv = 0, nrs = 0;
     int64_t lastraw = 0, cur = 0;
     int have_cur = 0;
@@ -1081,15 +1101,15 @@ pa_segment(term_t shape, term_t specs, term_t tbl, term_t width, term_t seg, ter
     do {                                                                                 \
         if (have_cur && (nin || nrs)) {                                                  \
             if (!PL_put_int64(pv, cur) || !make_list(pv + 1, ins, nin) ||                \
-                !make_list(pv + 2, mvs, nmv) || !make_list(pv + 3, rst, nrs) ||          \
-                !fold_in(pv + 4, ops, k, gks, ars, nin, idx, idx + n) ||                 \
-                !PL_cons_functor_v(panev + npane++, f_p4, pv))                           \
+                !make_list(pv + 3, mvs, nmv) || !make_list(pv + 4, rst, nrs) ||          \
+                !fold_in(pv + 5, ops, k, gks, ars, nin, idx, idx + n) ||                 \
+                !entries_if(pv + 2, pv + 5, ins, gks, ars, nin) ||                       \
+                !PL_cons_functor_v(panev + npane++, f_p6, pv))                           \
                 goto fail;                                                               \
         }                                                                                \
         nin = nmv = nrs = 0;                                                             \
-        PL_put_variable(pv + 1);                                                         \
-        PL_put_variable(pv + 2);                                                         \
-        PL_put_variable(pv + 3);                                                         \
+        for (int v_ = 1; v_ < 6; v_++)                                                   \
+            PL_put_variable(pv + v_);                                                    \
     } while (0)
 
     PL_put_term(l, seg);
@@ -1115,12 +1135,12 @@ pa_segment(term_t shape, term_t specs, term_t tbl, term_t width, term_t seg, ter
         _PL_get_arg(3, tr, o);
         if (!PL_cons_functor(key, f_t3, s, p, o) ||
             !put_args(gk, a_gk, gpos, ng, s, o, args) ||
-            !put_args(ar, a_ar, apos, na, s, o, args) ||
-            !PL_cons_functor(ent, f_minus2, key, gk) || !PL_cons_functor(ent, f_minus2, ent, ar))
+            !put_args(ar, a_ar, apos, na, s, o, args))
             goto fail;
         memset(&e, 0, sizeof e);
         if (!simple_key(key, &e, tmp)) {
-            if (!PL_put_term(rst + nrs++, ent))
+            if (!PL_cons_functor(ent, f_minus2, key, gk) || !PL_cons_functor(ent, f_minus2, ent, ar) ||
+                !PL_put_term(rst + nrs++, ent))
                 goto fail;
             continue;
         }
@@ -1131,7 +1151,7 @@ pa_segment(term_t shape, term_t specs, term_t tbl, term_t width, term_t seg, ter
                 continue;
             t->slots[i].pane = j;
             if (!PL_put_term(gks + nin, gk) || !PL_put_term(ars + nin, ar) ||
-                !PL_put_term(ins + nin++, ent) || !PL_put_int64(jo, j0) ||
+                !PL_put_term(ins + nin++, key) || !PL_put_int64(jo, j0) ||
                 !PL_cons_functor(mv, f_minus2, gk, ar) ||
                 !PL_cons_functor(mvs + nmv++, f_minus2, jo, mv))
                 goto fail;
@@ -1139,7 +1159,7 @@ pa_segment(term_t shape, term_t specs, term_t tbl, term_t width, term_t seg, ter
             if (!table_put(t, &e, j))
                 { memory_error(); goto fail; }
             if (!PL_put_term(gks + nin, gk) || !PL_put_term(ars + nin, ar) ||
-                !PL_put_term(ins + nin++, ent))
+                !PL_put_term(ins + nin++, key))
                 goto fail;
         }
     }
@@ -1188,7 +1208,7 @@ install_pane_accum(void)
     f_e3 = PL_new_functor(PL_new_atom("e"), 3);
     f_triple3 = PL_new_functor(PL_new_atom("triple"), 3);
     f_at2 = PL_new_functor(PL_new_atom("at"), 2);
-    f_p4 = PL_new_functor(PL_new_atom("p"), 5);
+    f_p6 = PL_new_functor(PL_new_atom("p"), 6);
     f_shape3 = PL_new_functor(PL_new_atom("shape"), 3);
     a_gk = PL_new_atom("gk");
     a_ar = PL_new_atom("ar");

@@ -348,3 +348,23 @@ def test_segment_call_redecided_when_the_background_changes():
     _, took_all = run_counted(text, rows, "rdfs")
     assert native == expected
     assert 0 < took < took_all
+
+
+def test_store_facts_of_an_earlier_snapshot_are_read_alike():
+    """Store(J, Keys) lists the matches' keys; a snapshot of an earlier
+    version lists Key-GK-AR: restore puts both kinds back into the
+    content (table and trie), and expiry takes both out."""
+    dec = f"n(0.5, '{XSD}decimal', \"0.5\")"
+    r = runtime().query_once(
+        "_M = pa_old_format, _PN = pn(1, [agg(count_star, false, ' ')], st, st_p, st_r, st_l, st_w, st_u), "
+        "stream_panes:pane_clear(_M, _PN), stream_panes:pane_declare(_M, _PN), "
+        f"assertz(_M:st(1, [t(a, p, 1)-gk(a)-ar(0), t(b, p, {dec})-gk(b)-ar(0)])), "
+        f"assertz(_M:st(2, [t(c, p, x), t(d, p, {dec})])), "
+        "stream_panes:pane_restored(_M, _PN), stream_panes:pane_content(_M, _PN, N0), "
+        "findall(_K, ( member(_K, [t(a, p, 1), t(b, p, " + dec + "), t(c, p, x), t(d, p, " + dec + "), "
+        "t(e, p, 1)]), stream_panes:pane_in_window(_M, _PN, _K) ), _In), length(_In, NIn), "
+        "_M:st(1, _E1), stream_panes:pane_trie(_M, st, _C), stream_panes:forget_entries(_E1, _C, 1), "
+        "_M:st(2, _E2), stream_panes:forget_entries(_E2, _C, 2), stream_panes:pane_content(_M, _PN, N1), "
+        "stream_panes:pane_clear(_M, _PN)")
+    assert r is not None
+    assert (r["N0"], r["NIn"], r["N1"]) == (4, 4, 0)
