@@ -329,7 +329,7 @@ push_run(N, [E|Batch], Rest, G, M, RT) :-
     (   N > 1, Tau >= Now, compare_time(Cmp, Tau, Due),
         bulk_queries(Qs, G, Bulk)
     ->  segment(N, [E|Batch], Cmp, Due, Seg, K, Rest0),
-        bulk_segment(Bulk, Seg, G, M),
+        \+ \+ bulk_segment(Bulk, Seg, G, M),     % its terms are garbage: undone, not collected
         last(Seg, e(_, _, Last)),
         nb_setarg(1, RT, Last),
         N1 is N - K,
