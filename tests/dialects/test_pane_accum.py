@@ -265,11 +265,12 @@ def rich_stream(rnd: random.Random, n: int, times: str = "int") -> list[Row]:
 
 
 def run_counted(text: str, rows: list[Row], reasoning: str = "none", background=(),
-                later_background=()) -> tuple[list, int]:
+                later_background=(), semantics: str | None = None) -> tuple[list, int]:
     """Answers (as run/2) and the segments the foreign call took; the
-    background added before the stream, later_background after half."""
+    background added before the stream, later_background after half;
+    semantics "cql": panes ((J-1)G, JG] instead of closed-open from t0."""
     before = segments()
-    with Engine(reasoning=reasoning) as eng:
+    with Engine(reasoning=reasoning, window_semantics=semantics) as eng:
         if background:
             eng.add_background(background)
         with warnings.catch_warnings():
@@ -290,8 +291,10 @@ def run_counted(text: str, rows: list[Row], reasoning: str = "none", background=
 
 AGGS = "(COUNT(*) AS ?n) (COUNT(?v) AS ?c) (SUM(?v) AS ?s) (AVG(?v) AS ?a)"
 SEGMENT_CASES = [
-    # (WHERE, GROUP BY, window, reasoning, background, times, taken)
+    # (WHERE, GROUP BY, window, reasoning (or "cql": none, CQL's windows), background,
+    #  times, taken)
     ("?x ex:v ?v", "?x", "RANGE 4s STEP 1s", "none", (), "int", True),
+    ("?x ex:v ?v", "?x", "RANGE 4s STEP 2s", "cql", (), "int", True),
     ("?x ex:v ?v", "", "RANGE 3s TUMBLING", "none", (), "int", True),
     ("?x ex:v ?v", "?v", "RANGE 2s STEP 2s", "none", (), "int", True),
     ("?x ex:v ?v", "?x", "RANGE 4s STEP 1s", "rdfs", (), "int", True),
@@ -319,9 +322,12 @@ def test_segment_call_taken_where_it_applies_and_answers_alike(case):
     select = (f"{group} " if group else "") + (AGGS if "?v" in where else "(COUNT(*) AS ?n)")
     text = (f"REGISTER QUERY agg AS\n{PREFIX}SELECT {select}\nFROM STREAM <{S1}> [{window}]\n"
             f"WHERE {{ {where} }}\n" + (f"GROUP BY {group}" if group else ""))
-    native, took = run_counted(text, rows, reasoning, bg)
+    semantics = None
+    if reasoning == "cql":
+        reasoning, semantics = "none", "cql"
+    native, took = run_counted(text, rows, reasoning, bg, semantics=semantics)
     with prolog_path():
-        expected, took2 = run_counted(text, rows, reasoning, bg)
+        expected, took2 = run_counted(text, rows, reasoning, bg, semantics=semantics)
     assert native == expected, text
     assert took2 == 0
     assert len(native[0]) > 10
