@@ -91,6 +91,7 @@
             pane_add/4,            % +Module, +Panes, +State, +Matches
             pane_segment/5,        % +Module, +Panes, +Match, +State, +Segment
             pane_segments/1,       % -Count
+            segment_cut/8,         % +N, +Events, +Cmp, +Due, -Seg, -K, -Rest, -Last
             pane_index/3,          % +Tau, +Width, -J
             pane_advance/5,        % +Module, +Panes, +State, +Lo, +Hi
             pane_nonempty/4,       % +Module, +Panes, +Lo, +Hi
@@ -339,6 +340,17 @@ pane_segment(M, PN, Match, St, Seg) :-
     flag(pane_segments, K, K + 1),
     forall(member(RJ, RawJs), raw_pane(M, PN, St, RJ)),
     segment_panes(Panes, M, PN, St, Trie).
+
+%!  segment_cut(+N, +Events, +Cmp, +Due, -Seg, -K, -Rest, -Last) is semidet.
+%
+%   The longest prefix Seg (K long, at most N, not empty) of Events
+%   (e(triple(S, P, O), T1, Tau) items in time order) with time stamps
+%   Cmp (< or =<) Due, Rest the events after it, Last the time stamp of
+%   its last item: stream_window's segment of a batch, in C (pa_cut/8).
+%   Fails, binding nothing, unless Due is an integer or infinite and the
+%   time stamps it reads are integers (the caller cuts in Prolog then).
+segment_cut(N, Events, Cmp, Due, Seg, K, Rest, Last) :-
+    pa_cut(N, Events, Cmp, Due, Seg, K, Rest, Last).
 
 %!  pane_segments(-Count) is det.
 %

@@ -328,9 +328,12 @@ push_run(N, [E|Batch], Rest, G, M, RT) :-
     (   closed_open_due(Qs, Due) -> Cmp = (<) ; Cmp = (=<) ),
     (   N > 1, Tau >= Now, compare_time(Cmp, Tau, Due),
         bulk_queries(Qs, G, Bulk)
-    ->  segment(N, [E|Batch], Cmp, Due, Seg, K, Rest0),
+    ->  (   segment_cut(N, [E|Batch], Cmp, Due, Seg, K, Rest0, Last)   % in C
+        ->  true
+        ;   segment(N, [E|Batch], Cmp, Due, Seg, K, Rest0),
+            last(Seg, e(_, _, Last))
+        ),
         \+ \+ bulk_segment(Bulk, Seg, G, M),     % its terms are garbage: undone, not collected
-        last(Seg, e(_, _, Last)),
         nb_setarg(1, RT, Last),
         N1 is N - K,
         push_run(N1, Rest0, Rest, G, M, RT)

@@ -48,6 +48,7 @@
 */
 #include <SWI-Stream.h>
 #include <SWI-Prolog.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -880,7 +881,7 @@ pa_count(term_t tbl, term_t n)
 		 *******************************/
 
 static functor_t f_e3, f_triple3, f_at2, f_p6, f_shape3;
-static atom_t a_gk, a_ar;
+static atom_t a_gk, a_ar, a_lt, a_le, a_inf;
 
 /* The pane of integer time tau: ((J-1)G, JG] holds it, or with origin
    (at(G, T0)) [T0 + (J-1)G, T0 + JG) (pane_of/3 of stream_panes.pl). */
@@ -1172,6 +1173,67 @@ fail:
     return FALSE;
 }
 
+
+/** pa_cut(+N, +Events, +Cmp, +Due, -Seg, -K, -Rest, -Last): the longest
+    prefix Seg (K long, at most N) of Events (e(triple(S, P, O), T1, Tau)
+    items, Tau nondecreasing) whose time stamps are before Due (Cmp <)
+    or at or before it (Cmp =<), Rest what follows, Last the time stamp
+    of Seg's last item (stream_window's segment/7 and last/2); fails,
+    binding nothing, unless Due is an integer or infinite and every time
+    stamp examined is an integer (64 bits), or if Seg is empty. */
+static foreign_t
+pa_cut(term_t nt, term_t events, term_t cmpt, term_t duet, term_t seg, term_t kt, term_t rest,
+       term_t last)
+{
+    int64_t n, due = 0, tau, lastv = 0;
+    double d;
+    int inf = 0, strict;
+    atom_t cmp;
+    if (!get_i64(nt, &n) || !PL_get_atom(cmpt, &cmp))
+        return FALSE;
+    if (cmp == a_lt)
+        strict = 1;
+    else if (cmp == a_le)
+        strict = 0;
+    else
+        return FALSE;
+    if (PL_get_atom(duet, &cmp) && cmp == a_inf)
+        inf = 1;                        /* the runtime's "nothing due" */
+    else if (PL_is_float(duet)) {
+        if (!PL_get_float(duet, &d) || !(isinf(d) && d > 0))       /* +inf only */
+            return FALSE;
+        inf = 1;
+    } else if (!get_i64(duet, &due))
+        return FALSE;
+    term_t l = PL_copy_term_ref(events), h = PL_new_term_ref(), a = PL_new_term_ref(),
+           tr = PL_new_term_ref(), here = PL_new_term_ref();
+    size_t k = 0;
+    term_t items = PL_new_term_refs(n > 0 ? (size_t)n : 1);
+    while ((int64_t)k < n) {
+        PL_put_term(here, l);
+        if (!PL_get_list(l, h, l))
+            break;
+        if (!PL_is_functor(h, f_e3))
+            return FALSE;
+        _PL_get_arg(1, h, tr);
+        if (!PL_is_functor(tr, f_triple3))
+            return FALSE;
+        _PL_get_arg(3, h, a);
+        if (!get_i64(a, &tau))
+            return FALSE;
+        if (!inf && (strict ? !(tau < due) : !(tau <= due))) {
+            PL_put_term(l, here);
+            break;
+        }
+        PL_put_term(items + k++, h);
+        lastv = tau;
+    }
+    if (k == 0)
+        return FALSE;
+    return make_list(seg, items, k) && PL_unify_int64(kt, (int64_t)k) && PL_unify(rest, l) &&
+           PL_unify_int64(last, lastv);
+}
+
 install_t
 install_pane_accum(void)
 {
@@ -1212,5 +1274,9 @@ install_pane_accum(void)
     f_shape3 = PL_new_functor(PL_new_atom("shape"), 3);
     a_gk = PL_new_atom("gk");
     a_ar = PL_new_atom("ar");
+    a_lt = PL_new_atom("<");
+    a_le = PL_new_atom("=<");
+    a_inf = PL_new_atom("inf");
+    PL_register_foreign_in_module("stream_panes", "pa_cut", 8, pa_cut, 0);
     PL_register_foreign_in_module("stream_panes", "pa_segment", 7, pa_segment, 0);
 }
