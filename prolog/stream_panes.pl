@@ -63,7 +63,14 @@
     (O(groups x panes) with MIN/MAX/SAMPLE), and memory is bounded by the
     window's content.  The folding point, the last pane that saw a
     triple and the buffer are kept in a mutable term ps(Folded, LastRaw,
-    BufPane, BufCount, Buffer) of the caller's runtime state.
+    BufPane, BufCount, Buffer, Shape) of the caller's runtime state (Shape:
+    what pane_segment/5 read of the window's match clause).
+
+    A segment of arrivals (the events of a batch up to the next instant
+    due) at a window whose match clause is one triple pattern with a
+    constant predicate and nothing else to decide is taken in one foreign
+    call (pane_segment/5): matching, panes, the content table and each
+    pane's fold in C, the same steps as the buffer's commit.
 
     Accumulators: acc(N, A1, ..., Ak), N the number of matches, Ai per
     aggregate (specs agg(Op, Distinct, Sep) as in stream_relation.pl):
@@ -315,7 +322,8 @@ pane_add(M, PN, St, Matches) :-
 %   The arrivals of Segment (e(triple(S, P, O), T1, Tau) items in time
 %   order, no evaluation due among them) at the window, as raw panes and
 %   pane_add/4 of the matches of Match would make them, in one foreign
-%   call (pa_segment/6: matching, pane index, the content table) when
+%   call (pa_segment/7: matching, pane index, the content table, the
+%   fold per group) when
 %   Match's clause is one triple pattern with a constant predicate and
 %   nothing else to decide (match_shape/3), no reasoning can entail that
 %   predicate from another (decided per segment: the background may have
