@@ -1199,9 +1199,12 @@ window_content(M, w(Store, _, _, _, Mode), N) :-
 %
 %   The stream state of Module's windowed queries as one ground term
 %
-%     sw_state(1, rt(Clock, Late, Due), Queries, Facts)
+%     sw_state(2, rt(Clock, Late, Due), Queries, Facts)
 %
-%   Clock the latest time stamp or advance (none before any), Late the
+%   (version 2: a per-pane window's Store(J, Keys) facts list the
+%   matches' keys; version 1 listed Key-GK-AR entries, still restored;
+%   a version 1 reader refuses version 2 instead of restoring an empty
+%   content.)  Clock the latest time stamp or advance (none before any), Late the
 %   late count, Due the next instant due (inf: none); Queries a list of
 %   q(Qid, Def, St, Windows, Prev): the registered definition (to check
 %   that the engine restoring it has the same queries), the query's
@@ -1212,7 +1215,7 @@ window_content(M, w(Store, _, _, _, Mode), N) :-
 %   counts, panes), each f(Name, Args), in clause order (the order of
 %   the latest occurrences, which expiry relies on).  Not in it:
 %   answers not yet drained, errors, and queries, functions, background.
-sw_export(M, sw_state(1, rt(Clock, Late, Due), Queries, Facts)) :-
+sw_export(M, sw_state(2, rt(Clock, Late, Due), Queries, Facts)) :-
     with_rt(M, commit_panes(M)),
     load_rt(M, rt(Clock0, Late, Due, Qs)),
     (   Clock0 =:= -inf -> Clock = none ; Clock = Clock0 ),
@@ -1282,7 +1285,8 @@ sw_import(M, State) :-
     (   import_plan(M, State, Plan) -> true ; domain_error(window_state, snapshot) ),
     with_rt(M, import(M, Plan)).
 
-import_plan(M, sw_state(1, rt(Clock0, Late, Due), Queries, Facts), plan(Clock, Late, Due, Queries, Facts)) :-
+import_plan(M, sw_state(V, rt(Clock0, Late, Due), Queries, Facts), plan(Clock, Late, Due, Queries, Facts)) :-
+    ( V == 1 ; V == 2 ),
     ground(sw_state(Clock0, Late, Due, Queries, Facts)),
     (   Clock0 == none -> Clock is -inf ; number(Clock0), Clock = Clock0 ),
     integer(Late), Late >= 0,

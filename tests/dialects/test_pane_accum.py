@@ -403,3 +403,55 @@ def test_segment_cut_is_segment_and_last(seed):
         assert r["Same"] in (True, "true"), (items, n, due, cmp)
         took += r["Took"] in (True, "true")
     assert took >= 5
+
+
+def test_a_version_1_window_state_restores_alike():
+    """A window state written before Store(J, Keys) (sw_state version 1,
+    Key-GK-AR entries) restores into an engine that then answers as the
+    engine it was taken from."""
+    rnd = random.Random(12)
+    # each subject every second, a value of two: triples re-occur across the cut
+    rows = [Row(S1, s, V, Literal(rnd.randint(1, 2)), t) for t in range(40) for s in NODES]
+    text = (f"REGISTER QUERY agg AS\n{PREFIX}SELECT ?x (COUNT(*) AS ?n) (AVG(?v) AS ?a)\n"
+            f"FROM STREAM <{S1}> [RANGE 6s STEP 1s]\nWHERE {{ ?x ex:v ?v }}\nGROUP BY ?x")
+    engines = []
+    for _ in range(3):
+        eng = Engine(reasoning="none")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            engines.append((eng, eng.register(text)))
+    (a, qa), (b, qb), (c, qc) = engines
+    try:
+        half = len(rows) // 2
+        for eng, q in ((a, qa), (b, qb)):
+            eng.push_many((r.s, r.p, r.o, r.tau, None, r.stream) for r in rows[:half])
+            q.results()
+        import json
+        import zlib
+        from epsparql.query_engine import SNAPSHOT_MAGIC
+        head, _, rest = zlib.decompress(b.snapshot()[len(SNAPSHOT_MAGIC):]).partition(b"\n")
+        meta = json.loads(head)
+        core, windows = rest[:len(rest) - meta["windows"]], rest[len(rest) - meta["windows"]:]
+        r = runtime().query_once(
+            "term_string(_T, Text), _T = sw_state(2, _RT, _Qs, _Fs), "
+            "findall(_F1, ( member(_F, _Fs), "
+            "  ( _F = f(_N, [_J, _Ks]), _Ks = [t(_, _, _)|_] "
+            "  -> findall(_K-gk-ar, member(_K, _Ks), _Ks1), _F1 = f(_N, [_J, _Ks1]) ; _F1 = _F ) ), _Fs1), "
+            "aggregate_all(count, ( member(f(_, [_, [t(_, _, _)|_]]), _Fs) ), Stores), "
+            "aggregate_all(count, ( member(f(_, [_, _L]), _Fs1), member(_-gk-ar, _L) ), Entries), "
+            "with_output_to(string(Old), write_term(sw_state(1, _RT, _Qs, _Fs1), "
+            "  [quoted(true), ignore_ops(true)]))", {"Text": windows.decode("utf-8")})
+        assert r["Stores"] > 0 and r["Entries"] > r["Stores"]
+        old = r["Old"].encode("utf-8")
+        meta["windows"] = len(old)
+        c.restore(SNAPSHOT_MAGIC + zlib.compress(json.dumps(meta, separators=(",", ":")).encode()
+                                                 + b"\n" + core + old))
+        for eng in (a, c):
+            eng.push_many((r_.s, r_.p, r_.o, r_.tau, None, r_.stream) for r_ in rows[half:])
+            eng.flush()
+        got = [(x.start, x.end, sorted((k, v.n3()) for k, v in x.bindings.items())) for x in qc.results()]
+        want = [(x.start, x.end, sorted((k, v.n3()) for k, v in x.bindings.items())) for x in qa.results()]
+        assert got == want and len(want) > 20
+    finally:
+        for eng, _ in engines:
+            eng.close()
