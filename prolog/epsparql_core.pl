@@ -212,12 +212,24 @@ engine_destroy(M) :-
 %
 %   Remove every rule, goal, detection and error of the engine and reset
 %   its clock.  Options are kept.
+%
+%   A rule predicate's clauses are retracted before it is abolished.
+%   The compiler keeps a clause reference to each clause it makes
+%   (ep_owner/3), and SWI-Prolog (9.2.9) counts the erased clauses that
+%   still have one: retract/1 adds to that count, abolish/1 does not,
+%   while the reference's release subtracts either way.  Abolished with
+%   their references alive, the count wrapped below zero and stayed
+%   there, and from then on every clause garbage collection of the
+%   process came with an atom garbage collection (its rule: more than a
+%   tenth of the erased clauses have a reference).  Every add_rules/2
+%   does this to its dry-run engine (dry_run/2).
 engine_reset(M) :-
     must_be_engine(M),
     engine_clear_state(M),
     forall(retract(engine_rule_pred(M, N/A)),
-           (   engine_local(N/A) -> functor(H, N, A), retractall(M:H)
-           ;   abolish(M:N/A)
+           (   functor(H, N, A),
+               retractall(M:H),
+               (   engine_local(N/A) -> true ; abolish(M:N/A) )
            )),
     forall(retract(engine_store(M, N/A, _, _)),
            (functor(H, N, A), retractall(M:H))),
