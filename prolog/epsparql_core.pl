@@ -230,7 +230,7 @@ engine_reset(M) :-
     engine_clear_state(M),
     forall(retract(engine_rule_pred(M, N/A)),
            (   functor(H, N, A),
-               retractall(M:H),
+               (   predicate_property(M:H, dynamic) -> retractall(M:H) ; true ),
                (   engine_local(N/A) -> true ; abolish(M:N/A) )
            )),
     forall(retract(engine_store(M, N/A, _, _)),
