@@ -1088,12 +1088,22 @@ compile_chain(Ctx, L, Chain, Id) :-
     copy_term(LVs-Vs, LVs2-VsPrev),
     LVs2 = LVs,
     just_goal(Ctx, Id, Vs, T1, T4, [c(Id, VsPrev, T1, T2), c(CQ, QVs, T3, T4)], HExt0, HExt),
+    % the chain a Q extends is taken out of the store.  Under recent and
+    % chronological, the first that fits, removed by
+    % core_runtime:consume_goal/2 as a sequence's partner is: no clause
+    % reference (a blob in the atom table, see epsparql_core:drop_expired/4)
+    % for a ground chain.  Under unrestricted every chain that fits is
+    % taken while the walk goes on: each is erased through its reference,
+    % which is exact; retract/1 inside the walk could unify with a chain
+    % the walk took already (the logical update view holds for the walk).
     (   Pol == unrestricted
-    ->  Find = (clause(G, true, Ref), T2 < T3, WCheck)
-    ;   Find = once((clause(G, true, Ref), T2 < T3, WCheck))
+    ->  Find = (clause(G, true, Ref), T2 < T3, WCheck),
+        Take = erase(Ref)
+    ;   Find = once((clause(G, true), T2 < T3, WCheck)),
+        Take = core_runtime:consume_goal(M, G)
     ),
     start_value(Acc1, R, SetR1),
-    assert_clause(Ctx, (HQ :- Find, erase(Ref), Step, Again, SetR1, HExt)).
+    assert_clause(Ctx, (HQ :- Find, Take, Step, Again, SetR1, HExt)).
 
 %   chain_parts(+Chain, -Q, -R, -Acc, -Init, -Acc1, -Step): the
 %   accumulator argument of a chain goal ([] or [A]), the goal giving its

@@ -25,6 +25,11 @@
 %   first clause identical to it (equivalent when several are), found by
 %   retract/1 through the index for ground goals.  Called from compiled
 %   rules only.
+%
+%   A goal with variables is erased through its clause reference: the
+%   first clause that unifies with it (what retract/1 would take) can be
+%   a more general goal stored before it, so the clause is found as a
+%   variant and erased by reference (goals with variables are rare).
 consume_goal(M, G) :-
     (   ground(G)
     ->  retract(M:G)
@@ -81,10 +86,14 @@ aggregate_step(M, Store, G, Window, Op, X, T1, T2, TS, Value) :-
     min_list(Starts, TS),
     aggregate_value(Op, Values, Value).
 
+%   Expired items are found with clause/2, then removed by consume_goal/2
+%   in their order, without clause references (each one is a blob in the
+%   atom table, see epsparql_core:drop_expired/4).
 prune_window(time(W), M, Store, G, Now) :-
     Lim is Now - W,
     Probe =.. [Store, G, S, _, _],
-    forall(( clause(M:Probe, true, Ref), S < Lim ), erase(Ref)).
+    findall(Probe, ( clause(M:Probe, true), S < Lim ), Items),
+    maplist(consume_goal(M), Items).
 prune_window(count(N), M, Store, G, _) :-
     Probe =.. [Store, G, _, _, _],
     aggregate_all(count, M:Probe, C),
@@ -94,8 +103,7 @@ prune_window(count(N), M, Store, G, _) :-
 drop_oldest(K, M, Probe) :-
     (   K =< 0 -> true
     ;   copy_term(Probe, P1),
-        once(clause(M:P1, true, Ref)),
-        erase(Ref),
+        once(retract(M:P1)),                % the group's oldest item
         K1 is K - 1,
         drop_oldest(K1, M, Probe)
     ).

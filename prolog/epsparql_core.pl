@@ -106,11 +106,13 @@
 :- use_module(library(apply)).
 :- use_module(library(error)).
 :- use_module(library(nb_set)).
+:- use_module(library(pairs)).
 :- use_module(core_state).
 :- use_module(core_graph, [forget_nodes/1, node_count/2]).
 :- use_module(core_errors).
 :- use_module(core_compile, [compile_rule/3, delete_rule/3, strip_origins/2]).
 :- use_module(core_justify, [justify/4, record_alarm/5, write_tree/1]).
+:- use_module(core_runtime, [consume_goal/2]).
 :- use_module(core_snapshot).
 
 :- initialization(init_core).
@@ -212,12 +214,24 @@ engine_destroy(M) :-
 %
 %   Remove every rule, goal, detection and error of the engine and reset
 %   its clock.  Options are kept.
+%
+%   A rule predicate's clauses are retracted before it is abolished.
+%   The compiler keeps a clause reference to each clause it makes
+%   (ep_owner/3), and SWI-Prolog (9.2.9) counts the erased clauses that
+%   still have one: retract/1 adds to that count, abolish/1 does not,
+%   while the reference's release subtracts either way.  Abolished with
+%   their references alive, the count wrapped below zero and stayed
+%   there, and from then on every clause garbage collection of the
+%   process came with an atom garbage collection (its rule: more than a
+%   tenth of the erased clauses have a reference).  Every add_rules/2
+%   does this to its dry-run engine (dry_run/2).
 engine_reset(M) :-
     must_be_engine(M),
     engine_clear_state(M),
     forall(retract(engine_rule_pred(M, N/A)),
-           (   engine_local(N/A) -> functor(H, N, A), retractall(M:H)
-           ;   abolish(M:N/A)
+           (   functor(H, N, A),
+               (   predicate_property(M:H, dynamic) -> retractall(M:H) ; true ),
+               (   engine_local(N/A) -> true ; abolish(M:N/A) )
            )),
     forall(retract(engine_store(M, N/A, _, _)),
            (functor(H, N, A), retractall(M:H))),
@@ -574,7 +588,12 @@ close_instants(M, Cmp, Limit) :-
         % numbered after their parents), all of that step's waiting answers
         % at once, then look again: closing them may make outer steps wait
         Id0 is -NegId0,
-        findall(G, ( clause(M:ep_pend(T1, Id0, G), true, Ref), T1 =:= T0, erase(Ref) ), Gs),
+        % all of them go: by retractall/1 per time found (5 and 5.0 are
+        % two), no clause reference (see drop_expired/4)
+        findall(T1-G, ( clause(M:ep_pend(T1, Id0, G), true), T1 =:= T0 ), TGs),
+        pairs_keys_values(TGs, T1s, Gs),
+        sort(T1s, Ts),
+        forall(member(T1, Ts), retractall(M:ep_pend(T1, Id0, _))),
         forall(member(G, Gs), run_close(M, G, T0, Id0)),
         close_instants(M, Cmp, Limit)
     ;   true
@@ -904,7 +923,8 @@ engine_drop_goals(M, Limit) :-
              \+ sub_atom(Name, _, 1, 0, a) ),     % aggregate windows keep their own
            (   functor(H, Name, A),
                arg(A, H, T2),
-               forall(( clause(M:H, true, Ref), T2 < Limit ), erase(Ref))
+               findall(H, ( clause(M:H, true), T2 < Limit ), Hs),
+               maplist(consume_goal(M), Hs)
            )).
 
 collect_garbage(M, Now) :-
@@ -961,14 +981,17 @@ drop_expired_prefix(M, H, T1, Lim) :-
            ).
 
 %   drop_expired(+M, +H, ?T1, +Lim): remove every goal of the store that
-%   started before Lim.  A walk without references first says whether there
-%   is any (after drop_expired_prefix/4, in a store of single events there
-%   is none); only then are they erased through their references.
+%   started before Lim.  They are found with clause/2 and then removed in
+%   their order by consume_goal/2: a ground goal by retract/1, which takes
+%   the first clause it unifies with, the goal itself (the expired goals
+%   before it are gone by then, and the others have another start); a
+%   goal with variables by its reference, found as the first variant
+%   (rare).  Found first and removed after: retract/1 inside the walk
+%   would see the goals the walk has removed (SWI-Prolog's logical update
+%   view holds for the whole walk) and could unify with one of them.
 drop_expired(M, H, T1, Lim) :-
-    (   \+ ( clause(M:H, true), T1 < Lim )
-    ->  true
-    ;   forall(( clause(M:H, true, Ref), T1 < Lim ), erase(Ref))
-    ).
+    findall(H, ( clause(M:H, true), T1 < Lim ), Hs),
+    maplist(consume_goal(M), Hs).
 
 		 /*******************************
 		 *            ALARMS            *

@@ -867,11 +867,15 @@ window_open(now, T, _, _, _, T) :- !.
 window_open(_, T, _, Empty, First, Open) :-
     (   Empty == true -> Open = T ; Open = First ).
 
+%   The pending occurrences are in time order: those at or before Hi are
+%   at the front.  Each is found with clause/2 and removed with retract/1
+%   of the term found (see expire/4: no clause references; the term is
+%   ground and its arrival number is the stream's own).
 release_pending(M, Store, Pending, Hi) :-
     Probe =.. [Pending, Tau, Seq, G, S, P, O],
-    (   clause(M:Probe, true, Ref),
+    (   clause(M:Probe, true),
         (   below(Tau, Hi)
-        ->  erase(Ref), replace_triple(M, Store, G, S, P, O, Tau, Seq), fail
+        ->  retract(M:Probe), replace_triple(M, Store, G, S, P, O, Tau, Seq), fail
         ;   true
         )
     ->  true
@@ -880,6 +884,18 @@ release_pending(M, Store, Pending, Hi) :-
 
 %   Remove expired clauses from the front (they are in the order of
 %   their latest occurrence).
+%
+%   Each expired clause is found with clause/2 and removed with
+%   retract/1 of the term found, never through a clause reference: a
+%   reference is a blob in the atom table, and while more than a tenth of
+%   the erased clauses have one, SWI-Prolog follows every clause garbage
+%   collection with an atom garbage collection (which marks every
+%   thread's stacks): clause/3 and erase/1 per expired triple made one
+%   run every few hundred events.  The term found is ground and a window
+%   has one clause per triple, so the clause is the only one it unifies
+%   with (retract/1 inside the walk also sees the clauses the walk has
+%   removed, SWI-Prolog's logical update view, but those are other
+%   triples).
 expire(_, _, _, none) :- !.
 expire(M, w(Store, _, _, C, _), Src, count(N)) :- !,
     (   Src == var
@@ -888,8 +904,8 @@ expire(M, w(Store, _, _, C, _), Src, count(N)) :- !,
     ).
 expire(M, w(Store, _, _, _, _), _, Lo) :-
     Probe =.. [Store, _, _, _, _, _, Tau, _],
-    (   clause(M:Probe, true, Ref),
-        (   expired(Lo, Tau) -> erase(Ref), fail ; true )
+    (   clause(M:Probe, true),
+        (   expired(Lo, Tau) -> retract(M:Probe), fail ; true )
     ->  true
     ;   true
     ).
@@ -902,12 +918,12 @@ expire_count(M, Store, G, Limit0) :-
     Limit is Limit0,
     Probe =.. [Store, _, G, _, _, _, _, Seq],
     (   var(G)
-    ->  (   clause(M:Probe, true, Ref),
-            (   Seq =< Limit -> erase(Ref), fail ; true )
+    ->  (   clause(M:Probe, true),
+            (   Seq =< Limit -> retract(M:Probe), fail ; true )
         ->  true
         ;   true
         )
-    ;   forall(( clause(M:Probe, true, Ref), Seq =< Limit ), erase(Ref))
+    ;   forall(( clause(M:Probe, true), Seq =< Limit ), retract(M:Probe))
     ).
 
 %   content_extent(+M, +Store, +Kind, +Hi, -Empty, -First, -Last): the
