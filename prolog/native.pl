@@ -4,8 +4,11 @@
     (CC, else cc) against the headers of the SWI-Prolog that runs, into a
     cache directory (EPSPARQL_NATIVE_DIR, else ~/.cache/epsparql/native),
     under a name made of the library's name, the SWI-Prolog version and
-    architecture and a hash of the source: a changed source or another
-    SWI-Prolog gets its own build, an unchanged one is loaded as it is.
+    architecture and a hash of the source (and of CC and
+    EPSPARQL_NATIVE_CFLAGS when set): a changed source, another SWI-Prolog
+    or another compiler or flags (a sanitizer build: docs/CORE.md) gets its
+    own build, an unchanged one is loaded as it is.  CC may be a command
+    on the PATH or a file name.
     The build writes a temporary file and renames it, so processes that
     start together (Spark's workers, pytest-xdist) never load half a file.
     scripts/setup.sh builds it once, so a first run does not wait.
@@ -14,6 +17,8 @@
 :- use_module(library(process), [process_create/3, process_wait/2]).
 :- use_module(library(readutil), [read_stream_to_codes/2, read_file_to_codes/3]).
 :- use_module(library(sha), [sha_hash/3, hash_atom/2]).
+:- use_module(library(apply), [exclude/3, maplist/3]).
+:- use_module(library(lists), [append/3]).
 
 :- dynamic built/2.
 
@@ -32,7 +37,11 @@ native_library(Name, Path) :-
     read_file_to_codes(Source, Codes, []),
     current_prolog_flag(version, V),
     current_prolog_flag(arch, Arch),
-    format(codes(Key), "~w ~w ~s", [V, Arch, Codes]),
+    compiler(CC, Flags),
+    (   CC == cc, Flags == []           % the default build: its key as before
+    ->  format(codes(Key), "~w ~w ~s", [V, Arch, Codes])
+    ;   format(codes(Key), "~w ~w ~s ~q ~q", [V, Arch, Codes, CC, Flags])
+    ),
     sha_hash(Key, Hash, []),
     hash_atom(Hash, Hex),
     sub_atom(Hex, 0, 16, _, Short),
@@ -54,15 +63,28 @@ cache_dir(Dir) :-
     ),
     make_directory_path(Dir).
 
-build(Source, Dir, Path) :-
+%   compiler(-CC, -Flags): $CC (else cc) and the words of
+%   $EPSPARQL_NATIVE_CFLAGS (e.g. -fsanitize=address -g), added to the
+%   build's own flags.
+compiler(CC, Flags) :-
     (   getenv('CC', CC0), CC0 \== '' -> CC = CC0 ; CC = cc ),
+    (   getenv('EPSPARQL_NATIVE_CFLAGS', F), F \== ''
+    ->  split_string(F, " \t", " \t", Fs0),
+        exclude(==(""), Fs0, Fs1),
+        maplist(atom_string, Flags, Fs1)
+    ;   Flags = []
+    ).
+
+build(Source, Dir, Path) :-
+    compiler(CC, Flags),
+    (   sub_atom(CC, _, _, _, '/') -> Exe = CC ; Exe = path(CC) ),
     current_prolog_flag(home, Home),
     atom_concat(Home, '/include', Inc),
     atom_concat('-I', Inc, IncFlag),
     current_prolog_flag(pid, Pid),
     temp_name(Dir, Pid, Tmp1),
-    Args = ['-shared', '-fPIC', '-O2', '-Wall', IncFlag, '-o', Tmp1, Source],
-    catch(process_create(path(CC), Args, [stderr(pipe(Err)), process(P)]), E,
+    append(['-shared', '-fPIC', '-O2', '-Wall'|Flags], [IncFlag, '-o', Tmp1, Source], Args),
+    catch(process_create(Exe, Args, [stderr(pipe(Err)), process(P)]), E,
           throw(error(native_build(CC, Source, E), _))),
     read_stream_to_codes(Err, Out),
     close(Err),

@@ -140,7 +140,7 @@ def query(rnd: random.Random, dialect: str) -> tuple[str, dict]:
     elif dialect == "cqels":
         text = f"{PREFIX}SELECT {select}\nWHERE {{ STREAM <{S1}> {w} {{ {body} }} }}\n{mods}"
     else:
-        text = (f"{PREFIX}SELECT RSTREAM {select}\nFROM NAMED STREAM <{S1}> {w}\n"
+        text = (f"{PREFIX}SELECT RSTREAM {select}\nFROM STREAM <{S1}> {w}\n"
                 f"WHERE {{ {body} }}\n{mods}")
     return text, {"a": a, "b": b, "select": select, "body": body, "mods": mods}
 
@@ -190,6 +190,15 @@ def prolog_path(on: bool) -> None:
     runtime().query_once(f"stream_panes:pane_accumulator({'prolog' if on else 'native'})")
 
 
+def segments() -> int:
+    """The segments pa_segment/7 took so far (is the C path in use?)."""
+    from epsparql.core.runtime import runtime
+    try:
+        return int(runtime().query_once("stream_panes:pane_segments(N)")["N"])
+    except Exception:           # stream_panes not loaded yet
+        return 0
+
+
 def case(seed: int, size: int, *, reference: bool = True) -> str:
     """One case; raises AssertionError on a difference.  Returns a summary."""
     rnd = random.Random(seed)
@@ -206,8 +215,10 @@ def case(seed: int, size: int, *, reference: bool = True) -> str:
         opts["snapshot_at"] = rnd.randint(0, n)
     elif extra < 0.25:
         opts.update(reasoning="rdfs", bg_at=rnd.randint(0, n))
+    segs0 = segments()
     try:
         native = run(text, rows, semantics=semantics, **opts)
+        segs = segments() - segs0
         prolog_path(True)
         try:
             expected = run(text, rows, semantics=semantics, **opts)
@@ -242,7 +253,7 @@ def case(seed: int, size: int, *, reference: bool = True) -> str:
         assert got == want, ("engine != reference", seed, text)
         checked = " +ref"
     return (f"ok {dialect}/{semantics} {kind} n={n} groups={groups} inc={native[2]} "
-            f"answers={len(native[0])} errors={len(native[1])} {sorted(opts)}{checked}")
+            f"answers={len(native[0])} C-segments={segs} errors={len(native[1])} {sorted(opts)}{checked}")
 
 
 def main(argv: list[str] | None = None) -> int:
