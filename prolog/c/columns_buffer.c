@@ -636,41 +636,57 @@ pl_columns_groups(term_t head, term_t map, term_t groups, term_t t1, term_t t2)
         return no_call_error();
     if (!PL_get_atom_ex(head, &name))
         return FALSE;
+    size_t n = 0;
+    if (PL_skip_list(map, 0, &n) != PL_LIST)
+        return PL_domain_error("columns_groups_map", map);
+    /* as many columns as the query has (a SELECT may repeat an aggregate
+       any number of times: one v(I) each) */
+    int *src = malloc((n ? n : 1) * sizeof *src);
+    size_t *idx = malloc((n ? n : 1) * sizeof *idx);
+    int ok = FALSE;
+    if (!src || !idx) {
+        ok = resource_error("memory");
+        goto out;
+    }
     size_t arity = 0;
-    int src[64];
-    size_t idx[64];
     term_t l = PL_copy_term_ref(map), h = PL_new_term_ref(), a = PL_new_term_ref();
     while (PL_get_list(l, h, l)) {
         atom_t f;
         size_t fa;
-        if (arity >= 64 || !PL_get_name_arity(h, &f, &fa) || fa != 1 || !PL_get_arg(1, h, a) ||
-            !PL_get_size_ex(a, &idx[arity]) || idx[arity] < 1)
-            return PL_domain_error("columns_groups_map", map);
-        if (f == atom_k)
-            src[arity] = 0;
-        else if (f == atom_v)
-            src[arity] = 1;
-        else
-            return PL_domain_error("columns_groups_map", map);
-        arity++;
+        int64_t i;
+        if (arity >= n || !PL_get_name_arity(h, &f, &fa) || fa != 1 || !PL_get_arg(1, h, a) ||
+            !PL_get_int64(a, &i) || i < 1 || (f != atom_k && f != atom_v)) {
+            ok = PL_domain_error("columns_groups_map", map);
+            goto out;
+        }
+        idx[arity] = (size_t)i;
+        src[arity++] = f == atom_k ? 0 : 1;
     }
     term_t vals = PL_new_term_refs(arity ? arity : 1);
     term_t g = PL_copy_term_ref(groups), pair = PL_new_term_ref();
     term_t parts = PL_new_term_refs(2);
     atom_t x;
     while (PL_get_list(g, pair, g)) {
-        if (!PL_get_arg(1, pair, parts) || !PL_get_arg(2, pair, parts + 1))
-            return PL_type_error("group_pair", pair);
+        if (!PL_get_arg(1, pair, parts) || !PL_get_arg(2, pair, parts + 1)) {
+            ok = PL_type_error("group_pair", pair);
+            goto out;
+        }
         for (size_t i = 0; i < arity; i++) {
-            if (!PL_get_arg(idx[i], parts + src[i], vals + i))
-                return PL_type_error("group_pair", pair);
+            if (!PL_get_arg(idx[i], parts + src[i], vals + i)) {
+                ok = PL_type_error("group_pair", pair);
+                goto out;
+            }
             if (PL_get_atom(vals + i, &x) && x == atom_u && !PL_put_atom(vals + i, atom_error))
-                return FALSE;
+                goto out;
         }
         if (!sink_row(L, name, arity, vals, t1, t2))
-            return FALSE;
+            goto out;
     }
-    return TRUE;
+    ok = TRUE;
+out:
+    free(src);
+    free(idx);
+    return ok;
 }
 
 install_t

@@ -455,3 +455,18 @@ def test_a_version_1_window_state_restores_alike():
     finally:
         for eng, _ in engines:
             eng.close()
+
+
+def test_direct_rows_wider_than_64_columns():
+    """A SELECT may repeat one aggregate any number of times (one v(1)
+    each in the direct map): columns_groups/5 once refused more than 64
+    columns with a domain error that failed the whole push."""
+    aggs = " ".join(f"(SUM(?v) AS ?s{i})" for i in range(70))
+    text = (f"REGISTER QUERY wide AS\n{PREFIX}SELECT ?x {aggs} (COUNT(*) AS ?n)\n"
+            f"FROM STREAM <{S1}> [RANGE 2s STEP 1s]\nWHERE {{ ?x ex:v ?v }} GROUP BY ?x")
+    rows = [Row(S1, URIRef(EX + f"k{i % 3}"), V, Literal(i), i // 3) for i in range(30)]
+    native, errors = run(text, rows)
+    with prolog_path():
+        expected, _ = run(text, rows)
+    assert errors == [] and len(native) == 30 and native == expected
+    assert all(len(b) == 72 for _, _, b in native)
