@@ -83,7 +83,10 @@ build(Source, Dir, Path) :-
     atom_concat('-I', Inc, IncFlag),
     current_prolog_flag(pid, Pid),
     temp_name(Dir, Pid, Tmp1),
-    append(['-shared', '-fPIC', '-O2', '-Wall'|Flags], [IncFlag, '-o', Tmp1, Source], Args),
+    % a call of an undeclared function is an error here, not a process
+    % killed by the dynamic linker when the call first runs
+    append(['-shared', '-fPIC', '-O2', '-Wall', '-Werror=implicit-function-declaration'|Flags],
+           [IncFlag, '-o', Tmp1, Source], Args),
     catch(process_create(Exe, Args, [stderr(pipe(Err)), process(P)]), E,
           throw(error(native_build(CC, Source, E), _))),
     read_stream_to_codes(Err, Out),
