@@ -147,7 +147,7 @@ put_acc(term_t t, const int *ops, int k, const acc *a)
     }
     term_t args = PL_new_term_refs(k + 1);
     term_t c = PL_new_term_ref(), i = PL_new_term_ref();
-    if (!PL_put_int64(args, a->n))
+    if (!args || !PL_put_int64(args, a->n))
         return FALSE;
     for (int j = 0; j < k; j++) {
         if (ops[j] == OP_SUM || ops[j] == OP_AVG) {
@@ -227,6 +227,8 @@ pa_merge(term_t specs, term_t opt, term_t xs, term_t ys, term_t out)
     size_t cap = list_length(xs) + list_length(ys);
     term_t res = PL_new_term_refs(cap ? cap : 1);
     size_t n = 0;
+    if (!res)
+        return FALSE;                   /* no room: a resource error, not a crash */
     term_t lx = PL_copy_term_ref(xs), ly = PL_copy_term_ref(ys);
     term_t hx = PL_new_term_ref(), hy = PL_new_term_ref();
     term_t kx = PL_new_term_ref(), ky = PL_new_term_ref();
@@ -289,6 +291,8 @@ pa_merge3(term_t specs, term_t xs, term_t ns, term_t gs, term_t out)
     size_t cap = list_length(xs) + list_length(ns);
     term_t res = PL_new_term_refs(cap ? cap : 1);
     size_t n = 0;
+    if (!res)
+        return FALSE;
     term_t l[3] = { PL_copy_term_ref(xs), PL_copy_term_ref(ns), PL_copy_term_ref(gs) };
     term_t h[3] = { PL_new_term_ref(), PL_new_term_ref(), PL_new_term_ref() };
     term_t key[3] = { PL_new_term_ref(), PL_new_term_ref(), PL_new_term_ref() };
@@ -410,6 +414,8 @@ pa_fold(term_t specs, term_t pairs, term_t out)
     size_t cap = list_length(pairs);
     term_t res = PL_new_term_refs(cap ? cap : 1);
     size_t n = 0;
+    if (!res)
+        return FALSE;
     term_t l = PL_copy_term_ref(pairs), h = PL_new_term_ref();
     term_t gk = PL_new_term_ref(), ar = PL_new_term_ref(), x = PL_new_term_ref();
     term_t tmp = PL_new_term_ref(), t = PL_new_term_ref();
@@ -510,6 +516,8 @@ put_value(term_t t, int op, int64_t n, const slot *s)
         if (!avg_numeral(s->i, s->c, buf, sizeof buf))
             return FALSE;
         term_t args = PL_new_term_refs(3);
+        if (!args)
+            return FALSE;
         /* the numeral's value as number_string/2 reads it: the nearest double */
         return (PL_put_float(args, strtod(buf, NULL)) && PL_put_atom(args + 1, a_xsd_decimal) &&
                 PL_put_chars(args + 2, PL_STRING, (size_t)-1, buf) &&
@@ -537,6 +545,8 @@ pa_values(term_t specs, term_t pairs, term_t out)
     term_t vs = PL_new_term_refs(k);
     term_t s1 = PL_new_term_ref(), s2 = PL_new_term_ref();
     acc a;
+    if (!res || !vs)
+        return FALSE;
 
     while (PL_get_list(l, h, l)) {
         if (n >= cap || !PL_is_functor(h, f_minus2))
@@ -731,6 +741,30 @@ memory_error(void)
             PL_raise_exception(ex));
 }
 
+/* A change to the table made by a call, so that a call that fails
+   midway (no room on the stacks to build its answer: a resource error)
+   leaves the table as it found it; the table must always agree with the
+   window's Store(J, Keys) facts, which keep its keys' atoms alive. */
+typedef struct {
+    centry e;                   /* the key */
+    int64_t old;                /* its pane before, unless fresh */
+    int fresh;                  /* inserted by the call */
+} change;
+
+static void
+undo_changes(ctable *t, const change *log, size_t n)
+{
+    while (n-- > 0) {
+        size_t i = find_slot(t, &log[n].e);
+        if (!t->slots[i].ok)
+            continue;
+        if (log[n].fresh)
+            table_remove(t, i);
+        else
+            t->slots[i].pane = log[n].old;
+    }
+}
+
 /** pa_table_new(-Table): an empty content table. */
 static foreign_t
 pa_table_new(term_t out)
@@ -758,7 +792,12 @@ pa_enter(term_t tbl, term_t jt, term_t ms, term_t in, term_t moved, term_t rest)
     size_t cap = list_length(ms);
     term_t ins = PL_new_term_refs(cap ? cap : 1), mvs = PL_new_term_refs(cap ? cap : 1),
            rst = PL_new_term_refs(cap ? cap : 1);
-    size_t nin = 0, nmv = 0, nrs = 0;
+    size_t nin = 0, nmv = 0, nrs = 0, nlog = 0;
+    if (!ins || !mvs || !rst)
+        return FALSE;
+    change *log = malloc((cap ? cap : 1) * sizeof *log);
+    if (!log)
+        return memory_error();
     term_t l = PL_copy_term_ref(ms), h = PL_new_term_ref(), k = PL_new_term_ref(),
            ka = PL_new_term_ref(), ga = PL_new_term_ref(), tmp = PL_new_term_ref(),
            jo = PL_new_term_ref();
@@ -766,33 +805,48 @@ pa_enter(term_t tbl, term_t jt, term_t ms, term_t in, term_t moved, term_t rest)
     while (PL_get_list(l, h, l)) {
         /* h = (Key-GK)-AR */
         if (!PL_is_functor(h, f_minus2) || !PL_get_arg(1, h, ka) || !PL_is_functor(ka, f_minus2) ||
-            !PL_get_arg(1, ka, k))
-            return PL_type_error("pane_match", h);
+            !PL_get_arg(1, ka, k)) {
+            PL_type_error("pane_match", h);
+            goto fail;
+        }
         memset(&e, 0, sizeof e);
         if (!simple_key(k, &e, tmp)) {
-            if (!PL_put_term(rst + nrs++, h))
-                return FALSE;
+            if (nrs >= cap || !PL_put_term(rst + nrs++, h))
+                goto fail;
             continue;
         }
+        if (nin >= cap)
+            goto fail;                  /* not a proper list (cap 0) */
         size_t i = find_slot(t, &e);
         if (t->slots[i].ok) {
             int64_t j0 = t->slots[i].pane;
             if (j0 == j)
                 continue;
             t->slots[i].pane = j;
+            log[nlog++] = (change){ e, j0, 0 };
             if (!PL_put_term(ins + nin++, h) || !PL_get_arg(2, ka, ga) ||
                 !PL_get_arg(2, h, tmp) || !PL_put_int64(jo, j0) ||
                 !PL_cons_functor(tmp, f_minus2, ga, tmp) ||
                 !PL_cons_functor(mvs + nmv++, f_minus2, jo, tmp))
-                return FALSE;
+                goto fail;
         } else {
-            if (!table_put(t, &e, j))
-                return memory_error();
+            if (!table_put(t, &e, j)) {
+                memory_error();
+                goto fail;
+            }
+            log[nlog++] = (change){ e, 0, 1 };
             if (!PL_put_term(ins + nin++, h))
-                return FALSE;
+                goto fail;
         }
     }
-    return make_list(in, ins, nin) && make_list(moved, mvs, nmv) && make_list(rest, rst, nrs);
+    if (make_list(in, ins, nin) && make_list(moved, mvs, nmv) && make_list(rest, rst, nrs)) {
+        free(log);
+        return TRUE;
+    }
+fail:
+    undo_changes(t, log, nlog);
+    free(log);
+    return FALSE;
 }
 
 /** pa_forget(+Table, +J, +Entries, -Rest): forget_entries/3 for the
@@ -809,6 +863,8 @@ pa_forget(term_t tbl, term_t jt, term_t es, term_t rest)
     size_t cap = list_length(es);
     term_t rst = PL_new_term_refs(cap ? cap : 1);
     size_t nrs = 0;
+    if (!rst)
+        return FALSE;
     term_t l = PL_copy_term_ref(es), h = PL_new_term_ref(), k = PL_new_term_ref(),
            ka = PL_new_term_ref(), tmp = PL_new_term_ref();
     centry e;
@@ -963,10 +1019,11 @@ sort_by_key(size_t *idx, size_t *tmp, size_t n, term_t keys)
    none if an argument is not one pa_fold/3 keeps. */
 static int
 fold_in(term_t part, const int *ops, int k, term_t gks, term_t ars, size_t n, size_t *idx,
-        size_t *tmp)
+        size_t *tmp, term_t res, term_t scratch)
 {
-    term_t res = PL_new_term_refs(n ? n : 1), x = PL_new_term_ref(), tt = PL_new_term_ref(),
-           t = PL_new_term_ref();
+    /* res: n refs, scratch: 3, both made by the caller before it changed
+       the table (so that no allocation here can fail after) */
+    term_t x = scratch, tt = scratch + 1, t = scratch + 2;
     size_t m = 0;
     acc a;
     if (k == 0)
@@ -981,10 +1038,8 @@ fold_in(term_t part, const int *ops, int k, term_t gks, term_t ars, size_t n, si
             for (int j = 0; j < k; j++) {
                 if (ops[j] == OP_COUNT_STAR)
                     continue;
-                if (!PL_get_arg(j + 1, ars + idx[i], x) || !add_arg(ops[j], x, &a.s[j], tt)) {
-                    PL_reset_term_refs(res);
+                if (!PL_get_arg(j + 1, ars + idx[i], x) || !add_arg(ops[j], x, &a.s[j], tt))
                     return PL_put_atom_chars(part, "none");
-                }
             }
             a.n++;
             i++;
@@ -999,11 +1054,11 @@ fold_in(term_t part, const int *ops, int k, term_t gks, term_t ars, size_t n, si
 /* in := [] if part holds the fold, else the entries Key-GK-AR of keys[i],
    gks[i], ars[i] (i < n), for group_parts/3 in Prolog. */
 static int
-entries_if(term_t in, term_t part, term_t keys, term_t gks, term_t ars, size_t n)
+entries_if(term_t in, term_t part, term_t keys, term_t gks, term_t ars, size_t n, term_t es,
+           term_t x)
 {
     if (!PL_is_atom(part))
         return PL_unify_nil(in);
-    term_t es = PL_new_term_refs(n ? n : 1), x = PL_new_term_ref();
     for (size_t i = 0; i < n; i++) {
         if (!PL_cons_functor(x, f_minus2, keys + i, gks + i) ||
             !PL_cons_functor(es + i, f_minus2, x, ars + i))
@@ -1025,7 +1080,9 @@ entries_if(term_t in, term_t part, term_t keys, term_t gks, term_t ars, size_t n
     where pa_fold/3 would fail and then In their entries Key-GK-AR ([]
     otherwise); Rest the matches that are not simple keys, for the trie.
     Fails, before it changes anything, unless every time stamp and the
-    width are 64-bit integers (the Prolog code takes the segment then). */
+    width are 64-bit integers (the Prolog code takes the segment then);
+    out of room on the stacks, raises a resource error with the table as
+    it was. */
 static foreign_t
 pa_segment(term_t shape, term_t specs, term_t tbl, term_t width, term_t seg, term_t raw,
            term_t panes)
@@ -1086,13 +1143,22 @@ pa_segment(term_t shape, term_t specs, term_t tbl, term_t width, term_t seg, ter
     term_t rawv = PL_new_term_refs(n ? n : 1), panev = PL_new_term_refs(n ? n : 1);
     term_t ins = PL_new_term_refs(n ? n : 1), mvs = PL_new_term_refs(n ? n : 1),
            rst = PL_new_term_refs(n ? n : 1), gks = PL_new_term_refs(n ? n : 1),
-           ars = PL_new_term_refs(n ? n : 1);
-    size_t *idx = malloc(2 * (n ? n : 1) * sizeof *idx);
-    if (!idx)
-        return memory_error();
+           ars = PL_new_term_refs(n ? n : 1), fres = PL_new_term_refs(n ? n : 1),
+           scratch = PL_new_term_refs(3);
     term_t key = PL_new_term_ref(), gk = PL_new_term_ref(), ar = PL_new_term_ref(),
            ent = PL_new_term_ref(), jo = PL_new_term_ref(), mv = PL_new_term_ref(),
            args = PL_new_term_refs(MAXAGG), pv = PL_new_term_refs(6);
+    if (!rawv || !panev || !ins || !mvs || !rst || !gks || !ars || !fres || !scratch || !key ||
+        !gk || !ar || !ent || !jo || !mv || !args || !pv)
+        return FALSE;                   /* no room: a resource error (nothing changed) */
+    size_t *idx = malloc(2 * (n ? n : 1) * sizeof *idx);
+    change *log = malloc((n ? n : 1) * sizeof *log);
+    size_t nlog = 0;
+    if (!idx || !log) {
+        free(idx);
+        free(log);
+        return memory_error();
+    }
     size_t nraw = 0, npane = 0, nin = 0, nmv = 0, nrs = 0;
     int64_t lastraw = 0, cur = 0;
     int have_cur = 0;
@@ -1103,8 +1169,8 @@ pa_segment(term_t shape, term_t specs, term_t tbl, term_t width, term_t seg, ter
         if (have_cur && (nin || nrs)) {                                                  \
             if (!PL_put_int64(pv, cur) || !make_list(pv + 1, ins, nin) ||                \
                 !make_list(pv + 3, mvs, nmv) || !make_list(pv + 4, rst, nrs) ||          \
-                !fold_in(pv + 5, ops, k, gks, ars, nin, idx, idx + n) ||                 \
-                !entries_if(pv + 2, pv + 5, ins, gks, ars, nin) ||                       \
+                !fold_in(pv + 5, ops, k, gks, ars, nin, idx, idx + n, fres, scratch) ||  \
+                !entries_if(pv + 2, pv + 5, ins, gks, ars, nin, fres, scratch) ||        \
                 !PL_cons_functor_v(panev + npane++, f_p6, pv))                           \
                 goto fail;                                                               \
         }                                                                                \
@@ -1151,6 +1217,7 @@ pa_segment(term_t shape, term_t specs, term_t tbl, term_t width, term_t seg, ter
             if (j0 == j)
                 continue;
             t->slots[i].pane = j;
+            log[nlog++] = (change){ e, j0, 0 };
             if (!PL_put_term(gks + nin, gk) || !PL_put_term(ars + nin, ar) ||
                 !PL_put_term(ins + nin++, key) || !PL_put_int64(jo, j0) ||
                 !PL_cons_functor(mv, f_minus2, gk, ar) ||
@@ -1159,6 +1226,7 @@ pa_segment(term_t shape, term_t specs, term_t tbl, term_t width, term_t seg, ter
         } else {
             if (!table_put(t, &e, j))
                 { memory_error(); goto fail; }
+            log[nlog++] = (change){ e, 0, 1 };
             if (!PL_put_term(gks + nin, gk) || !PL_put_term(ars + nin, ar) ||
                 !PL_put_term(ins + nin++, key))
                 goto fail;
@@ -1166,10 +1234,15 @@ pa_segment(term_t shape, term_t specs, term_t tbl, term_t width, term_t seg, ter
     }
     FLUSH_PANE();
 #undef FLUSH_PANE
-    free(idx);
-    return make_list(raw, rawv, nraw) && make_list(panes, panev, npane);
+    if (make_list(raw, rawv, nraw) && make_list(panes, panev, npane)) {
+        free(idx);
+        free(log);
+        return TRUE;
+    }
 fail:
+    undo_changes(t, log, nlog);
     free(idx);
+    free(log);
     return FALSE;
 }
 
@@ -1206,9 +1279,13 @@ pa_cut(term_t nt, term_t events, term_t cmpt, term_t duet, term_t seg, term_t kt
     } else if (!get_i64(duet, &due))
         return FALSE;
     term_t l = PL_copy_term_ref(events), h = PL_new_term_ref(), a = PL_new_term_ref(),
-           tr = PL_new_term_ref(), here = PL_new_term_ref();
+           tr = PL_new_term_ref(), here = PL_new_term_ref(), tail = PL_copy_term_ref(seg),
+           item = PL_new_term_ref();
+    if (!l || !h || !a || !tr || !here || !tail || !item)
+        return FALSE;
+    /* Seg made as it is walked (no array of N term references: N is the
+       run's length, the events may be fewer; a failure undoes the binding) */
     size_t k = 0;
-    term_t items = PL_new_term_refs(n > 0 ? (size_t)n : 1);
     while ((int64_t)k < n) {
         PL_put_term(here, l);
         if (!PL_get_list(l, h, l))
@@ -1225,12 +1302,14 @@ pa_cut(term_t nt, term_t events, term_t cmpt, term_t duet, term_t seg, term_t kt
             PL_put_term(l, here);
             break;
         }
-        PL_put_term(items + k++, h);
+        if (!PL_unify_list(tail, item, tail) || !PL_unify(item, h))
+            return FALSE;
+        k++;
         lastv = tau;
     }
     if (k == 0)
         return FALSE;
-    return make_list(seg, items, k) && PL_unify_int64(kt, (int64_t)k) && PL_unify(rest, l) &&
+    return PL_unify_nil(tail) && PL_unify_int64(kt, (int64_t)k) && PL_unify(rest, l) &&
            PL_unify_int64(last, lastv);
 }
 

@@ -470,3 +470,43 @@ def test_direct_rows_wider_than_64_columns():
         expected, _ = run(text, rows)
     assert errors == [] and len(native) == 30 and native == expected
     assert all(len(b) == 72 for _, _, b in native)
+
+
+def test_table_left_as_found_when_a_call_fails_midway():
+    """pa_enter/6 raising on its second match (a malformed one) takes back
+    the first's insertion and pane move: the content table must agree with
+    the Store facts, which alone keep its keys' atoms alive."""
+    r = runtime().query_once(
+        "stream_panes:pa_table_new(_T), stream_panes:pa_put(_T, t(a, p, 1), 1), "
+        "catch(stream_panes:pa_enter(_T, 2, [(t(a, p, 1)-gk)-ar, (t(b, p, 2)-gk)-ar, bad], "
+        "_, _, _), error(type_error(pane_match, _), _), true), "
+        "stream_panes:pa_count(_T, N), stream_panes:pa_lookup(_T, t(a, p, 1), J)")
+    assert r["N"] == 1 and r["J"] == 1
+
+
+def test_no_crash_on_a_huge_run_or_a_full_stack():
+    """pa_cut/8 once made an array of N term references (N the run's
+    length, from the caller) and wrote through it unchecked: a huge N, or
+    stacks too full for the array, crashed the process (SIGSEGV).  In a
+    child process: it answers, or raises a resource error, and lives."""
+    import subprocess
+    import sys
+    code = (
+        "from epsparql import Engine\n"
+        "from epsparql.core.runtime import runtime\n"
+        "with Engine() as e:\n"
+        "    e.register('REGISTER QUERY q AS SELECT (COUNT(*) AS ?n) FROM STREAM <http://e/s> "
+        "[RANGE 1s TUMBLING] WHERE { ?x ?p ?v }')\n"
+        "r = runtime().query_once(\"stream_panes:pa_cut(400000000, [e(triple(a,b,c),1,1), "
+        "e(triple(a,b,c),2,2)], <, 2, _S, _K, _, _L), format(atom(A), '~q', [_S-_K-_L])\")\n"
+        "print(r['A'])\n"
+        "r = runtime().query_once(\"numlist(1, 300000, _Ns), findall(gk(_N)-ar(_N), member(_N, _Ns), _Ps), "
+        "garbage_collect, statistics(stack, _U), _Lim is _U + 1000000, "
+        "set_prolog_flag(stack_limit, _Lim), "
+        "catch(( stream_panes:pa_fold([agg(sum, false, ' ')], _Ps, _) -> R = ok ; R = failed ), "
+        "error(resource_error(_), _), R = resource), set_prolog_flag(stack_limit, 1073741824)\")\n"
+        "print(r['R'])\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    lines = p.stdout.split()
+    assert lines[0] == "[e(triple(a,b,c),1,1)]-1-1" and lines[1] in ("ok", "resource")
