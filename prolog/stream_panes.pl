@@ -222,9 +222,29 @@ pane_trie(M, Store, C) :-
 pane_restored(M, pn(_, _, Store, _, _, _, _, _)) :-
     T =.. [Store, _],
     retractall(M:T),
-    pane_trie(M, Store, C),
+    pane_trie(M, Store, _),
     E =.. [Store, J, Entries],
-    forall(M:E, forall(( member(X, Entries), entry_key(X, K) ), content_put(C, K, J))).
+    forall(M:E, forall(( member(X, Entries), entry_key(X, K) ),
+                       ( content_for(M, Store, J, C), content_put(C, K, J) ))).
+
+%   content_for(+M, +Store, +J, -C): the window's content c(Trie, Table)
+%   for a match entering pane J; when J does not fit the C table's 64
+%   bits (a time stamp past 2^63 s), every key of the table moves to the
+%   trie first and the table is dropped for good (c(Trie, none)), so each
+%   key keeps one home.
+content_for(M, Store, J, C) :-
+    pane_trie(M, Store, C0),
+    (   C0 = c(Trie, Table), Table \== none,
+        \+ ( J >= -9223372036854775808, J =< 9223372036854775807 )
+    ->  pa_dump(Table, Pairs),
+        forall(member(K-J1, Pairs), trie_put(Trie, K, J1)),
+        T0 =.. [Store, C0],
+        retract(M:T0),
+        C = c(Trie, none),
+        T1 =.. [Store, C],
+        assertz(M:T1)
+    ;   C = C0
+    ).
 
 content_put(c(Trie, Table), K, J) :-
     (   Table \== none, pa_put(Table, K, J) -> true ; trie_put(Trie, K, J) ).
@@ -242,18 +262,27 @@ pane_index(Tau, G, J) :- pane_of(Tau, G, J).
 
 pane_of(Tau, at(G, T0), J) :- !,
     (   float(Tau) -> R is rationalize(Tau) ; R = Tau ),
-    J is floor((R - T0) / G) + 1.
+    floor_div(R - T0, G, J0),
+    J is J0 + 1.
 pane_of(Tau, G, J) :-
     (   G == 1 -> J is ceiling(Tau)
-    ;   float(Tau) -> R is rationalize(Tau), J is ceiling(R / G)
-    ;   J is ceiling(Tau / G)
+    ;   float(Tau) -> R is rationalize(Tau), floor_div(-R, G, J0), J is -J0
+    ;   floor_div(-Tau, G, J0), J is -J0
     ).
 
 %   pane_limit(+Width, +X, -J): the last pane wholly at or before the
 %   bound X of a window ((Lo, Hi] or, for at(G, T0), [Lo, Hi)): JG =< X,
 %   or T0 + JG =< X.
-pane_limit(at(G, T0), X, J) :- !, J is floor((X - T0) / G).
-pane_limit(G, X, J) :- J is floor(X / G).
+pane_limit(at(G, T0), X, J) :- !, floor_div(X - T0, G, J).
+pane_limit(G, X, J) :- floor_div(X, G, J).
+
+%   floor_div(+X, +G, -Q): floor(X / G), exactly: X / G of two integers
+%   is a float when G does not divide X, whose rounding moved pane
+%   indices from 2^53 on (times in nanoseconds, say); the C code's were
+%   exact, so the two paths differed.
+floor_div(X0, G, Q) :-
+    X is X0,
+    (   integer(X), integer(G) -> Q is X div G ; Q is floor(X / G) ).
 
 %!  pane_raw(+Module, +Panes, +State, +Tau) is det.
 %
@@ -438,7 +467,7 @@ add_entries(M, PN, St, J, Ms) :-
     % second time and skipped (GK and AR follow from the match), and the
     % pane's entries are folded sorted by group (group_parts/3)
     PN = pn(_, _, Store, _, _, _, _, _),
-    pane_trie(M, Store, C),
+    content_for(M, Store, J, C),
     entering(Ms, C, J, In, Moved),
     (   In == []
     ->  Keys = [], Part = []

@@ -45,6 +45,7 @@
                                           (not a simple key: the trie's)
         pa_put(+Table, +Key, +J)          (fails for a key not simple)
         pa_count(+Table, -N)
+        pa_dump(+Table, -Pairs)           Key-Pane pairs, the table emptied
 */
 #include <SWI-Stream.h>
 #include <SWI-Prolog.h>
@@ -923,6 +924,40 @@ pa_put(term_t tbl, term_t k, term_t jt)
     return table_put(t, &e, j) ? TRUE : memory_error();
 }
 
+/** pa_dump(+Table, -Pairs): the table's keys as Key-Pane pairs (in no
+    order), and the table emptied: the window's content moves to the trie
+    when a pane index does not fit 64 bits (stream_panes:content_for/4). */
+static foreign_t
+pa_dump(term_t tbl, term_t out)
+{
+    ctable *t = NULL;
+    if (!get_table(tbl, &t))
+        return FALSE;
+    term_t l = PL_new_term_ref(), k = PL_new_term_ref(), j = PL_new_term_ref(),
+           pair = PL_new_term_ref();
+    if (!l || !k || !j || !pair)
+        return FALSE;
+    PL_put_nil(l);
+    for (size_t i = 0; i < t->cap; i++) {
+        const centry *e = &t->slots[i];
+        if (!e->ok)
+            continue;
+        if (!(e->ok == 1 ? PL_unify_term(k, PL_FUNCTOR, f_t3, PL_ATOM, (atom_t)e->s,
+                                         PL_ATOM, (atom_t)e->p, PL_ATOM, (atom_t)e->o)
+                         : PL_unify_term(k, PL_FUNCTOR, f_t3, PL_ATOM, (atom_t)e->s,
+                                         PL_ATOM, (atom_t)e->p, PL_INT64, (int64_t)e->o)) ||
+            !PL_put_int64(j, e->pane) || !PL_cons_functor(pair, f_minus2, k, j) ||
+            !PL_cons_list(l, pair, l))
+            return FALSE;
+        PL_put_variable(k);
+    }
+    if (!PL_unify(out, l))
+        return FALSE;
+    memset(t->slots, 0, t->cap * sizeof *t->slots);
+    t->count = 0;
+    return TRUE;
+}
+
 /** pa_count(+Table, -N): the keys in the table. */
 static foreign_t
 pa_count(term_t tbl, term_t n)
@@ -1346,6 +1381,7 @@ install_pane_accum(void)
     PL_register_foreign_in_module("stream_panes", "pa_lookup", 3, pa_lookup, 0);
     PL_register_foreign_in_module("stream_panes", "pa_put", 3, pa_put, 0);
     PL_register_foreign_in_module("stream_panes", "pa_count", 2, pa_count, 0);
+    PL_register_foreign_in_module("stream_panes", "pa_dump", 2, pa_dump, 0);
     f_e3 = PL_new_functor(PL_new_atom("e"), 3);
     f_triple3 = PL_new_functor(PL_new_atom("triple"), 3);
     f_at2 = PL_new_functor(PL_new_atom("at"), 2);
