@@ -72,6 +72,8 @@ def subject(rnd: random.Random, groups: int):
     k = rnd.random()
     if k < 0.05:
         return BNode(f"b{rnd.randrange(50)}")
+    if k < 0.07:                                    # generalised RDF: literal subjects
+        return rnd.choice([Literal(rnd.randrange(5)), Literal("s"), Literal(2 ** 63 - 1)])
     return URIRef(EX + f"g{rnd.randrange(groups)}")
 
 
