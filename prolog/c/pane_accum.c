@@ -404,18 +404,29 @@ add_arg(int op, term_t x, slot *s, term_t tmp)
     }
 }
 
+/* The start of a call that maps Pairs to a list of results: Specs'
+   aggregates as OP_ codes (FALSE if C does not keep them) and *res, term
+   references for one result per pair (FALSE if there is no room: a
+   resource error is pending). */
+static int
+pairs_start(term_t specs, term_t pairs, int *ops, int *k, size_t *cap, term_t *res)
+{
+    if (!get_specs(specs, ops, k))
+        return FALSE;
+    *cap = list_length(pairs);
+    *res = PL_new_term_refs(*cap ? *cap : 1);
+    return *res != 0;
+}
+
 /** pa_fold(+Specs, +Pairs, -Parts): fold_groups/3 (Pairs GK-AR sorted by
     GK) for the common accumulators; fails otherwise. */
 static foreign_t
 pa_fold(term_t specs, term_t pairs, term_t out)
 {
     int ops[MAXAGG], k;
-    if (!get_specs(specs, ops, &k))
-        return FALSE;
-    size_t cap = list_length(pairs);
-    term_t res = PL_new_term_refs(cap ? cap : 1);
-    size_t n = 0;
-    if (!res)
+    size_t cap, n = 0;
+    term_t res;
+    if (!pairs_start(specs, pairs, ops, &k, &cap, &res))
         return FALSE;
     term_t l = PL_copy_term_ref(pairs), h = PL_new_term_ref();
     term_t gk = PL_new_term_ref(), ar = PL_new_term_ref(), x = PL_new_term_ref();
@@ -536,17 +547,16 @@ static foreign_t
 pa_values(term_t specs, term_t pairs, term_t out)
 {
     int ops[MAXAGG], k;
-    if (!get_specs(specs, ops, &k))
+    size_t cap, n = 0;
+    term_t res;
+    if (!pairs_start(specs, pairs, ops, &k, &cap, &res))
         return FALSE;
-    size_t cap = list_length(pairs);
-    term_t res = PL_new_term_refs(cap ? cap : 1);
-    size_t n = 0;
     term_t l = PL_copy_term_ref(pairs), h = PL_new_term_ref();
     term_t gk = PL_new_term_ref(), at = PL_new_term_ref(), av = PL_new_term_ref();
     term_t vs = PL_new_term_refs(k);
     term_t s1 = PL_new_term_ref(), s2 = PL_new_term_ref();
     acc a;
-    if (!res || !vs)
+    if (!vs)
         return FALSE;
 
     while (PL_get_list(l, h, l)) {
@@ -766,6 +776,15 @@ undo_changes(ctable *t, const change *log, size_t n)
     }
 }
 
+/* k := the key of h, an entry (Key-GK)-AR (ka := Key-GK); FALSE if h is
+   not one. */
+static int
+entry_key(term_t h, term_t ka, term_t k)
+{
+    return PL_is_functor(h, f_minus2) && PL_get_arg(1, h, ka) && PL_is_functor(ka, f_minus2) &&
+           PL_get_arg(1, ka, k);
+}
+
 /** pa_table_new(-Table): an empty content table. */
 static foreign_t
 pa_table_new(term_t out)
@@ -804,9 +823,7 @@ pa_enter(term_t tbl, term_t jt, term_t ms, term_t in, term_t moved, term_t rest)
            jo = PL_new_term_ref();
     centry e;
     while (PL_get_list(l, h, l)) {
-        /* h = (Key-GK)-AR */
-        if (!PL_is_functor(h, f_minus2) || !PL_get_arg(1, h, ka) || !PL_is_functor(ka, f_minus2) ||
-            !PL_get_arg(1, ka, k)) {
+        if (!entry_key(h, ka, k)) {
             PL_type_error("pane_match", h);
             goto fail;
         }
@@ -872,8 +889,7 @@ pa_forget(term_t tbl, term_t jt, term_t es, term_t rest)
     while (PL_get_list(l, h, l)) {
         if (PL_is_functor(h, f_t3))     /* a key (an older snapshot's: Key-GK-AR) */
             PL_put_term(k, h);
-        else if (!PL_is_functor(h, f_minus2) || !PL_get_arg(1, h, ka) ||
-                 !PL_is_functor(ka, f_minus2) || !PL_get_arg(1, ka, k))
+        else if (!entry_key(h, ka, k))
             return PL_type_error("pane_match", h);
         memset(&e, 0, sizeof e);
         if (!simple_key(k, &e, tmp)) {
