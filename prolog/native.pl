@@ -4,11 +4,11 @@
     (CC, else cc) against the headers of the SWI-Prolog that runs, into a
     cache directory (EPSPARQL_NATIVE_DIR, else ~/.cache/epsparql/native),
     under a name made of the library's name, the SWI-Prolog version and
-    architecture and a hash of the source (and of CC and
-    EPSPARQL_NATIVE_CFLAGS when set): a changed source, another SWI-Prolog
-    or another compiler or flags (a sanitizer build: docs/CORE.md) gets its
-    own build, an unchanged one is loaded as it is.  CC may be a command
-    on the PATH or a file name.
+    architecture and a hash of the source (and of EPSPARQL_NATIVE_CFLAGS
+    when set): a changed source, another SWI-Prolog or other flags (a
+    sanitizer build: docs/CORE.md) gets its own build, an unchanged one is
+    loaded as it is, whatever CC says then.  CC may be a command on the
+    PATH or a file name.
     The build writes a temporary file and renames it, so processes that
     start together (Spark's workers, pytest-xdist) never load half a file.
     scripts/setup.sh builds it once, so a first run does not wait.
@@ -37,10 +37,10 @@ native_library(Name, Path) :-
     read_file_to_codes(Source, Codes, []),
     current_prolog_flag(version, V),
     current_prolog_flag(arch, Arch),
-    compiler(CC, Flags),
-    (   CC == cc, Flags == []           % the default build: its key as before
+    compiler(_, Flags),
+    (   Flags == []                     % the plain build: its key as before
     ->  format(codes(Key), "~w ~w ~s", [V, Arch, Codes])
-    ;   format(codes(Key), "~w ~w ~s ~q ~q", [V, Arch, Codes, CC, Flags])
+    ;   format(codes(Key), "~w ~w ~s ~q", [V, Arch, Codes, Flags])
     ),
     sha_hash(Key, Hash, []),
     hash_atom(Hash, Hex),

@@ -159,3 +159,18 @@ def test_a_remembered_atom_evicted_from_the_cache_and_collected():
         assert _events(rec.chunks) == want
     finally:
         rt.query_once("bridge_columns:columns_drop(E)", {"E": "test_native_evict"})
+
+
+def test_extra_flags_get_their_own_build_and_cc_may_be_a_file(tmp_path):
+    """EPSPARQL_NATIVE_CFLAGS (a sanitizer build, say) is part of the
+    build's name, so it never replaces the plain build; CC may name the
+    compiler by its file (path(CC) once refused /usr/bin/gcc)."""
+    import shutil
+    cc = shutil.which("cc") or shutil.which("gcc")
+    plain = _native_goal_env(tmp_path, CC=cc)
+    assert plain.returncode == 0, plain.stderr
+    flagged = _native_goal_env(tmp_path, EPSPARQL_NATIVE_CFLAGS=" -g  -DEPSPARQL_TEST ")
+    assert flagged.returncode == 0, flagged.stderr
+    a, b = Path(plain.stdout.strip()), Path(flagged.stdout.strip())
+    assert a != b and a.exists() and b.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([a.name, b.name])
