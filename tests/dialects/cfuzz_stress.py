@@ -258,10 +258,17 @@ def case(seed: int, size: int, *, reference: bool = True, ref_only: bool = False
         raise AssertionError(("native != prolog", seed, dialect, semantics, opts, text, diff,
                               native[0][diff:diff + 2], expected[0][diff:diff + 2]))
     checked = ""
-    # (doubles: the panes sum them exactly, re-scanning in order; docs/DIALECTS.md)
-    if rescan and native[2] and kind in ("small", "int"):
+    # not with doubles (the panes sum them exactly, re-scanning in order) nor a
+    # schema added mid-stream (a pane counts a triple with what it entailed
+    # on arrival, re-scanning with the schema of each instant): docs/DIALECTS.md
+    if (rescan and native[2] and kind in ("small", "int")
+            and not ("bg_at" in opts and opts.get("reasoning") == "rdfs")):
         again = run(text, rows, semantics=semantics, incremental=False, **opts)
-        assert bags(native[0]) == bags(again[0]), ("native != re-scanning", seed, text)
+        got, want = bags(native[0]), bags(again[0])
+        first = next((k for k in sorted(set(got) | set(want), key=float)
+                      if got.get(k) != want.get(k)), None)
+        assert first is None, ("native != re-scanning", seed, semantics, opts, text, first,
+                               got.get(first), want.get(first))
         checked += " +rescan"
     if (reference and dialect == "csparql" and semantics == "engine" and kind == "small"
             and not opts and n <= 400 and groups <= 50):
