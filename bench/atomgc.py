@@ -39,13 +39,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import random
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import OUT, ROOT, describe, machine, results_path, run_child, write_results  # noqa: E402
+from harness import (OUT, ROOT, describe, generated_file, machine, results_path, run_child,  # noqa: E402
+                     write_results)
 from spark import QUERIES as SPARK_QUERIES, allpairs_file, stream_file  # noqa: E402
 
 EX = "http://example.org/"
@@ -78,21 +78,15 @@ sys.exit(rc)
 def join_stream(n: int) -> Path:
     """``join``'s stream: event i is sensor i mod 100 at t = i div 100, a
     reading (integer of 10,000) or, 1% of the time, an alarm (seeded)."""
-    path = OUT / f"atomgc_join_{n}.nqt"
-    if path.exists() and path.stat().st_size > 0:
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rnd = random.Random(1)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w") as f:
+    def lines():
+        rnd = random.Random(1)
         for i in range(n):
             k, t = i % 100, i // 100
             if rnd.random() < 0.01:
-                f.write(f'<{EX}k{k}> <{EX}alarm> "{rnd.choice(("low", "high"))}" <{EX}s> {t} .\n')
+                yield f'<{EX}k{k}> <{EX}alarm> "{rnd.choice(("low", "high"))}" <{EX}s> {t} .\n'
             else:
-                f.write(f'<{EX}k{k}> <{EX}v> "{rnd.randrange(10000)}"^^<{XSD_INT}> <{EX}s> {t} .\n')
-    tmp.rename(path)
-    return path
+                yield f'<{EX}k{k}> <{EX}v> "{rnd.randrange(10000)}"^^<{XSD_INT}> <{EX}s> {t} .\n'
+    return generated_file(OUT / f"atomgc_join_{n}.nqt", lines())
 
 
 def stream(workload: str, n: int) -> Path:

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"            # scratch: quick runs, drivers, logs (not committed)
@@ -226,6 +226,26 @@ def run_child(cmd: Sequence[str], timeout: float = 3600, *, log: str | None = No
             raise RuntimeError(f"{' '.join(cmd)} failed ({run['returncode']}):\n"
                                f"{run['stderr_tail']}")
     return result, run
+
+
+def generated_file(path: Path, lines: Iterable[str], chunk: int = 100_000) -> Path:
+    """``path``, written from ``lines`` (a generator: not run when the file
+    is there) unless a non-empty one exists; written under a temporary name
+    and renamed, so an interrupted run leaves no half file to reuse."""
+    if path.exists() and path.stat().st_size > 0:
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        buf: list[str] = []
+        for line in lines:
+            buf.append(line)
+            if len(buf) == chunk:
+                f.write("".join(buf))
+                buf = []
+        f.write("".join(buf))
+    tmp.rename(path)
+    return path
 
 
 def load_module(name: str, path: Path) -> Any:

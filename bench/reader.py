@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (OUT, Clock, describe, machine, peak_rss_mb, proc_status_kb, reset_hwm,  # noqa: E402
-                     results_path, run_child, write_results)
+from harness import (OUT, Clock, describe, generated_file, machine, peak_rss_mb, proc_status_kb,  # noqa: E402
+                     reset_hwm, results_path, run_child, write_results)
 
 EX = "http://example.org/"
 XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
@@ -75,17 +75,11 @@ def _mixed_line(i: int, rnd: random.Random, nq: bool) -> str:
 
 def stream_file(shape: str, fmt: str, n: int) -> Path:
     """The stream ``shape`` of ``n`` lines in ``fmt``, written once."""
-    path = OUT / f"reader-{shape}-{n}.{fmt}"
-    if not path.exists():
-        OUT.mkdir(parents=True, exist_ok=True)
+    def lines():
         make = _windowed_line if shape == "windowed" else _mixed_line
         rnd = random.Random(1)
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            for start in range(0, n, 10_000):
-                f.write("".join(make(i, rnd, fmt == "nqt") for i in range(start, min(n, start + 10_000))))
-        tmp.rename(path)
-    return path
+        return (make(i, rnd, fmt == "nqt") for i in range(n))
+    return generated_file(OUT / f"reader-{shape}-{n}.{fmt}", lines(), chunk=10_000)
 
 
 # ------------------------------------------------------------------ measure

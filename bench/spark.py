@@ -52,7 +52,8 @@ import threading
 import time
 from pathlib import Path
 
-from harness import OUT, describe, machine, peak_rss_mb, results_path, run_child, write_results
+from harness import (OUT, describe, generated_file, machine, peak_rss_mb, results_path, run_child,
+                     write_results)
 
 HERE = Path(__file__).resolve().parent
 NS = "http://epsparql.org/ns#"
@@ -72,18 +73,12 @@ DOUBLE = "http://www.w3.org/2001/XMLSchema#double"
 
 def allpairs_file(n: int) -> Path:
     """bench/allpairs.py's stream as N-Triples (``:k<i> :price "p"^^xsd:double t``)."""
-    path = OUT / f"spark_allpairs_{n}.nt"
-    if path.exists():
-        return path
-    from allpairs import prices
-    from rdflib import Literal
-    OUT.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with tmp.open("w") as f:
+    def lines():
+        from allpairs import prices
+        from rdflib import Literal
         for k, p, t in prices(n):
-            f.write(f"<{NS}k{k}> <{NS}price> \"{Literal(p)}\"^^<{DOUBLE}> {t} .\n")
-    tmp.rename(path)
-    return path
+            yield f"<{NS}k{k}> <{NS}price> \"{Literal(p)}\"^^<{DOUBLE}> {t} .\n"
+    return generated_file(OUT / f"spark_allpairs_{n}.nt", lines())
 
 
 def digest(paths) -> tuple[int, str]:
@@ -98,16 +93,11 @@ def input_file(workload: str, n: int) -> Path:
 
 
 def stream_file(n: int, keys: int = 1000, seed: int = 1) -> Path:
-    path = OUT / f"spark_prices_{n}_{keys}.nt"
-    if path.exists():
-        return path
-    OUT.mkdir(parents=True, exist_ok=True)
-    rnd = random.Random(seed)
-    base = {k: rnd.uniform(20, 200) for k in range(keys)}
-    level = dict.fromkeys(range(keys), 0.0)
-    tmp = path.with_suffix(".tmp")
-    t0 = 1_700_000_000
-    with tmp.open("w") as f:
+    def lines():
+        rnd = random.Random(seed)
+        base = {k: rnd.uniform(20, 200) for k in range(keys)}
+        level = dict.fromkeys(range(keys), 0.0)
+        t0 = 1_700_000_000
         for i in range(n):
             k = rnd.randrange(keys)
             level[k] = 0.9 * level[k] + rnd.gauss(0, 0.0044)
@@ -118,10 +108,9 @@ def stream_file(n: int, keys: int = 1000, seed: int = 1) -> Path:
             elif r < 0.003:
                 p *= rnd.uniform(0.55, 0.68)          # crash (query 1's first leg)
                 level[k] -= 0.4
-            f.write(f"<{NS}C{k}> <{NS}hasStockPrice> \"{p:.2f}\"^^<{DEC}> "
-                    f"{t0 + round(i * STEP, 1)} .\n")
-    tmp.rename(path)
-    return path
+            yield (f"<{NS}C{k}> <{NS}hasStockPrice> \"{p:.2f}\"^^<{DEC}> "
+                   f"{t0 + round(i * STEP, 1)} .\n")
+    return generated_file(OUT / f"spark_prices_{n}_{keys}.nt", lines())
 
 
 class ChildPeak(threading.Thread):

@@ -31,7 +31,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import OUT, ROOT, describe, machine, results_path, run_child, write_results  # noqa: E402
+from harness import (OUT, ROOT, describe, generated_file, machine, results_path, run_child,  # noqa: E402
+                     write_results)
 
 EX = "http://example.org/"
 QUERIES = {
@@ -45,23 +46,12 @@ XSD_INT = "http://www.w3.org/2001/XMLSchema#integer"
 
 
 def stream(n: int) -> Path:
-    path = OUT / f"windowed_cli_{n}.nqt"
-    if path.exists() and path.stat().st_size > 0:
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rnd = random.Random(1)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w") as f:
-        lines = []
+    def lines():
+        rnd = random.Random(1)
         for i in range(n):
-            lines.append(f'<{EX}k{i % 100}> <{EX}v> "{rnd.randrange(10000)}"^^<{XSD_INT}> '
-                         f'<{EX}s> {i // 100} .\n')
-            if len(lines) == 100_000:
-                f.write("".join(lines))
-                lines = []
-        f.write("".join(lines))
-    tmp.rename(path)
-    return path
+            yield (f'<{EX}k{i % 100}> <{EX}v> "{rnd.randrange(10000)}"^^<{XSD_INT}> '
+                   f'<{EX}s> {i // 100} .\n')
+    return generated_file(OUT / f"windowed_cli_{n}.nqt", lines())
 
 
 def run(tree: Path, kind: str, n: int) -> dict:
