@@ -220,6 +220,18 @@ def test_numeric_column_dtype():
     assert pd.api.types.is_float_dtype(df["v"]) and math.isnan(df["v"].iloc[-1])
 
 
+def jsonl_lines_as_dumped(q) -> list[str]:
+    """The JSON lines the writer makes of ``q``'s answers, asserted equal to
+    the lines json.dumps makes of them."""
+    answers = list(q.results())
+    buf = io.StringIO()
+    with answer_writer("jsonl", buf, [q]) as w:
+        w.write_many(answers)
+    lines = buf.getvalue().splitlines()
+    assert lines == [json.dumps(answer_to_json(a), ensure_ascii=False) for a in answers]
+    return lines
+
+
 @pytest.mark.parametrize("form", ["SELECT ?s ?o", "CONSTRUCT { ?s <http://ex/q> ?o }"])
 def test_large_literals_are_written_in_pieces_as_json_dumps_writes_them(form):
     """Issue 25, finding 11: a JSON line with a value longer than
@@ -238,12 +250,7 @@ def test_large_literals_are_written_in_pieces_as_json_dumps_writes_them(form):
         eng.push_many([(URIRef(f"http://ex/s{i}"), URIRef("http://ex/p"), o, i + 1)
                        for i, o in enumerate(objs)])
         eng.flush()
-        answers = list(q.results())
-        buf = io.StringIO()
-        with answer_writer("jsonl", buf, [q]) as w:
-            w.write_many(answers)
-        lines = buf.getvalue().splitlines()
-        assert lines == [json.dumps(answer_to_json(a), ensure_ascii=False) for a in answers]
+        lines = jsonl_lines_as_dumped(q)
         got = [json.loads(x) for x in lines]
         values = [g["bindings"]["o"]["value"] if "bindings" in g and "o" in g["bindings"]
                   else g["triples"][0]["o"]["value"] for g in got]
@@ -268,12 +275,6 @@ def test_jsonl_lines_of_a_batch_are_json_dumps_of_its_answers(bound):
         eng.push_many([(URIRef(f"http://ex/s{i}"), URIRef("http://ex/p"), o, i + 0.25)
                        for i, o in enumerate(objs)])
         eng.flush()
-        answers = list(q.results())
-        buf = io.StringIO()
-        with answer_writer("jsonl", buf, [q]) as w:
-            w.write_many(answers)
-        lines = buf.getvalue().splitlines()
-        assert len(lines) == len(objs)
-        assert lines == [json.dumps(answer_to_json(a), ensure_ascii=False) for a in answers]
+        assert len(jsonl_lines_as_dumped(q)) == len(objs)
     finally:
         eng.close()
